@@ -1,0 +1,107 @@
+//! Everything the twin refuses or fails at, with messages a caller can act on.
+
+use thiserror::Error;
+
+/// Why a twin call was refused or failed. A refused call changed nothing.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum TwinError {
+    /// Names the model cannot resolve; all of them are listed.
+    #[error("unknown {kind} {unknown:?}; known: {known}", known = .known.join(", "))]
+    UnknownName {
+        /// What kind of thing was looked up (joint, body, site, camera, state).
+        kind: &'static str,
+        /// Every name that did not resolve.
+        unknown: Vec<String>,
+        /// The names that would have resolved.
+        known: Vec<String>,
+    },
+    /// The same joint was given twice, under one name or two.
+    #[error("joint {joint} is given more than once")]
+    DuplicateJoint {
+        /// The joint, as `id (label)`.
+        joint: String,
+    },
+    /// An ordered vector of the wrong length.
+    #[error("expected {expected} values in the order [{order}], got {got}", order = .order.join(", "))]
+    WrongLength {
+        /// How many values are needed.
+        expected: usize,
+        /// How many were given.
+        got: usize,
+        /// The order the values bind to.
+        order: Vec<String>,
+    },
+    /// A NaN or infinite number.
+    #[error("{key}={value} is not a finite number")]
+    NonFinite {
+        /// The joint or field the number was for.
+        key: String,
+        /// The number as given.
+        value: f64,
+    },
+    /// A value outside a joint's or actuator's range.
+    #[error("{joint}={value} outside [{lo}, {hi}] {unit}{hint}", hint = .hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    OutOfRange {
+        /// The joint label.
+        joint: String,
+        /// The value as given.
+        value: f64,
+        /// Lower bound.
+        lo: f64,
+        /// Upper bound.
+        hi: f64,
+        /// Unit of the bounds and the value.
+        unit: &'static str,
+        /// A likely unit mix-up, spelled out with the conversion.
+        hint: Option<String>,
+    },
+    /// A count outside what a verb accepts.
+    #[error("{what}={value} outside [{lo}, {hi}]")]
+    CountOutOfRange {
+        /// The parameter.
+        what: &'static str,
+        /// The value as given.
+        value: u64,
+        /// Smallest accepted.
+        lo: u64,
+        /// Largest accepted.
+        hi: u64,
+    },
+    /// A saved state that belongs to another model.
+    #[error("state {name:?} was saved against another model; save it again")]
+    StaleState {
+        /// The state's name.
+        name: String,
+    },
+    /// An image size the offscreen buffer cannot hold.
+    #[error("image size {width}x{height} outside 1x1..{max_width}x{max_height}")]
+    ImageSize {
+        /// Requested width.
+        width: u32,
+        /// Requested height.
+        height: u32,
+        /// Largest width.
+        max_width: u32,
+        /// Largest height.
+        max_height: u32,
+    },
+    /// Rendering cannot work on this machine (no EGL device, for example); physics still works.
+    #[error("rendering unavailable: {0}")]
+    RenderUnavailable(String),
+    /// The scene file could not be loaded.
+    #[error("cannot load scene: {0}")]
+    Scene(String),
+    /// The twin's thread is gone (the daemon is shutting down).
+    #[error("the twin has stopped")]
+    Stopped,
+}
+
+impl TwinError {
+    /// True when the caller's input was at fault (as opposed to the machine or the twin).
+    pub fn is_invalid_argument(&self) -> bool {
+        !matches!(
+            self,
+            TwinError::RenderUnavailable(_) | TwinError::Scene(_) | TwinError::Stopped | TwinError::StaleState { .. }
+        )
+    }
+}

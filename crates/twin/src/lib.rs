@@ -1,0 +1,24 @@
+//! The MuJoCo twin of the SO-101: joint table, scene loading, physics verbs, rendering, images.
+//!
+//! [`Sim`] is the twin used on one thread; [`TwinHandle`] owns a `Sim` on its own thread and is
+//! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
+//! cannot move between threads.
+
+pub mod error;
+pub mod handle;
+pub mod image;
+pub mod joints;
+pub mod render;
+pub mod scene;
+pub mod sim;
+pub mod values;
+
+pub use error::TwinError;
+pub use handle::{TwinConfig, TwinHandle};
+pub use render::Frame;
+pub use scene::Scene;
+pub use sim::{ModelInfo, Pose, RobotState, Sim};
+pub use values::JointValues;
+
+/// Directory MuJoCo was linked from, for diagnostics.
+pub use fakesim_mujoco_runtime::LIBRARY_DIR as MUJOCO_LIBRARY_DIR;

@@ -1,0 +1,641 @@
+//! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
+
+use crate::error::TwinError;
+use crate::joints::{ARM_JOINTS, ROBOT_NAME};
+use crate::scene::Scene;
+use crate::values::{Bounds, Check, JointValues, resolve};
+use mujoco_rs::mujoco_c::mjtState;
+use mujoco_rs::prelude::*;
+use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Physics steps one control tick holds a command for, by default (0.005 s each: 20 Hz control).
+pub const DEFAULT_SUBSTEPS_PER_TICK: u32 = 10;
+/// Most steps one `step` call may run.
+pub const MAX_STEPS_PER_CALL: u32 = 100_000;
+/// Site at the tool centre point, between the fingertips.
+pub const TCP_SITE: &str = "tcp";
+/// Site on the tip of the fixed jaw.
+pub const FIXED_JAW_SITE: &str = "fixed_jaw_tip";
+/// Site on the tip of the moving jaw.
+pub const MOVING_JAW_SITE: &str = "moving_jaw_tip";
+
+/// State parts a named snapshot keeps: everything that evolves plus mocap and controls.
+const SAVED_STATE: u32 = mjtState::mjSTATE_INTEGRATION as u32;
+/// State parts the renderer needs to draw a frame.
+pub(crate) const RENDER_STATE: u32 =
+    mjtState::mjSTATE_QPOS as u32 | mjtState::mjSTATE_MOCAP_POS as u32 | mjtState::mjSTATE_MOCAP_QUAT as u32;
+
+/// One arm joint as compiled in the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointInfo {
+    /// Servo id and MuJoCo joint name.
+    pub id: String,
+    /// LeRobot label.
+    pub label: String,
+    /// Joint range.
+    pub range: Bounds,
+    /// Range of the position servo's setpoint.
+    pub ctrl_range: Bounds,
+    /// Unit of positions (`rad` for hinges).
+    pub unit: &'static str,
+    qpos_adr: usize,
+    dof_adr: usize,
+    actuator: usize,
+}
+
+/// A world-frame pose: position in metres, orientation as a unit quaternion (w, x, y, z).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pose {
+    /// Position (m).
+    pub pos: [f64; 3],
+    /// Orientation (w, x, y, z).
+    pub quat: [f64; 4],
+}
+
+impl Pose {
+    fn from_parts(pos: &[f64; 3], rot: Rotation3<f64>) -> Self {
+        let q = UnitQuaternion::from_rotation_matrix(&rot);
+        Pose { pos: *pos, quat: [q.w, q.i, q.j, q.k] }
+    }
+
+    /// Orientation as a rotation matrix.
+    pub fn rotation(&self) -> Rotation3<f64> {
+        let [w, x, y, z] = self.quat;
+        UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(w, x, y, z)).to_rotation_matrix()
+    }
+}
+
+/// What kind of frame a [`FramePose`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A body frame.
+    Body,
+    /// A site frame.
+    Site,
+}
+
+/// A named frame's world pose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FramePose {
+    /// Body or site name.
+    pub name: String,
+    /// Body or site.
+    pub kind: FrameKind,
+    /// World pose.
+    pub pose: Pose,
+}
+
+/// A Jacobian of a point on a body, site or geom; columns are the model's DOFs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Jacobian {
+    /// One name per column: the joint owning the DOF (with `[k]` for multi-DOF joints).
+    pub dof_names: Vec<String>,
+    /// Translational rows, 3 x nv, row-major.
+    pub position: Vec<f64>,
+    /// Rotational rows, 3 x nv, row-major.
+    pub rotation: Vec<f64>,
+}
+
+/// A geom pair inside the collision detection range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactInfo {
+    /// First geom's name (or `geom<N>` when unnamed).
+    pub geom1: String,
+    /// Second geom's name.
+    pub geom2: String,
+    /// Signed distance (m); negative is penetration.
+    pub dist: f64,
+    /// True when the pair reaches the solver and carries force; false for a proximity report.
+    pub active: bool,
+}
+
+/// The arm's state as the twin sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RobotState {
+    /// Simulated time (s).
+    pub time: f64,
+    /// Joint positions (rad), action-key order.
+    pub qpos: [f64; 6],
+    /// Joint velocities (rad/s).
+    pub qvel: [f64; 6],
+    /// Position-servo setpoints (rad).
+    pub ctrl: [f64; 6],
+    /// Tool centre point pose.
+    pub tcp: Pose,
+    /// Distance between the jaw tips (m).
+    pub gripper_opening_m: f64,
+}
+
+/// What `set_joint_positions` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetJointsReport {
+    /// Joints written, as labels.
+    pub written: Vec<String>,
+    /// Joints whose position servo will pull them back at the next step (written without hold).
+    pub pulled_back: Vec<String>,
+}
+
+/// Static facts about the compiled model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// Arm joints in action-key order.
+    pub joints: Vec<JointInfo>,
+    /// Keys an ordered action binds to.
+    pub action_keys: Vec<String>,
+    /// Physics timestep (s).
+    pub timestep: f64,
+    /// Physics steps per control tick.
+    pub substeps_per_tick: u32,
+    /// Camera names.
+    pub cameras: Vec<String>,
+    /// Largest image the offscreen buffer holds (width, height).
+    pub max_image: (u32, u32),
+    /// Name of every DOF (Jacobian columns).
+    pub dof_names: Vec<String>,
+}
+
+impl ModelInfo {
+    /// Control ticks per second.
+    pub fn control_rate_hz(&self) -> f64 {
+        1.0 / (self.timestep * f64::from(self.substeps_per_tick))
+    }
+}
+
+/// The positions a renderer needs to draw the current scene.
+#[derive(Debug, Clone)]
+pub struct RenderSnapshot(pub(crate) Box<[f64]>);
+
+/// The twin's model and data. Not shared: one thread owns it (see [`crate::TwinHandle`]).
+pub struct Sim {
+    model: Arc<MjModel>,
+    data: MjData<Arc<MjModel>>,
+    joints: Vec<JointInfo>,
+    tcp_site: usize,
+    jaw_sites: (usize, usize),
+    saved: HashMap<String, Box<[f64]>>,
+    substeps_per_tick: u32,
+}
+
+impl Sim {
+    /// Loads a scene, checks it has the SO-101's joints, actuators and sites, and settles the
+    /// servo setpoints on the initial pose.
+    pub fn load(scene: &Scene, substeps_per_tick: u32) -> Result<Self, TwinError> {
+        let model = Arc::new(scene.compile()?);
+        let joints = compile_joints(&model)?;
+        let site = |name: &str| {
+            model
+                .name_to_id(MjtObjBase::mjOBJ_SITE, name)
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no site {name:?}")))
+        };
+        let tcp_site = site(TCP_SITE)?;
+        let jaw_sites = (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?);
+        let data = MjData::new(model.clone());
+        let mut sim = Sim {
+            model,
+            data,
+            joints,
+            tcp_site,
+            jaw_sites,
+            saved: HashMap::new(),
+            substeps_per_tick: substeps_per_tick.max(1),
+        };
+        sim.reset();
+        Ok(sim)
+    }
+
+    /// Back to the model's initial state with servo setpoints on the initial pose.
+    pub fn reset(&mut self) {
+        self.data.reset();
+        self.data.forward();
+        let qpos = self.arm_qpos();
+        self.set_arm_ctrl(&qpos);
+    }
+
+    /// The compiled model.
+    pub fn model(&self) -> &Arc<MjModel> {
+        &self.model
+    }
+
+    /// Static facts about the model.
+    pub fn model_info(&self) -> ModelInfo {
+        let global = &self.model.vis().global;
+        ModelInfo {
+            joints: self.joints.clone(),
+            action_keys: ARM_JOINTS.iter().map(|j| j.id.to_owned()).collect(),
+            timestep: self.model.opt().timestep,
+            substeps_per_tick: self.substeps_per_tick,
+            cameras: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
+            max_image: (
+                u32::try_from(global.offwidth).unwrap_or(0),
+                u32::try_from(global.offheight).unwrap_or(0),
+            ),
+            dof_names: self.dof_names(),
+        }
+    }
+
+    /// Arm joint ranges, action-key order.
+    pub fn joint_ranges(&self) -> [Bounds; 6] {
+        std::array::from_fn(|i| self.joints[i].range)
+    }
+
+    /// Servo setpoint ranges, action-key order.
+    pub fn ctrl_ranges(&self) -> [Bounds; 6] {
+        std::array::from_fn(|i| self.joints[i].ctrl_range)
+    }
+
+    /// Joint positions (rad), action-key order.
+    pub fn arm_qpos(&self) -> [f64; 6] {
+        let qpos = self.data.qpos();
+        std::array::from_fn(|i| qpos[self.joints[i].qpos_adr])
+    }
+
+    /// Joint velocities (rad/s), action-key order.
+    pub fn arm_qvel(&self) -> [f64; 6] {
+        let qvel = self.data.qvel();
+        std::array::from_fn(|i| qvel[self.joints[i].dof_adr])
+    }
+
+    /// Servo setpoints (rad), action-key order.
+    pub fn arm_ctrl(&self) -> [f64; 6] {
+        let ctrl = self.data.ctrl();
+        std::array::from_fn(|i| ctrl[self.joints[i].actuator])
+    }
+
+    /// Sets every servo setpoint, clamped into its range (callers validate before this).
+    pub fn set_arm_ctrl(&mut self, targets: &[f64; 6]) {
+        let ranges = self.ctrl_ranges();
+        let ctrl = self.data.ctrl_mut();
+        for (i, joint) in self.joints.iter().enumerate() {
+            ctrl[joint.actuator] = targets[i].clamp(ranges[i].lo, ranges[i].hi);
+        }
+    }
+
+    /// Advances physics by one control tick.
+    pub fn step_tick(&mut self) {
+        for _ in 0..self.substeps_per_tick {
+            self.data.step();
+        }
+    }
+
+    /// Physics steps per control tick.
+    pub fn substeps_per_tick(&self) -> u32 {
+        self.substeps_per_tick
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.data.time()
+    }
+
+    /// Tool centre point pose in the world.
+    pub fn tcp_pose(&self) -> Pose {
+        self.site_pose(self.tcp_site)
+    }
+
+    /// Distance between the jaw tips (m).
+    pub fn gripper_opening_m(&self) -> f64 {
+        let xpos = self.data.site_xpos();
+        let a = Vector3::from(xpos[self.jaw_sites.0]);
+        let b = Vector3::from(xpos[self.jaw_sites.1]);
+        (a - b).norm()
+    }
+
+    /// Translational and rotational Jacobians of the TCP over the six arm DOFs.
+    pub fn tcp_jacobian(&self) -> (nalgebra::Matrix3x6<f64>, nalgebra::Matrix3x6<f64>) {
+        let nv = self.model.ffi().nv as usize;
+        let (jacp, jacr) = self.data.jac_site(true, true, self.tcp_site);
+        let pick = |m: &[f64]| {
+            nalgebra::Matrix3x6::from_fn(|r, c| m.get(r * nv + self.joints[c].dof_adr).copied().unwrap_or(0.0))
+        };
+        (pick(&jacp), pick(&jacr))
+    }
+
+    /// Everything the caller can read about the arm now.
+    pub fn robot_state(&self) -> RobotState {
+        RobotState {
+            time: self.time(),
+            qpos: self.arm_qpos(),
+            qvel: self.arm_qvel(),
+            ctrl: self.arm_ctrl(),
+            tcp: self.tcp_pose(),
+            gripper_opening_m: self.gripper_opening_m(),
+        }
+    }
+
+    /// Teleports joints (all-or-nothing); with `hold` the position servos take the pose as setpoint.
+    pub fn set_joint_positions(&mut self, values: &JointValues, hold: bool) -> Result<SetJointsReport, TwinError> {
+        let ranges = self.joint_ranges();
+        let pairs = resolve(values, Check::Within(&ranges))?;
+        if hold {
+            let ctrl_ranges = self.ctrl_ranges();
+            let beyond: Vec<_> = pairs
+                .iter()
+                .filter(|(i, v)| *v < ctrl_ranges[*i].lo || *v > ctrl_ranges[*i].hi)
+                .collect();
+            if let Some(&&(i, v)) = beyond.first() {
+                let b = ctrl_ranges[i];
+                return Err(crate::values::out_of_range(ARM_JOINTS[i].label, v, b.lo, b.hi));
+            }
+        }
+        for &(i, v) in &pairs {
+            let joint = &self.joints[i];
+            self.data.qpos_mut()[joint.qpos_adr] = v;
+            self.data.qvel_mut()[joint.dof_adr] = 0.0;
+            if hold {
+                self.data.ctrl_mut()[joint.actuator] = v;
+            }
+        }
+        self.data.forward();
+        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| ARM_JOINTS[*i].label.to_owned()).collect();
+        Ok(SetJointsReport {
+            written: labels(&pairs),
+            pulled_back: if hold { Vec::new() } else { labels(&pairs) },
+        })
+    }
+
+    /// Writes joint velocities (rad/s), all-or-nothing.
+    pub fn set_joint_velocities(&mut self, values: &JointValues) -> Result<(), TwinError> {
+        let pairs = resolve(values, Check::Finite)?;
+        for &(i, v) in &pairs {
+            let adr = self.joints[i].dof_adr;
+            self.data.qvel_mut()[adr] = v;
+        }
+        self.data.forward();
+        Ok(())
+    }
+
+    /// Writes servo setpoints and holds them for `n_substeps` physics steps.
+    pub fn send_action(&mut self, values: &JointValues, n_substeps: u32) -> Result<(), TwinError> {
+        if n_substeps == 0 {
+            return Err(TwinError::CountOutOfRange {
+                what: "n_substeps",
+                value: 0,
+                lo: 1,
+                hi: u64::from(u32::MAX),
+            });
+        }
+        let ranges = self.ctrl_ranges();
+        let pairs = resolve(values, Check::Within(&ranges))?;
+        for &(i, v) in &pairs {
+            let actuator = self.joints[i].actuator;
+            self.data.ctrl_mut()[actuator] = v;
+        }
+        for _ in 0..n_substeps {
+            self.data.step();
+        }
+        Ok(())
+    }
+
+    /// Advances physics by `n` steps with the current setpoints (0 is a no-op).
+    pub fn step(&mut self, n: u32) -> Result<(), TwinError> {
+        if n > MAX_STEPS_PER_CALL {
+            return Err(TwinError::CountOutOfRange {
+                what: "n_steps",
+                value: u64::from(n),
+                lo: 0,
+                hi: u64::from(MAX_STEPS_PER_CALL),
+            });
+        }
+        for _ in 0..n {
+            self.data.step();
+        }
+        Ok(())
+    }
+
+    /// Refreshes every frame from the joint positions and returns all bodies and sites, or the
+    /// one named.
+    pub fn forward_kinematics(&mut self, name: Option<&str>) -> Result<Vec<FramePose>, TwinError> {
+        self.data.forward_kinematics();
+        let bodies = self.model.ffi().nbody as usize;
+        let sites = self.model.ffi().nsite as usize;
+        let mut frames = Vec::new();
+        for id in 0..bodies {
+            let xpos = self.data.xpos()[id];
+            let [w, x, y, z] = self.data.xquat()[id];
+            let q = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(w, x, y, z));
+            frames.push(FramePose {
+                name: self.name_of(MjtObjBase::mjOBJ_BODY, id),
+                kind: FrameKind::Body,
+                pose: Pose::from_parts(&xpos, q.to_rotation_matrix()),
+            });
+        }
+        for id in 0..sites {
+            frames.push(FramePose {
+                name: self.name_of(MjtObjBase::mjOBJ_SITE, id),
+                kind: FrameKind::Site,
+                pose: self.site_pose(id),
+            });
+        }
+        match name {
+            None => Ok(frames),
+            Some(wanted) => {
+                let wanted = strip_robot(wanted);
+                let hits: Vec<_> = frames.iter().filter(|f| f.name == wanted).cloned().collect();
+                if hits.is_empty() {
+                    return Err(TwinError::UnknownName {
+                        kind: "body or site",
+                        unknown: vec![wanted.to_owned()],
+                        known: frames.into_iter().map(|f| f.name).collect(),
+                    });
+                }
+                Ok(hits)
+            }
+        }
+    }
+
+    /// Jacobian of a body, site or geom frame; columns named by DOF.
+    pub fn jacobian(&self, name: &str) -> Result<Jacobian, TwinError> {
+        let name = strip_robot(name);
+        let (position, rotation) = if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_SITE, name) {
+            self.data.jac_site(true, true, id)
+        } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_BODY, name) {
+            self.data.jac_body(true, true, id)
+        } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_GEOM, name) {
+            self.data.jac_geom(true, true, id)
+        } else {
+            let mut known = self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize);
+            known.extend(self.names(MjtObjBase::mjOBJ_SITE, self.model.ffi().nsite as usize));
+            return Err(TwinError::UnknownName {
+                kind: "body, site or geom",
+                unknown: vec![name.to_owned()],
+                known,
+            });
+        };
+        Ok(Jacobian {
+            dof_names: self.dof_names(),
+            position,
+            rotation,
+        })
+    }
+
+    /// Geom pairs inside the detection range, active ones marked.
+    pub fn contacts(&self) -> Vec<ContactInfo> {
+        self.data
+            .contact()
+            .iter()
+            .map(|c| ContactInfo {
+                geom1: self.geom_name(c.geom[0]),
+                geom2: self.geom_name(c.geom[1]),
+                dist: c.dist,
+                active: c.exclude == 0 && c.efc_address >= 0,
+            })
+            .collect()
+    }
+
+    /// Keeps the full physics state under a name (replacing one of the same name).
+    pub fn save_state(&mut self, name: &str) {
+        let state = self.data.state(SAVED_STATE);
+        self.saved.insert(name.to_owned(), state);
+    }
+
+    /// Restores a state saved under `name`.
+    pub fn load_state(&mut self, name: &str) -> Result<(), TwinError> {
+        let Some(state) = self.saved.get(name) else {
+            return Err(TwinError::UnknownName {
+                kind: "saved state",
+                unknown: vec![name.to_owned()],
+                known: self.saved.keys().cloned().collect(),
+            });
+        };
+        self.data
+            .set_state(state, SAVED_STATE)
+            .map_err(|_| TwinError::StaleState { name: name.to_owned() })?;
+        self.data.forward();
+        Ok(())
+    }
+
+    /// Full physics state, for determinism checks and journals.
+    pub fn physics_state(&self) -> Box<[f64]> {
+        self.data.state(SAVED_STATE)
+    }
+
+    /// The positions the renderer needs.
+    pub fn render_snapshot(&self) -> RenderSnapshot {
+        RenderSnapshot(self.data.state(RENDER_STATE))
+    }
+
+    /// Camera id by name.
+    pub fn camera_id(&self, name: &str) -> Result<usize, TwinError> {
+        self.model
+            .name_to_id(MjtObjBase::mjOBJ_CAMERA, name)
+            .ok_or_else(|| TwinError::UnknownName {
+                kind: "camera",
+                unknown: vec![name.to_owned()],
+                known: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
+            })
+    }
+
+    /// World position of a body (m).
+    pub fn body_position(&self, name: &str) -> Result<[f64; 3], TwinError> {
+        let id = self.body_id(name)?;
+        Ok(self.data.xpos()[id])
+    }
+
+    /// Places a free-floating body (or a mocap body) at a world pose and zeroes its velocity.
+    pub fn place_body(&mut self, name: &str, pos: [f64; 3], yaw: f64) -> Result<(), TwinError> {
+        let id = self.body_id(name)?;
+        let q = UnitQuaternion::from_euler_angles(0.0, 0.0, yaw);
+        let quat = [q.w, q.i, q.j, q.k];
+        let mocap = self.model.body_mocapid()[id];
+        if let Ok(m) = usize::try_from(mocap) {
+            self.data.mocap_pos_mut()[m] = pos;
+            self.data.mocap_quat_mut()[m] = quat;
+        } else {
+            let joint = self.model.body_jntadr()[id];
+            let joint = usize::try_from(joint).map_err(|_| TwinError::Scene(format!("body {name:?} cannot move")))?;
+            let qadr = self.model.jnt_qposadr()[joint] as usize;
+            let dadr = self.model.jnt_dofadr()[joint] as usize;
+            let qpos = self.data.qpos_mut();
+            qpos[qadr..qadr + 3].copy_from_slice(&pos);
+            qpos[qadr + 3..qadr + 7].copy_from_slice(&quat);
+            self.data.qvel_mut()[dadr..dadr + 6].fill(0.0);
+        }
+        self.data.forward();
+        Ok(())
+    }
+
+    fn body_id(&self, name: &str) -> Result<usize, TwinError> {
+        self.model
+            .name_to_id(MjtObjBase::mjOBJ_BODY, name)
+            .ok_or_else(|| TwinError::UnknownName {
+                kind: "body",
+                unknown: vec![name.to_owned()],
+                known: self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize),
+            })
+    }
+
+    fn site_pose(&self, id: usize) -> Pose {
+        let xpos = self.data.site_xpos()[id];
+        let m = self.data.site_xmat()[id];
+        let rot = Rotation3::from_matrix_unchecked(Matrix3::from_row_slice(&m));
+        Pose::from_parts(&xpos, rot)
+    }
+
+    fn name_of(&self, kind: MjtObjBase, id: usize) -> String {
+        match self.model.id_to_name(kind, id) {
+            Some(name) if !name.is_empty() => name.to_owned(),
+            _ => format!("#{id}"),
+        }
+    }
+
+    fn geom_name(&self, id: i32) -> String {
+        usize::try_from(id).map_or_else(|_| "none".to_owned(), |id| self.name_of(MjtObjBase::mjOBJ_GEOM, id))
+    }
+
+    fn names(&self, kind: MjtObjBase, count: usize) -> Vec<String> {
+        (0..count).map(|id| self.name_of(kind, id)).collect()
+    }
+
+    fn dof_names(&self) -> Vec<String> {
+        let dof_jnt = self.model.dof_jntid();
+        let jnt_dof = self.model.jnt_dofadr();
+        dof_jnt
+            .iter()
+            .enumerate()
+            .map(|(dof, &jnt)| {
+                let Ok(j) = usize::try_from(jnt) else {
+                    return format!("dof{dof}");
+                };
+                let name = self.name_of(MjtObjBase::mjOBJ_JOINT, j);
+                let first = jnt_dof[j] as usize;
+                let width = jnt_dof.get(j + 1).map_or(dof_jnt.len(), |&n| n as usize) - first;
+                if width > 1 { format!("{name}[{}]", dof - first) } else { name }
+            })
+            .collect()
+    }
+}
+
+fn strip_robot(name: &str) -> &str {
+    match name.split_once('/') {
+        Some((robot, rest)) if robot.eq_ignore_ascii_case(ROBOT_NAME) => rest,
+        _ => name,
+    }
+}
+
+fn compile_joints(model: &MjModel) -> Result<Vec<JointInfo>, TwinError> {
+    ARM_JOINTS
+        .iter()
+        .map(|spec| {
+            let joint = model
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, spec.id)
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {:?} ({})", spec.id, spec.label)))?;
+            let actuator = model
+                .name_to_id(MjtObjBase::mjOBJ_ACTUATOR, spec.id)
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no actuator {:?} ({})", spec.id, spec.label)))?;
+            let [lo, hi] = model.jnt_range()[joint];
+            let [clo, chi] = model.actuator_ctrlrange()[actuator];
+            Ok(JointInfo {
+                id: spec.id.to_owned(),
+                label: spec.label.to_owned(),
+                range: Bounds { lo, hi },
+                ctrl_range: Bounds { lo: clo, hi: chi },
+                unit: "rad",
+                qpos_adr: model.jnt_qposadr()[joint] as usize,
+                dof_adr: model.jnt_dofadr()[joint] as usize,
+                actuator,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,189 @@
+//! Joint values as callers give them, and the checks every write runs before touching physics.
+
+use crate::error::TwinError;
+use crate::joints::{ARM_JOINTS, known_joint_names, resolve_joint};
+
+/// Values for some or all arm joints, in the joint's own unit (radians for the SO-101 hinges).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JointValues {
+    /// `(name or label, value)` pairs; a subset of joints is fine.
+    Named(Vec<(String, f64)>),
+    /// One value per joint in action-key order.
+    Ordered(Vec<f64>),
+}
+
+/// Bounds a value is checked against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// What to check values against: finite only, or finite and within per-joint bounds.
+#[derive(Debug, Clone, Copy)]
+pub enum Check<'a> {
+    /// Any finite number (velocities).
+    Finite,
+    /// Within the given bounds, in radians, one per arm joint.
+    Within(&'a [Bounds; 6]),
+}
+
+/// Resolves names, checks every value, and returns `(joint index, value)` pairs; nothing is
+/// written by the caller unless this succeeds for all of them.
+pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64)>, TwinError> {
+    let pairs = match values {
+        JointValues::Ordered(v) => {
+            if v.len() != ARM_JOINTS.len() {
+                return Err(TwinError::WrongLength {
+                    expected: ARM_JOINTS.len(),
+                    got: v.len(),
+                    order: known_joint_names(),
+                });
+            }
+            v.iter().copied().enumerate().collect::<Vec<_>>()
+        }
+        JointValues::Named(named) => resolve_names(named)?,
+    };
+    for &(index, value) in &pairs {
+        check_value(index, value, check)?;
+    }
+    Ok(pairs)
+}
+
+fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, TwinError> {
+    let unknown: Vec<String> = named
+        .iter()
+        .filter(|(key, _)| resolve_joint(key).is_none())
+        .map(|(key, _)| key.clone())
+        .collect();
+    if !unknown.is_empty() {
+        return Err(TwinError::UnknownName {
+            kind: "joint",
+            unknown,
+            known: known_joint_names(),
+        });
+    }
+    let mut seen = [false; 6];
+    let mut pairs = Vec::with_capacity(named.len());
+    for (key, value) in named {
+        let Some(index) = resolve_joint(key) else {
+            continue;
+        };
+        if std::mem::replace(&mut seen[index], true) {
+            return Err(TwinError::DuplicateJoint {
+                joint: format!("{} ({})", ARM_JOINTS[index].id, ARM_JOINTS[index].label),
+            });
+        }
+        pairs.push((index, *value));
+    }
+    Ok(pairs)
+}
+
+fn check_value(index: usize, value: f64, check: Check<'_>) -> Result<(), TwinError> {
+    let label = ARM_JOINTS[index].label;
+    if !value.is_finite() {
+        return Err(TwinError::NonFinite {
+            key: label.to_owned(),
+            value,
+        });
+    }
+    if let Check::Within(bounds) = check {
+        let Bounds { lo, hi } = bounds[index];
+        if value < lo || value > hi {
+            return Err(out_of_range(label, value, lo, hi));
+        }
+    }
+    Ok(())
+}
+
+/// The range refusal, naming the unit and, when reading the value as degrees lands inside the
+/// range, the conversion.
+pub fn out_of_range(label: &str, value: f64, lo: f64, hi: f64) -> TwinError {
+    let as_radians = value.to_radians();
+    let hint = (as_radians >= lo && as_radians <= hi)
+        .then(|| format!("radians, not degrees: {value} deg = {as_radians:.3} rad"));
+    TwinError::OutOfRange {
+        joint: label.to_owned(),
+        value,
+        lo: round3(lo),
+        hi: round3(hi),
+        unit: "rad",
+        hint,
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAN: Bounds = Bounds { lo: -1.91986, hi: 1.91986 };
+    const BOUNDS: [Bounds; 6] = [PAN; 6];
+
+    fn named(pairs: &[(&str, f64)]) -> JointValues {
+        JointValues::Named(pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect())
+    }
+
+    #[test]
+    fn degrees_given_as_radians_names_the_conversion() {
+        let err = resolve(&named(&[("shoulder_pan", -96.2)]), Check::Within(&BOUNDS)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "shoulder_pan=-96.2 outside [-1.92, 1.92] rad (radians, not degrees: -96.2 deg = -1.679 rad)"
+        );
+    }
+
+    #[test]
+    fn far_out_of_range_has_no_degree_hint() {
+        let err = resolve(&named(&[("1", 500.0)]), Check::Within(&BOUNDS)).unwrap_err();
+        assert_eq!(err.to_string(), "shoulder_pan=500 outside [-1.92, 1.92] rad");
+    }
+
+    #[test]
+    fn every_unknown_name_is_listed() {
+        let err = resolve(&named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
+        match err {
+            TwinError::UnknownName { unknown, known, .. } => {
+                assert_eq!(unknown, vec!["elbow".to_owned(), "7".to_owned()]);
+                assert_eq!(known.len(), 6);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn wrong_length_names_count_and_order() {
+        let err = resolve(&JointValues::Ordered(vec![0.0; 5]), Check::Finite).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("expected 6 values"), "{text}");
+        assert!(text.contains("got 5"), "{text}");
+        assert!(text.contains("1 (shoulder_pan), 2 (shoulder_lift)"), "{text}");
+    }
+
+    #[test]
+    fn non_finite_and_duplicates_are_refused() {
+        assert!(matches!(
+            resolve(&named(&[("gripper", f64::NAN)]), Check::Finite),
+            Err(TwinError::NonFinite { .. })
+        ));
+        assert!(matches!(
+            resolve(&JointValues::Ordered(vec![0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]), Check::Finite),
+            Err(TwinError::NonFinite { .. })
+        ));
+        assert!(matches!(
+            resolve(&named(&[("1", 0.0), ("shoulder_pan", 0.1)]), Check::Finite),
+            Err(TwinError::DuplicateJoint { .. })
+        ));
+    }
+
+    #[test]
+    fn valid_values_resolve_to_indices() {
+        let pairs = resolve(&named(&[("so101/Gripper", 0.5), ("2", -0.1)]), Check::Within(&BOUNDS)).unwrap();
+        assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
+    }
+}
