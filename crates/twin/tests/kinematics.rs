@@ -100,7 +100,7 @@ fn jacobian_columns_are_named_by_dof_and_match_finite_differences() {
     let jac = sim.jacobian("tcp").unwrap();
     let nv = jac.dof_names.len();
     assert_eq!(&jac.dof_names[..6], &["1", "2", "3", "4", "5", "6"]);
-    assert!(jac.dof_names.iter().any(|n| n.starts_with("cube_red[")), "{:?}", jac.dof_names);
+    assert!(jac.dof_names.iter().any(|n| n.starts_with("cube_red_joint[")), "{:?}", jac.dof_names);
     let h = 1e-6;
     for j in 0..5 {
         let mut plus = q;

@@ -1,0 +1,124 @@
+//! gRPC errors with a `google.rpc.ErrorInfo` detail, the way every fakesim-hil
+//! service reports a failure: a specific code, a developer message, and a
+//! machine-readable reason (the spec's error name, e.g. `already_running`)
+//! with the values named in the message as metadata.
+
+use std::collections::HashMap;
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, ErrorInfo, StatusExt};
+
+/// Domain of every `ErrorInfo` this API sends.
+pub const ERROR_DOMAIN: &str = "fakesim-hil";
+
+/// A failure to be sent as a `tonic::Status` carrying an `ErrorInfo`.
+///
+/// Build it with [`ErrorStatus::new`], add metadata with [`ErrorStatus::meta`],
+/// and convert it with `Status::from` (or `.into()`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorStatus {
+    code: Code,
+    reason: String,
+    message: String,
+    metadata: HashMap<String, String>,
+}
+
+impl ErrorStatus {
+    /// Starts an error with its gRPC code, `ErrorInfo.reason` and message.
+    pub fn new(code: Code, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+            metadata: HashMap::new(),
+        }
+    }
+
+    /// Adds (or replaces) one `ErrorInfo.metadata` entry.
+    #[must_use]
+    pub fn meta(mut self, key: impl Into<String>, value: impl ToString) -> Self {
+        self.metadata.insert(key.into(), value.to_string());
+        self
+    }
+}
+
+impl From<ErrorStatus> for Status {
+    fn from(error: ErrorStatus) -> Self {
+        let details = ErrorDetails::with_error_info(error.reason, ERROR_DOMAIN, error.metadata);
+        Status::with_error_details(error.code, error.message, details)
+    }
+}
+
+/// The `ErrorInfo` of a status, if it has one from [`ERROR_DOMAIN`].
+pub fn error_info(status: &Status) -> Option<ErrorInfo> {
+    status
+        .get_details_error_info()
+        .filter(|info| info.domain == ERROR_DOMAIN)
+}
+
+/// The `ErrorInfo.reason` of a status, if it has an `ErrorInfo` from [`ERROR_DOMAIN`].
+pub fn error_reason(status: &Status) -> Option<String> {
+    error_info(status).map(|info| info.reason)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use tonic::codegen::http::HeaderMap;
+
+    /// Sends a status through gRPC response headers and parses it back, as a client would.
+    fn over_the_wire(status: &Status) -> Status {
+        let mut headers = HeaderMap::new();
+        status.add_header(&mut headers).unwrap();
+        Status::from_header_map(&headers).unwrap()
+    }
+
+    #[test]
+    fn reason_code_message_and_metadata_round_trip() {
+        let sent: Status = ErrorStatus::new(
+            Code::OutOfRange,
+            "out_of_range",
+            "shoulder_pan=-96.2 outside -1.92..1.92 rad",
+        )
+        .meta("joint", "shoulder_pan")
+        .meta("value", -96.2)
+        .into();
+
+        let received = over_the_wire(&sent);
+        assert_eq!(received.code(), Code::OutOfRange);
+        assert_eq!(
+            received.message(),
+            "shoulder_pan=-96.2 outside -1.92..1.92 rad"
+        );
+        assert_eq!(error_reason(&received).as_deref(), Some("out_of_range"));
+        let info = error_info(&received).unwrap();
+        assert_eq!(info.domain, ERROR_DOMAIN);
+        assert_eq!(info.metadata.len(), 2);
+        assert_eq!(info.metadata["joint"], "shoulder_pan");
+        assert_eq!(info.metadata["value"], "-96.2");
+    }
+
+    #[test]
+    fn later_meta_replaces_same_key() {
+        let status: Status = ErrorStatus::new(Code::NotFound, "unknown_name", "no joint x")
+            .meta("name", "x")
+            .meta("name", "y")
+            .into();
+        assert_eq!(error_info(&status).unwrap().metadata["name"], "y");
+    }
+
+    #[test]
+    fn plain_status_has_no_reason() {
+        assert_eq!(error_reason(&Status::internal("boom")), None);
+    }
+
+    #[test]
+    fn foreign_domain_is_not_ours() {
+        let details = ErrorDetails::with_error_info("QUOTA", "example.com", HashMap::new());
+        let status = Status::with_error_details(Code::ResourceExhausted, "quota", details);
+        assert_eq!(status.get_details_error_info().unwrap().reason, "QUOTA");
+        assert_eq!(error_reason(&status), None);
+    }
+}
