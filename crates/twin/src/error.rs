@@ -101,7 +101,10 @@ impl TwinError {
     pub fn is_invalid_argument(&self) -> bool {
         !matches!(
             self,
-            TwinError::RenderUnavailable(_) | TwinError::Scene(_) | TwinError::Stopped | TwinError::StaleState { .. }
+            TwinError::RenderUnavailable(_)
+                | TwinError::Scene(_)
+                | TwinError::Stopped
+                | TwinError::StaleState { .. }
         )
     }
 }

@@ -42,17 +42,19 @@ impl TwinHandle {
         let (ready_tx, ready_rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("twin-physics".into())
-            .spawn(move || match Sim::load(&config.scene, config.substeps_per_tick) {
-                Ok(mut sim) => {
-                    let _ = ready_tx.send(Ok(sim.model().clone()));
-                    while let Ok(job) = rx.recv() {
-                        job(&mut sim);
+            .spawn(
+                move || match Sim::load(&config.scene, config.substeps_per_tick) {
+                    Ok(mut sim) => {
+                        let _ = ready_tx.send(Ok(sim.model().clone()));
+                        while let Ok(job) = rx.recv() {
+                            job(&mut sim);
+                        }
                     }
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                }
-            })
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                },
+            )
             .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
         let model = ready_rx.recv().map_err(|_| TwinError::Stopped)??;
         Ok(TwinHandle {
@@ -62,7 +64,10 @@ impl TwinHandle {
     }
 
     /// Runs `f` on the physics thread with exclusive access to the twin and returns its result.
-    pub async fn with_sim<R: Send + 'static>(&self, f: impl FnOnce(&mut Sim) -> R + Send + 'static) -> Result<R, TwinError> {
+    pub async fn with_sim<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Sim) -> R + Send + 'static,
+    ) -> Result<R, TwinError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |sim| {
             let _ = tx.send(f(sim));
@@ -80,19 +85,37 @@ impl TwinHandle {
     }
 
     /// Renders a camera's RGB (and depth, when asked) at a size, from the state right now.
-    pub async fn render(&self, camera: &str, width: u32, height: u32, depth: bool) -> Result<Frame, TwinError> {
+    pub async fn render(
+        &self,
+        camera: &str,
+        width: u32,
+        height: u32,
+        depth: bool,
+    ) -> Result<Frame, TwinError> {
         let camera_name = camera.to_owned();
         let (snapshot, camera) = self
             .try_with_sim(move |sim| {
                 let (max_width, max_height) = sim.model_info().max_image;
                 if width == 0 || height == 0 || width > max_width || height > max_height {
-                    return Err(TwinError::ImageSize { width, height, max_width, max_height });
+                    return Err(TwinError::ImageSize {
+                        width,
+                        height,
+                        max_width,
+                        max_height,
+                    });
                 }
                 Ok((sim.render_snapshot(), sim.camera_id(&camera_name)?))
             })
             .await?;
         self.renderer
-            .render(|reply| RenderJob { snapshot, camera, width, height, depth, reply })
+            .render(|reply| RenderJob {
+                snapshot,
+                camera,
+                width,
+                height,
+                depth,
+                reply,
+            })
             .await
     }
 }

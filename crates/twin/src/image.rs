@@ -13,7 +13,13 @@ pub const MAX_DEPTH_MM: u16 = u16::MAX;
 
 /// Encodes the colour image as an 8-bit RGB PNG.
 pub fn encode_rgb_png(frame: &Frame) -> Result<Vec<u8>, EncodeError> {
-    encode(frame.width, frame.height, png::ColorType::Rgb, png::BitDepth::Eight, &frame.rgb)
+    encode(
+        frame.width,
+        frame.height,
+        png::ColorType::Rgb,
+        png::BitDepth::Eight,
+        &frame.rgb,
+    )
 }
 
 /// Encodes the depth image as a 16-bit greyscale PNG of millimetres, if the frame has depth.
@@ -21,8 +27,18 @@ pub fn encode_depth_png(frame: &Frame) -> Result<Option<Vec<u8>>, EncodeError> {
     let Some(depth) = &frame.depth else {
         return Ok(None);
     };
-    let bytes: Vec<u8> = depth_to_mm(depth).iter().flat_map(|mm| mm.to_be_bytes()).collect();
-    encode(frame.width, frame.height, png::ColorType::Grayscale, png::BitDepth::Sixteen, &bytes).map(Some)
+    let bytes: Vec<u8> = depth_to_mm(depth)
+        .iter()
+        .flat_map(|mm| mm.to_be_bytes())
+        .collect();
+    encode(
+        frame.width,
+        frame.height,
+        png::ColorType::Grayscale,
+        png::BitDepth::Sixteen,
+        &bytes,
+    )
+    .map(Some)
 }
 
 /// Depth in metres to millimetre codes, rounded and saturated.
@@ -31,19 +47,33 @@ pub fn depth_to_mm(depth: &[f32]) -> Vec<u16> {
         .iter()
         .map(|&m| {
             let mm = (f64::from(m) * 1000.0).round();
-            if mm.is_finite() && mm >= 0.0 { mm.min(f64::from(MAX_DEPTH_MM)) as u16 } else { MAX_DEPTH_MM }
+            if mm.is_finite() && mm >= 0.0 {
+                mm.min(f64::from(MAX_DEPTH_MM)) as u16
+            } else {
+                MAX_DEPTH_MM
+            }
         })
         .collect()
 }
 
-fn encode(width: u32, height: u32, color: png::ColorType, depth: png::BitDepth, bytes: &[u8]) -> Result<Vec<u8>, EncodeError> {
+fn encode(
+    width: u32,
+    height: u32,
+    color: png::ColorType,
+    depth: png::BitDepth,
+    bytes: &[u8],
+) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, width, height);
     encoder.set_color(color);
     encoder.set_depth(depth);
     encoder.set_compression(png::Compression::Fast);
-    let mut writer = encoder.write_header().map_err(|e| EncodeError(e.to_string()))?;
-    writer.write_image_data(bytes).map_err(|e| EncodeError(e.to_string()))?;
+    let mut writer = encoder
+        .write_header()
+        .map_err(|e| EncodeError(e.to_string()))?;
+    writer
+        .write_image_data(bytes)
+        .map_err(|e| EncodeError(e.to_string()))?;
     writer.finish().map_err(|e| EncodeError(e.to_string()))?;
     Ok(out)
 }
@@ -54,12 +84,20 @@ mod tests {
 
     #[test]
     fn depth_codes_round_and_saturate() {
-        assert_eq!(depth_to_mm(&[0.0, 0.2504, 1.0, 100.0, f32::NAN, -1.0]), vec![0, 250, 1000, 65535, 65535, 65535]);
+        assert_eq!(
+            depth_to_mm(&[0.0, 0.2504, 1.0, 100.0, f32::NAN, -1.0]),
+            vec![0, 250, 1000, 65535, 65535, 65535]
+        );
     }
 
     #[test]
     fn rgb_png_round_trips() {
-        let frame = Frame { width: 2, height: 1, rgb: vec![1, 2, 3, 4, 5, 6], depth: None };
+        let frame = Frame {
+            width: 2,
+            height: 1,
+            rgb: vec![1, 2, 3, 4, 5, 6],
+            depth: None,
+        };
         let png_bytes = encode_rgb_png(&frame).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
         let mut reader = decoder.read_info().unwrap();

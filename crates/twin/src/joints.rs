@@ -14,12 +14,30 @@ pub struct JointSpec {
 
 /// The six joints in action-key order (servo id order).
 pub const ARM_JOINTS: [JointSpec; 6] = [
-    JointSpec { id: "1", label: "shoulder_pan" },
-    JointSpec { id: "2", label: "shoulder_lift" },
-    JointSpec { id: "3", label: "elbow_flex" },
-    JointSpec { id: "4", label: "wrist_flex" },
-    JointSpec { id: "5", label: "wrist_roll" },
-    JointSpec { id: "6", label: "gripper" },
+    JointSpec {
+        id: "1",
+        label: "shoulder_pan",
+    },
+    JointSpec {
+        id: "2",
+        label: "shoulder_lift",
+    },
+    JointSpec {
+        id: "3",
+        label: "elbow_flex",
+    },
+    JointSpec {
+        id: "4",
+        label: "wrist_flex",
+    },
+    JointSpec {
+        id: "5",
+        label: "wrist_roll",
+    },
+    JointSpec {
+        id: "6",
+        label: "gripper",
+    },
 ];
 
 /// Index of the gripper joint in [`ARM_JOINTS`].

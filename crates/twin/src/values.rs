@@ -122,7 +122,10 @@ fn round3(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    const PAN: Bounds = Bounds { lo: -1.91986, hi: 1.91986 };
+    const PAN: Bounds = Bounds {
+        lo: -1.91986,
+        hi: 1.91986,
+    };
     const BOUNDS: [Bounds; 6] = [PAN; 6];
 
     fn named(pairs: &[(&str, f64)]) -> JointValues {
@@ -141,12 +144,19 @@ mod tests {
     #[test]
     fn far_out_of_range_has_no_degree_hint() {
         let err = resolve(&named(&[("1", 500.0)]), Check::Within(&BOUNDS)).unwrap_err();
-        assert_eq!(err.to_string(), "shoulder_pan=500 outside [-1.92, 1.92] rad");
+        assert_eq!(
+            err.to_string(),
+            "shoulder_pan=500 outside [-1.92, 1.92] rad"
+        );
     }
 
     #[test]
     fn every_unknown_name_is_listed() {
-        let err = resolve(&named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
+        let err = resolve(
+            &named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]),
+            Check::Finite,
+        )
+        .unwrap_err();
         match err {
             TwinError::UnknownName { unknown, known, .. } => {
                 assert_eq!(unknown, vec!["elbow".to_owned(), "7".to_owned()]);
@@ -162,7 +172,10 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("expected 6 values"), "{text}");
         assert!(text.contains("got 5"), "{text}");
-        assert!(text.contains("1 (shoulder_pan), 2 (shoulder_lift)"), "{text}");
+        assert!(
+            text.contains("1 (shoulder_pan), 2 (shoulder_lift)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -172,7 +185,10 @@ mod tests {
             Err(TwinError::NonFinite { .. })
         ));
         assert!(matches!(
-            resolve(&JointValues::Ordered(vec![0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]), Check::Finite),
+            resolve(
+                &JointValues::Ordered(vec![0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]),
+                Check::Finite
+            ),
             Err(TwinError::NonFinite { .. })
         ));
         assert!(matches!(
@@ -183,7 +199,11 @@ mod tests {
 
     #[test]
     fn valid_values_resolve_to_indices() {
-        let pairs = resolve(&named(&[("so101/Gripper", 0.5), ("2", -0.1)]), Check::Within(&BOUNDS)).unwrap();
+        let pairs = resolve(
+            &named(&[("so101/Gripper", 0.5), ("2", -0.1)]),
+            Check::Within(&BOUNDS),
+        )
+        .unwrap();
         assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
     }
 }

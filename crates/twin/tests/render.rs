@@ -13,10 +13,16 @@ async fn both_cameras_render_at_the_requested_size_and_are_not_blank() {
         assert_eq!(frame.rgb.len(), 96 * 64 * 3);
         let first = &frame.rgb[..3];
         let distinct = frame.rgb.chunks(3).filter(|px| *px != first).count();
-        assert!(distinct > 96 * 64 / 10, "{camera} is nearly uniform ({distinct} pixels differ)");
+        assert!(
+            distinct > 96 * 64 / 10,
+            "{camera} is nearly uniform ({distinct} pixels differ)"
+        );
         let depth = frame.depth.as_ref().unwrap();
         assert!(depth.iter().all(|d| d.is_finite() && *d >= 0.0));
-        assert!(depth.iter().any(|d| *d > 0.01 && *d < 3.0), "{camera} sees something within 3 m");
+        assert!(
+            depth.iter().any(|d| *d > 0.01 && *d < 3.0),
+            "{camera} sees something within 3 m"
+        );
         let png = encode_rgb_png(&frame).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         assert!(encode_depth_png(&frame).unwrap().is_some());
@@ -27,7 +33,10 @@ async fn both_cameras_render_at_the_requested_size_and_are_not_blank() {
 async fn bad_camera_and_size_are_refused() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let err = twin.render("topview", 64, 64, false).await.unwrap_err();
-    assert!(matches!(err, TwinError::UnknownName { kind: "camera", .. }), "{err}");
+    assert!(
+        matches!(err, TwinError::UnknownName { kind: "camera", .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("agentview"));
     let err = twin.render("agentview", 0, 64, false).await.unwrap_err();
     assert!(matches!(err, TwinError::ImageSize { .. }), "{err}");
@@ -41,15 +50,24 @@ async fn the_handle_serialises_calls_on_one_thread() {
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let twin = twin.clone();
-        tasks.push(tokio::spawn(async move { twin.try_with_sim(|sim| sim.step(10).map(|()| sim.time())).await }));
+        tasks.push(tokio::spawn(async move {
+            twin.try_with_sim(|sim| sim.step(10).map(|()| sim.time()))
+                .await
+        }));
     }
     let mut times = Vec::new();
     for t in tasks {
         times.push(t.await.unwrap().unwrap());
     }
     times.sort_by(f64::total_cmp);
-    let dt = twin.with_sim(|sim| sim.model_info().timestep).await.unwrap();
+    let dt = twin
+        .with_sim(|sim| sim.model_info().timestep)
+        .await
+        .unwrap();
     for (i, t) in times.iter().enumerate() {
-        assert!((t - dt * 10.0 * (i as f64 + 1.0)).abs() < 1e-9, "calls interleaved: {times:?}");
+        assert!(
+            (t - dt * 10.0 * (i as f64 + 1.0)).abs() < 1e-9,
+            "calls interleaved: {times:?}"
+        );
     }
 }

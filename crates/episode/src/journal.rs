@@ -1,0 +1,137 @@
+//! The run journal on disk: `events.jsonl` appended line by line, `frames/` written as produced,
+//! `summary.json` at the end. Every line reaches the file before the call that made it returns.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A journal file could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("run journal {path}: {source}")]
+pub struct JournalError {
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
+    move |source| JournalError {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Paths of a run's artifacts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Artifacts {
+    /// `events.jsonl`.
+    pub events: PathBuf,
+    /// The frame directory.
+    pub frames: PathBuf,
+    /// `summary.json`.
+    pub summary: PathBuf,
+}
+
+/// One run's journal.
+#[derive(Debug)]
+pub struct Journal {
+    artifacts: Artifacts,
+    events: File,
+    frame_count: u64,
+}
+
+impl Journal {
+    /// Creates `<runs_dir>/<run_id>/` with an empty event log and frame directory.
+    pub fn create(runs_dir: &Path, run_id: &str) -> Result<Self, JournalError> {
+        let dir = runs_dir.join(run_id);
+        let frames = dir.join("frames");
+        fs::create_dir_all(&frames).map_err(io_at(&frames))?;
+        let events_path = dir.join("events.jsonl");
+        let events = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&events_path)
+            .map_err(io_at(&events_path))?;
+        Ok(Journal {
+            artifacts: Artifacts {
+                events: events_path,
+                frames,
+                summary: dir.join("summary.json"),
+            },
+            events,
+            frame_count: 0,
+        })
+    }
+
+    /// Where this run's files are.
+    pub fn artifacts(&self) -> &Artifacts {
+        &self.artifacts
+    }
+
+    /// Appends one event line `{"t": unix seconds, "kind": kind, ...fields}` and flushes it.
+    pub fn event(&mut self, kind: &str, fields: Value) -> Result<(), JournalError> {
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let mut line = json!({ "t": t, "kind": kind });
+        if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
+            line.extend(fields);
+        }
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        let path = &self.artifacts.events;
+        self.events.write_all(&bytes).map_err(io_at(path))?;
+        self.events.flush().map_err(io_at(path))
+    }
+
+    /// Writes one PNG frame and returns its file name.
+    pub fn frame(&mut self, label: &str, camera: &str, png: &[u8]) -> Result<String, JournalError> {
+        self.frame_count += 1;
+        let name = format!("{:05}_{label}_{camera}.png", self.frame_count);
+        let path = self.artifacts.frames.join(&name);
+        fs::write(&path, png).map_err(io_at(&path))?;
+        Ok(name)
+    }
+
+    /// Writes `summary.json` whole (through a temporary file, so a reader never sees half).
+    pub fn summary(&self, summary: &Value) -> Result<(), JournalError> {
+        let path = &self.artifacts.summary;
+        let partial = path.with_extension("json.partial");
+        let text = serde_json::to_string_pretty(summary).unwrap_or_else(|_| "{}".to_owned());
+        fs::write(&partial, text).map_err(io_at(&partial))?;
+        fs::rename(&partial, path).map_err(io_at(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_on_disk_as_soon_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(dir.path(), "r1").unwrap();
+        j.event("reset_task", json!({"task_index": 0})).unwrap();
+        j.event("move", json!({"stop_reason": "reached"})).unwrap();
+        let text = fs::read_to_string(&j.artifacts().events).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1]["kind"], "move");
+        assert_eq!(lines[1]["stop_reason"], "reached");
+        let name = j.frame("move", "agentview", b"\x89PNG").unwrap();
+        assert!(j.artifacts().frames.join(name).is_file());
+        j.summary(&json!({"steps": 3})).unwrap();
+        assert!(j.artifacts().summary.is_file());
+        assert!(
+            Journal::create(dir.path(), "r1").is_err(),
+            "a run directory is never reused"
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The episode engine of fakesim-hil: SO-101 tabletop tasks, end-effector moves solved by
+//! damped least-squares IK on the twin, gripper actions, their stop reasons, the step budget,
+//! and the run journal.
+
+pub mod error;
+pub mod gripper;
+pub mod ik;
+pub mod journal;
+pub mod motion;
+pub mod runner;
+pub mod session;
+pub mod tasks;
+
+pub use error::EpisodeError;
+pub use gripper::{GripperCommand, GripperStop};
+pub use motion::MoveStop;
+pub use session::{Engine, EngineConfig, ResetRequest, Status};

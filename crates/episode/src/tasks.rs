@@ -1,0 +1,280 @@
+//! The SO-101 tabletop task suite: instructions, seeded object layouts, success predicates.
+
+use fakesim_twin::{Sim, TwinError};
+use serde::Serialize;
+
+/// The only suite this build ships.
+pub const SUITE: &str = "so101_tabletop";
+/// Initial layouts per task.
+pub const N_INIT_STATES: u32 = 12;
+/// Height of the table surface in the world frame (m).
+pub const TABLE_Z: f64 = 0.80;
+/// Half the edge of a task cube (m).
+const CUBE_HALF: f64 = 0.015;
+
+/// One task of the suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskDef {
+    /// Short name.
+    pub name: &'static str,
+    /// What the robot should do, in words.
+    pub instruction: &'static str,
+    goal: Goal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Goal {
+    Lift,
+    InBowl,
+    OnTarget,
+    Stack,
+}
+
+/// The tasks, by index.
+pub const TASKS: [TaskDef; 4] = [
+    TaskDef {
+        name: "lift_cube",
+        instruction: "pick up the red cube and lift it",
+        goal: Goal::Lift,
+    },
+    TaskDef {
+        name: "cube_in_bowl",
+        instruction: "put the red cube in the bowl",
+        goal: Goal::InBowl,
+    },
+    TaskDef {
+        name: "push_to_target",
+        instruction: "push the red cube onto the yellow target",
+        goal: Goal::OnTarget,
+    },
+    TaskDef {
+        name: "stack_cubes",
+        instruction: "stack the red cube on the blue cube",
+        goal: Goal::Stack,
+    },
+];
+
+/// A task picked by suite, index and layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskRef {
+    /// Suite name.
+    pub suite: String,
+    /// Task index in the suite.
+    pub task_index: u32,
+    /// Layout index.
+    pub init_state_index: u32,
+}
+
+impl Default for TaskRef {
+    fn default() -> Self {
+        TaskRef {
+            suite: SUITE.to_owned(),
+            task_index: 0,
+            init_state_index: 0,
+        }
+    }
+}
+
+/// Why a task reference does not name a task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskError {
+    /// No such suite.
+    #[error("unknown suite {suite:?}; suites: {SUITE}")]
+    UnknownSuite {
+        /// The suite asked for.
+        suite: String,
+    },
+    /// Task index past the end of the suite.
+    #[error("task_index {index} out of range: suite {SUITE} has tasks 0..{count}")]
+    UnknownTask {
+        /// The index asked for.
+        index: u32,
+        /// Tasks in the suite.
+        count: u32,
+    },
+    /// Layout index past the end.
+    #[error("init_state_index {index} out of range: each task has layouts 0..{count}")]
+    UnknownInitState {
+        /// The index asked for.
+        index: u32,
+        /// Layouts per task.
+        count: u32,
+    },
+}
+
+impl TaskRef {
+    /// Checks the reference and returns the task it names.
+    pub fn task(&self) -> Result<&'static TaskDef, TaskError> {
+        if self.suite != SUITE {
+            return Err(TaskError::UnknownSuite {
+                suite: self.suite.clone(),
+            });
+        }
+        let count = TASKS.len() as u32;
+        let task = TASKS
+            .get(self.task_index as usize)
+            .ok_or(TaskError::UnknownTask {
+                index: self.task_index,
+                count,
+            })?;
+        if self.init_state_index >= N_INIT_STATES {
+            return Err(TaskError::UnknownInitState {
+                index: self.init_state_index,
+                count: N_INIT_STATES,
+            });
+        }
+        Ok(task)
+    }
+}
+
+/// Where the objects start, in the world frame (x, y in metres, yaw in radians).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Layout {
+    /// Red cube (x, y, yaw).
+    pub cube_red: [f64; 3],
+    /// Blue cube (x, y, yaw).
+    pub cube_blue: [f64; 3],
+    /// Bowl centre (x, y).
+    pub bowl: [f64; 2],
+    /// Target pad centre (x, y).
+    pub target: [f64; 2],
+}
+
+/// A small, fixed pseudo-random sequence (splitmix64), so layouts never depend on a library.
+struct Seeded(u64);
+
+impl Seeded {
+    fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.next_unit() * (hi - lo)
+    }
+
+    fn point(&mut self, x: (f64, f64), y: (f64, f64)) -> [f64; 2] {
+        [self.uniform(x.0, x.1), self.uniform(y.0, y.1)]
+    }
+}
+
+fn far_enough(a: [f64; 2], b: [f64; 2], min: f64) -> bool {
+    (a[0] - b[0]).hypot(a[1] - b[1]) >= min
+}
+
+/// The layout of a task and index: the same every time.
+pub fn layout(task_index: u32, init_state_index: u32) -> Layout {
+    let mut rng = Seeded(0x5010_1000 ^ (u64::from(task_index) << 32) ^ u64::from(init_state_index));
+    loop {
+        let red = rng.point((0.16, 0.26), (-0.10, 0.10));
+        let blue = rng.point((0.15, 0.26), (-0.14, 0.14));
+        let bowl = rng.point((0.13, 0.24), (-0.22, 0.22));
+        let target = rng.point((0.15, 0.26), (-0.14, 0.14));
+        let yaw_red = rng.uniform(-0.6, 0.6);
+        let yaw_blue = rng.uniform(-0.6, 0.6);
+        let ok = far_enough(red, blue, 0.07)
+            && far_enough(red, bowl, 0.11)
+            && far_enough(blue, bowl, 0.11)
+            && far_enough(red, target, 0.06)
+            && far_enough(blue, target, 0.05);
+        if ok {
+            return Layout {
+                cube_red: [red[0], red[1], yaw_red],
+                cube_blue: [blue[0], blue[1], yaw_blue],
+                bowl,
+                target,
+            };
+        }
+    }
+}
+
+/// Puts the objects of a layout on the table, at rest.
+pub fn apply_layout(sim: &mut Sim, layout: &Layout) -> Result<(), TwinError> {
+    let cube_z = TABLE_Z + CUBE_HALF + 0.0005;
+    let [x, y, yaw] = layout.cube_red;
+    sim.place_body("cube_red", [x, y, cube_z], yaw)?;
+    let [x, y, yaw] = layout.cube_blue;
+    sim.place_body("cube_blue", [x, y, cube_z], yaw)?;
+    sim.place_body(
+        "bowl",
+        [layout.bowl[0], layout.bowl[1], TABLE_Z + 0.0005],
+        0.0,
+    )?;
+    sim.place_body("target", [layout.target[0], layout.target[1], TABLE_Z], 0.0)
+}
+
+/// Whether the task's goal holds in the twin now. Reported only in the run summary.
+pub fn success(task: &TaskDef, sim: &Sim) -> Result<bool, TwinError> {
+    let red = sim.body_position("cube_red")?;
+    let planar = |a: [f64; 3], b: [f64; 3]| (a[0] - b[0]).hypot(a[1] - b[1]);
+    Ok(match task.goal {
+        Goal::Lift => red[2] > TABLE_Z + CUBE_HALF + 0.05,
+        Goal::InBowl => {
+            let bowl = sim.body_position("bowl")?;
+            planar(red, bowl) < 0.04 && red[2] < TABLE_Z + 0.05
+        }
+        Goal::OnTarget => {
+            let target = sim.body_position("target")?;
+            planar(red, target) < 0.025 && red[2] < TABLE_Z + CUBE_HALF + 0.005
+        }
+        Goal::Stack => {
+            let blue = sim.body_position("cube_blue")?;
+            let height = red[2] - blue[2];
+            planar(red, blue) < 0.015 && (height - 2.0 * CUBE_HALF).abs() < 0.006
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_are_reproducible_distinct_and_separated() {
+        for task in 0..TASKS.len() as u32 {
+            let all: Vec<Layout> = (0..N_INIT_STATES).map(|i| layout(task, i)).collect();
+            for (i, l) in all.iter().enumerate() {
+                assert_eq!(*l, layout(task, i as u32));
+                assert!(far_enough(
+                    [l.cube_red[0], l.cube_red[1]],
+                    [l.cube_blue[0], l.cube_blue[1]],
+                    0.07
+                ));
+            }
+            for i in 1..all.len() {
+                assert_ne!(all[0], all[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn references_are_checked() {
+        let r = |suite: &str, t, i| TaskRef {
+            suite: suite.into(),
+            task_index: t,
+            init_state_index: i,
+        };
+        assert!(r(SUITE, 3, 11).task().is_ok());
+        assert_eq!(
+            r("libero_10", 0, 0).task(),
+            Err(TaskError::UnknownSuite {
+                suite: "libero_10".into()
+            })
+        );
+        assert_eq!(
+            r(SUITE, 4, 0).task(),
+            Err(TaskError::UnknownTask { index: 4, count: 4 })
+        );
+        assert_eq!(
+            r(SUITE, 0, 12).task(),
+            Err(TaskError::UnknownInitState {
+                index: 12,
+                count: 12
+            })
+        );
+    }
+}

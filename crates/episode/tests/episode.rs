@@ -1,0 +1,320 @@
+//! Whole episodes on the twin: every stop reason, the budget, the journal on disk, and a
+//! scripted solution of the lift task over several layouts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_episode::session::ResetOutcome;
+use fakesim_episode::tasks::{self, TaskRef};
+use fakesim_episode::{
+    Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
+};
+use fakesim_twin::{TwinConfig, TwinHandle};
+use std::path::Path;
+
+fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef>) -> Engine {
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    Engine::new(
+        twin,
+        EngineConfig {
+            max_steps,
+            max_steps_per_call: cap,
+            runs_dir: runs.to_owned(),
+            image_size: 64,
+            locked_task: locked,
+        },
+    )
+}
+
+fn engine(runs: &Path, max_steps: u64, locked: Option<TaskRef>) -> Engine {
+    engine_with_cap(runs, max_steps, 30, locked)
+}
+
+fn task(task_index: u32, init_state_index: u32) -> ResetRequest {
+    ResetRequest {
+        suite: Some(tasks::SUITE.into()),
+        task_index: Some(task_index),
+        init_state_index: Some(init_state_index),
+    }
+}
+
+#[tokio::test]
+async fn a_five_centimetre_move_is_reached_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let reset: ResetOutcome = e.reset_task(ResetRequest::default()).await.unwrap();
+    assert_eq!(reset.task.task_index, 0);
+    let start = reset.observation.state.eef_pos_m;
+    let out = e.move_tcp([0.0, 0.05, 0.0], None).await.unwrap();
+    assert_eq!(out.report.stop, MoveStop::Reached, "{:?}", out.report);
+    assert!(out.report.remaining_distance_m < 0.008);
+    let moved = out.observation.state.eef_pos_m;
+    assert!(
+        (moved[1] - start[1] - 0.05).abs() < 0.008,
+        "{start:?} -> {moved:?}"
+    );
+    assert!((out.report.achieved_delta_xyz[1] - (moved[1] - start[1])).abs() < 1e-9);
+    assert_eq!(out.observation.step, u64::from(out.report.executed_steps));
+    assert_eq!(out.observation.steps_left, 300 - out.observation.step);
+    assert!(out.observation.images.agentview.starts_with(b"\x89PNG"));
+}
+
+#[tokio::test]
+async fn pushing_into_the_table_stalls_and_a_long_move_hits_the_step_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    e.reset_task(task(0, 1)).await.unwrap();
+    let out = e.move_tcp([0.0, 0.0, -0.3], None).await.unwrap();
+    assert_eq!(out.report.stop, MoveStop::Stalled, "{:?}", out.report);
+    assert!(
+        out.observation.state.eef_pos_m[2] > 0.78,
+        "the table holds the TCP up"
+    );
+    assert!(out.report.remaining_distance_m > 0.008);
+
+    let e = engine_with_cap(dir.path(), 300, 3, None);
+    e.reset_task(task(0, 1)).await.unwrap();
+    let out = e.move_tcp([0.0, 0.1, 0.0], None).await.unwrap();
+    assert_eq!(out.report.stop, MoveStop::StepCap, "{:?}", out.report);
+    assert_eq!(out.report.executed_steps, 3);
+    let again = e
+        .move_tcp([0.0, 0.1 - out.report.achieved_delta_xyz[1], 0.0], None)
+        .await
+        .unwrap();
+    assert_ne!(
+        again.report.stop,
+        MoveStop::Stalled,
+        "continuing a capped move makes progress"
+    );
+}
+
+#[tokio::test]
+async fn the_budget_ends_motion_and_then_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 4, None);
+    e.reset_task(ResetRequest::default()).await.unwrap();
+    let out = e.move_tcp([0.0, 0.1, 0.0], None).await.unwrap();
+    assert_eq!(out.report.stop, MoveStop::Budget);
+    assert_eq!(out.report.executed_steps, 4);
+    assert_eq!(out.observation.steps_left, 0);
+    let err = e.move_tcp([0.0, 0.01, 0.0], None).await.unwrap_err();
+    assert_eq!(err.reason(), "step_limit");
+    let err = e.gripper(GripperCommand::Close).await.unwrap_err();
+    assert_eq!(err.reason(), "step_limit");
+    let info = e.session_info().await.unwrap();
+    assert_eq!(
+        info.state.unwrap().gripper_command,
+        GripperCommand::Open,
+        "gripper target unchanged"
+    );
+    e.stop_episode().await.unwrap();
+}
+
+#[tokio::test]
+async fn gripper_settles_then_repeats_are_no_ops() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    e.reset_task(ResetRequest::default()).await.unwrap();
+    let no_op = e.gripper(GripperCommand::Open).await.unwrap();
+    assert_eq!(no_op.report.stop, GripperStop::NoOp);
+    assert_eq!(no_op.report.executed_steps, 0);
+    assert_eq!(no_op.observation.step, 0);
+    let close = e.gripper(GripperCommand::Close).await.unwrap();
+    assert_eq!(
+        close.report.stop,
+        GripperStop::Settled,
+        "{:?}",
+        close.report
+    );
+    assert!(close.report.executed_steps >= 10);
+    assert!(
+        close.report.opening_after_m < close.report.opening_before_m - 0.02,
+        "{:?}",
+        close.report
+    );
+    assert_eq!(
+        e.gripper(GripperCommand::Close).await.unwrap().report.stop,
+        GripperStop::NoOp
+    );
+    let open = e.gripper(GripperCommand::Open).await.unwrap();
+    assert_eq!(open.report.stop, GripperStop::Settled);
+    assert!(open.report.opening_after_m > close.report.opening_after_m + 0.02);
+}
+
+#[tokio::test]
+async fn states_and_refusals_follow_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let info = e.session_info().await.unwrap();
+    assert_eq!(info.status, Status::Idle);
+    assert!(info.task.is_none() && info.state.is_none());
+    assert_eq!(info.default_scene.unwrap().task_index, 0);
+    assert_eq!(
+        e.move_tcp([0.0; 3], None).await.unwrap_err().reason(),
+        "not_running"
+    );
+    assert_eq!(e.observation().await.unwrap_err().reason(), "not_running");
+    assert_eq!(e.stop_episode().await.unwrap_err().reason(), "not_running");
+    assert_eq!(
+        e.reset_task(task(9, 0)).await.unwrap_err().reason(),
+        "unknown_task"
+    );
+    assert_eq!(
+        e.reset_task(task(0, 99)).await.unwrap_err().reason(),
+        "unknown_init_state"
+    );
+    let bad_suite = ResetRequest {
+        suite: Some("libero_10".into()),
+        ..ResetRequest::default()
+    };
+    assert_eq!(
+        e.reset_task(bad_suite).await.unwrap_err().reason(),
+        "unknown_suite"
+    );
+    e.reset_task(task(1, 2)).await.unwrap();
+    assert!(matches!(
+        e.reset_task(ResetRequest::default()).await,
+        Err(EpisodeError::AlreadyRunning { .. })
+    ));
+    for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
+        assert_eq!(
+            e.move_tcp(bad, None).await.unwrap_err().reason(),
+            "invalid_request"
+        );
+    }
+    let err = e
+        .move_tcp([0.0; 3], Some([0.0, 0.0, 90.0]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("radians, not degrees"), "{err}");
+    let info = e.session_info().await.unwrap();
+    assert_eq!(
+        (info.status, info.step),
+        (Status::Running, 0),
+        "refusals used no budget"
+    );
+    let listing = e.list_tasks(None).unwrap();
+    assert_eq!(listing.total_tasks, 4);
+    assert!(listing.tasks.is_empty());
+    let listing = e.list_tasks(Some(tasks::SUITE)).unwrap();
+    assert_eq!(listing.tasks.len(), 4);
+    assert!(listing.tasks.iter().all(|t| t.n_init_states >= 10));
+}
+
+#[tokio::test]
+async fn locked_task_refuses_scene_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let locked = TaskRef {
+        suite: tasks::SUITE.into(),
+        task_index: 2,
+        init_state_index: 5,
+    };
+    let e = engine(dir.path(), 300, Some(locked));
+    assert!(e.session_info().await.unwrap().task_locked);
+    assert_eq!(
+        e.reset_task(task(0, 0)).await.unwrap_err().reason(),
+        "task_locked"
+    );
+    let reset = e.reset_task(ResetRequest::default()).await.unwrap();
+    assert_eq!((reset.task.task_index, reset.task.init_state_index), (2, 5));
+}
+
+#[tokio::test]
+async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let reset = e.reset_task(ResetRequest::default()).await.unwrap();
+    e.move_tcp([0.02, 0.0, 0.0], None).await.unwrap();
+    e.gripper(GripperCommand::Close).await.unwrap();
+    e.observation().await.unwrap();
+    let stop = e.stop_episode().await.unwrap();
+    assert_eq!(stop.run, reset.run);
+    let events = std::fs::read_to_string(&stop.artifacts.events).unwrap();
+    let kinds: Vec<String> = events
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["reset_task", "move", "gripper", "observe", "stop_episode"]
+    );
+    let frames = std::fs::read_dir(&stop.artifacts.frames).unwrap().count();
+    assert_eq!(
+        frames, 8,
+        "two PNGs for each of reset, move, gripper, observe"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stop.artifacts.summary).unwrap()).unwrap();
+    assert_eq!(summary["status"], "stopped");
+    assert_eq!(summary["calls"]["by_stop_reason"]["gripper"]["settled"], 1);
+    assert!(summary["success"].is_boolean());
+    assert!(
+        !events.contains("success"),
+        "success never reaches the event log the client could read"
+    );
+    assert_eq!(e.session_info().await.unwrap().status, Status::Stopped);
+    e.reset_task(ResetRequest::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn interrupt_finalises_a_live_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let reset = e.reset_task(ResetRequest::default()).await.unwrap();
+    e.interrupt().await.unwrap();
+    let summary = dir.path().join(&reset.run).join("summary.json");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    assert_eq!(summary["status"], "interrupted");
+}
+
+#[tokio::test]
+async fn same_layout_same_scene_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = engine(dir.path(), 300, None);
+    let b = engine(dir.path(), 300, None);
+    let ra = a.reset_task(task(3, 7)).await.unwrap();
+    let rb = b.reset_task(task(3, 7)).await.unwrap();
+    assert_eq!(ra.observation.state, rb.observation.state);
+    assert_eq!(ra.observation.images, rb.observation.images);
+}
+
+/// Picks the red cube using the layout the test knows (a client would use the images).
+async fn scripted_lift(e: &Engine, init_state_index: u32) -> bool {
+    let reset = e.reset_task(task(0, init_state_index)).await.unwrap();
+    let cube = tasks::layout(0, init_state_index).cube_red;
+    let mut tcp = reset.observation.state.eef_pos_m;
+    for target in [[cube[0], cube[1], 0.87], [cube[0], cube[1], 0.818]] {
+        for _ in 0..4 {
+            let delta = [target[0] - tcp[0], target[1] - tcp[1], target[2] - tcp[2]];
+            let out = e.move_tcp(delta, None).await.unwrap();
+            tcp = out.observation.state.eef_pos_m;
+            if out.report.stop != MoveStop::StepCap {
+                break;
+            }
+        }
+    }
+    e.gripper(GripperCommand::Close).await.unwrap();
+    e.move_tcp([0.0, 0.0, 0.08], None).await.unwrap();
+    let stop = e.stop_episode().await.unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stop.artifacts.summary).unwrap()).unwrap();
+    summary["success"] == true
+}
+
+#[tokio::test]
+async fn a_scripted_pick_lifts_the_cube_in_several_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let mut results = Vec::new();
+    for layout in 0..4 {
+        results.push(scripted_lift(&e, layout).await);
+    }
+    assert!(
+        results.iter().filter(|ok| **ok).count() >= 3,
+        "lift succeeded in {results:?}"
+    );
+}
