@@ -33,9 +33,7 @@ pub enum EpisodeError {
         status: &'static str,
     },
     /// The step budget is used up.
-    #[error(
-        "the episode's step budget ({max_steps} steps) is used up; only StopEpisode can be called"
-    )]
+    #[error("the episode's step budget ({max_steps} steps) is used up; only StopEpisode can be called")]
     StepLimit {
         /// The budget.
         max_steps: u64,

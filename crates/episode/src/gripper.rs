@@ -74,13 +74,7 @@ impl GripperState {
     }
 
     /// Records the opening after a tick and says whether the call stops there.
-    pub fn after_tick(
-        &mut self,
-        opening_m: f64,
-        ticks: u32,
-        cap: u32,
-        steps_left: u64,
-    ) -> Option<GripperStop> {
+    pub fn after_tick(&mut self, opening_m: f64, ticks: u32, cap: u32, steps_left: u64) -> Option<GripperStop> {
         self.ticks_of_command = self.ticks_of_command.saturating_add(1);
         self.openings.push_back(opening_m);
         if self.openings.len() > SETTLE_WINDOW {
@@ -104,11 +98,7 @@ impl GripperState {
             return false;
         }
         let lo = self.openings.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = self
-            .openings
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
+        let hi = self.openings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         hi - lo < SETTLE_EPSILON_M
     }
 }
@@ -131,10 +121,7 @@ mod tests {
         for tick in 1..10 {
             assert_eq!(g.after_tick(0.01, tick, 30, 100), None, "tick {tick}");
         }
-        assert_eq!(
-            g.after_tick(0.0101, 10, 30, 100),
-            Some(GripperStop::Settled)
-        );
+        assert_eq!(g.after_tick(0.0101, 10, 30, 100), Some(GripperStop::Settled));
         assert_eq!(g.begin(GripperCommand::Close), Some(GripperStop::NoOp));
     }
 
@@ -144,14 +131,7 @@ mod tests {
         g.begin(GripperCommand::Close);
         for tick in 1..=5 {
             let stop = g.after_tick(0.05 - 0.005 * f64::from(tick), tick, 5, 100);
-            assert_eq!(
-                stop,
-                if tick == 5 {
-                    Some(GripperStop::StepCap)
-                } else {
-                    None
-                }
-            );
+            assert_eq!(stop, if tick == 5 { Some(GripperStop::StepCap) } else { None });
         }
         assert_eq!(
             g.begin(GripperCommand::Close),
@@ -173,20 +153,8 @@ mod tests {
         let mut g = GripperState::settled(GripperCommand::Close);
         g.begin(GripperCommand::Open);
         for tick in 1..=12 {
-            let stop = g.after_tick(
-                0.001 * f64::from(tick),
-                tick,
-                30,
-                if tick == 12 { 0 } else { 50 },
-            );
-            assert_eq!(
-                stop,
-                if tick == 12 {
-                    Some(GripperStop::Budget)
-                } else {
-                    None
-                }
-            );
+            let stop = g.after_tick(0.001 * f64::from(tick), tick, 30, if tick == 12 { 0 } else { 50 });
+            assert_eq!(stop, if tick == 12 { Some(GripperStop::Budget) } else { None });
         }
     }
 }

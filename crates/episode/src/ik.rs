@@ -20,11 +20,7 @@ pub struct TcpCorrection {
 }
 
 /// Joint changes (rad) that best realise `correction`, damped, for the five IK joints.
-pub fn solve(
-    jac_pos: &Matrix3x6<f64>,
-    jac_rot: &Matrix3x6<f64>,
-    correction: &TcpCorrection,
-) -> [f64; IK_JOINTS] {
+pub fn solve(jac_pos: &Matrix3x6<f64>, jac_rot: &Matrix3x6<f64>, correction: &TcpCorrection) -> [f64; IK_JOINTS] {
     let w = correction.rotation_weight.max(0.0);
     let mut jac = SMatrix::<f64, 6, IK_JOINTS>::zeros();
     let mut err = Vector6::zeros();

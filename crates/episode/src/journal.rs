@@ -118,10 +118,7 @@ mod tests {
         j.event("reset_task", json!({"task_index": 0})).unwrap();
         j.event("move", json!({"stop_reason": "reached"})).unwrap();
         let text = fs::read_to_string(&j.artifacts().events).unwrap();
-        let lines: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["kind"], "move");
         assert_eq!(lines[1]["stop_reason"], "reached");

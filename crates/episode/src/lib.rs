@@ -2,6 +2,7 @@
 //! damped least-squares IK on the twin, gripper actions, their stop reasons, the step budget,
 //! and the run journal.
 
+pub mod actuation;
 pub mod error;
 pub mod gripper;
 pub mod ik;
@@ -11,6 +12,7 @@ pub mod runner;
 pub mod session;
 pub mod tasks;
 
+pub use actuation::{Actuation, SimActuation};
 pub use error::EpisodeError;
 pub use gripper::{GripperCommand, GripperStop};
 pub use motion::MoveStop;

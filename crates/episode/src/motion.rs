@@ -137,13 +137,7 @@ impl MoveController {
 
     /// Records the pose after a tick and says whether the move stops there. `ticks` counts the
     /// ticks of this call so far, `steps_left` the episode budget after this tick.
-    pub fn after_tick(
-        &mut self,
-        tcp: &Pose,
-        ticks: u32,
-        cap: u32,
-        steps_left: u64,
-    ) -> Option<MoveStop> {
+    pub fn after_tick(&mut self, tcp: &Pose, ticks: u32, cap: u32, steps_left: u64) -> Option<MoveStop> {
         let moved = (Vector3::from(tcp.pos) - Vector3::from(self.last.pos)).norm();
         let turned = rotation_error(&self.last.rotation(), &tcp.rotation()).norm();
         self.last = *tcp;
@@ -166,8 +160,7 @@ impl MoveController {
     fn reached(&self, tcp: &Pose) -> bool {
         let position_ok = self.remaining_distance_m(tcp) < POSITION_TOLERANCE_M;
         let orientation_ok = !self.target.orientation_required
-            || rotation_error(&tcp.rotation(), &self.target.orientation).norm()
-                < ROTATION_TOLERANCE_RAD;
+            || rotation_error(&tcp.rotation(), &self.target.orientation).norm() < ROTATION_TOLERANCE_RAD;
         position_ok && orientation_ok
     }
 
@@ -217,10 +210,7 @@ mod tests {
     #[test]
     fn reached_within_eight_millimetres() {
         let start = pose(0.0, 0.0, 1.0);
-        let mut c = MoveController::new(
-            start,
-            MoveTarget::from_delta(&start, [0.05, 0.0, 0.0], None),
-        );
+        let mut c = MoveController::new(start, MoveTarget::from_delta(&start, [0.05, 0.0, 0.0], None));
         assert_eq!(c.after_tick(&pose(0.03, 0.0, 1.0), 1, 30, 100), None);
         assert_eq!(
             c.after_tick(&pose(0.0425, 0.0, 1.0), 2, 30, 100),
@@ -231,10 +221,7 @@ mod tests {
     #[test]
     fn stalled_after_three_ticks_of_less_than_a_millimetre_in_total() {
         let start = pose(0.0, 0.0, 1.0);
-        let mut c = MoveController::new(
-            start,
-            MoveTarget::from_delta(&start, [0.0, 0.0, -0.1], None),
-        );
+        let mut c = MoveController::new(start, MoveTarget::from_delta(&start, [0.0, 0.0, -0.1], None));
         assert_eq!(c.after_tick(&pose(0.0, 0.0, 0.98), 1, 30, 100), None);
         assert_eq!(c.after_tick(&pose(0.0, 0.0, 0.9797), 2, 30, 100), None);
         assert_eq!(
@@ -253,20 +240,11 @@ mod tests {
         let start = pose(0.0, 0.0, 1.0);
         let target = MoveTarget::from_delta(&start, [0.1, 0.0, 0.0], None);
         let mut c = MoveController::new(start, target);
-        assert_eq!(
-            c.after_tick(&pose(0.02, 0.0, 1.0), 30, 30, 0),
-            Some(MoveStop::Budget)
-        );
+        assert_eq!(c.after_tick(&pose(0.02, 0.0, 1.0), 30, 30, 0), Some(MoveStop::Budget));
         let mut c = MoveController::new(start, target);
-        assert_eq!(
-            c.after_tick(&pose(0.02, 0.0, 1.0), 30, 30, 5),
-            Some(MoveStop::StepCap)
-        );
+        assert_eq!(c.after_tick(&pose(0.02, 0.0, 1.0), 30, 30, 5), Some(MoveStop::StepCap));
         let mut c = MoveController::new(start, target);
-        assert_eq!(
-            c.after_tick(&pose(0.095, 0.0, 1.0), 30, 30, 0),
-            Some(MoveStop::Reached)
-        );
+        assert_eq!(c.after_tick(&pose(0.095, 0.0, 1.0), 30, 30, 0), Some(MoveStop::Reached));
     }
 
     #[test]
@@ -278,10 +256,7 @@ mod tests {
         };
         let mut free = MoveController::new(start, MoveTarget::from_delta(&start, [0.0; 3], None));
         assert_eq!(free.after_tick(&turned, 1, 30, 10), Some(MoveStop::Reached));
-        let mut fixed = MoveController::new(
-            start,
-            MoveTarget::from_delta(&start, [0.0; 3], Some([0.0; 3])),
-        );
+        let mut fixed = MoveController::new(start, MoveTarget::from_delta(&start, [0.0; 3], Some([0.0; 3])));
         assert_eq!(fixed.after_tick(&turned, 1, 30, 10), None);
     }
 }

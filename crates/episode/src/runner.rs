@@ -56,13 +56,7 @@ pub fn run_move(sim: &mut Sim, target: MoveTarget, cap: u32, steps_left: u64) ->
     let mut travel = Vec::new();
     loop {
         let tcp = sim.tcp_pose();
-        let targets = controller.joint_targets(
-            &tcp,
-            &sim.arm_qpos(),
-            &sim.arm_ctrl(),
-            &sim.tcp_jacobian(),
-            &ranges,
-        );
+        let targets = controller.joint_targets(&tcp, &sim.arm_qpos(), &sim.arm_ctrl(), &sim.tcp_jacobian(), &ranges);
         sim.set_arm_ctrl(&targets);
         sim.step_tick();
         ticks += 1;
@@ -83,12 +77,7 @@ pub fn run_move(sim: &mut Sim, target: MoveTarget, cap: u32, steps_left: u64) ->
 
 /// Drives the gripper with its current command until a stop reason triggers. The caller has
 /// already called [`GripperState::begin`]; `steps_left` must be positive.
-pub fn run_gripper(
-    sim: &mut Sim,
-    state: &mut GripperState,
-    cap: u32,
-    steps_left: u64,
-) -> GripperReport {
+pub fn run_gripper(sim: &mut Sim, state: &mut GripperState, cap: u32, steps_left: u64) -> GripperReport {
     let before = sim.gripper_opening_m();
     let mut ctrl = sim.arm_ctrl();
     ctrl[GRIPPER_INDEX] = gripper_setpoint(sim, state.command());

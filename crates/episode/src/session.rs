@@ -1,11 +1,12 @@
 //! The episode engine: one episode at a time over the twin, with the session contract's
 //! states, step budget, task lock, journal and images.
 
+use crate::actuation::{Actuation, SimActuation};
 use crate::error::EpisodeError;
 use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::{Artifacts, Journal};
-use crate::motion::{MoveStop, MoveTarget};
-use crate::runner::{GripperReport, MoveReport, gripper_setpoint, run_gripper, run_move};
+use crate::motion::MoveStop;
+use crate::runner::{GripperReport, MoveReport, gripper_setpoint};
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use fakesim_twin::image::encode_rgb_png;
 use fakesim_twin::joints::GRIPPER_INDEX;
@@ -14,6 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 use std::time::Instant;
 use tokio::sync::Mutex;
 
@@ -272,6 +274,7 @@ pub struct Engine {
     twin: TwinHandle,
     config: EngineConfig,
     session: Mutex<Session>,
+    actuation: RwLock<Arc<dyn Actuation>>,
 }
 
 impl Engine {
@@ -284,7 +287,37 @@ impl Engine {
                 status: Status::Idle,
                 run: None,
             }),
+            actuation: RwLock::new(Arc::new(SimActuation)),
         }
+    }
+
+    /// Switches how motions reach the arm; waits for the motion in flight, keeps the episode.
+    pub async fn set_actuation(&self, actuation: Arc<dyn Actuation>) {
+        let session = self.session.lock().await;
+        if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
+            tracing::info!(run = %run.id, to = actuation.name(), "actuation switched mid-episode");
+        }
+        match self.actuation.write() {
+            Ok(mut current) => *current = actuation,
+            Err(poisoned) => *poisoned.into_inner() = actuation,
+        }
+        drop(session);
+    }
+
+    fn current_actuation(&self) -> Arc<dyn Actuation> {
+        match self.actuation.read() {
+            Ok(current) => current.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Records a notable event (mode switch, safety stop) in the live run's journal, if any.
+    pub async fn journal_event(&self, kind: &str, fields: serde_json::Value) -> Result<(), EpisodeError> {
+        let mut session = self.session.lock().await;
+        if let Ok(run) = running(&mut session) {
+            run.journal.event(kind, fields)?;
+        }
+        Ok(())
     }
 
     /// The engine's settings.
@@ -330,18 +363,10 @@ impl Engine {
     /// Starts an episode.
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
         let mut session = self.session.lock().await;
-        if let Some(run) = session
-            .run
-            .as_ref()
-            .filter(|_| session.status == Status::Running)
-        {
-            return Err(EpisodeError::AlreadyRunning {
-                run: run.id.clone(),
-            });
+        if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
+            return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
         }
-        let given = request.suite.is_some()
-            || request.task_index.is_some()
-            || request.init_state_index.is_some();
+        let given = request.suite.is_some() || request.task_index.is_some() || request.init_state_index.is_some();
         if let (true, Some(locked)) = (given, &self.config.locked_task) {
             return Err(EpisodeError::TaskLocked {
                 suite: locked.suite.clone(),
@@ -410,10 +435,7 @@ impl Engine {
         let mut session = self.session.lock().await;
         let run = running(&mut session)?;
         let command = run.gripper.command();
-        let state = self
-            .twin
-            .with_sim(move |sim| EefState::read(sim, command))
-            .await?;
+        let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         let images = self.images(run, "observe").await?;
         run.journal
             .event("observe", json!({ "step": run.step, "state": state }))?;
@@ -432,14 +454,11 @@ impl Engine {
         let steps_left = self.steps_left(run)?;
         let cap = self.config.max_steps_per_call;
         let command = run.gripper.command();
-        let (report, state) = self
-            .twin
-            .with_sim(move |sim| {
-                let target = MoveTarget::from_delta(&sim.tcp_pose(), delta_xyz, delta_rpy);
-                let report = run_move(sim, target, cap, steps_left);
-                (report, EefState::read(sim, command))
-            })
+        let actuation = self.current_actuation();
+        let report = actuation
+            .run_move(&self.twin, delta_xyz, delta_rpy, cap, steps_left)
             .await?;
+        let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         run.step += u64::from(report.executed_steps);
         count(run, "move", stop_name(&report.stop));
         run.journal.event(
@@ -467,35 +486,27 @@ impl Engine {
         let run = running(&mut session)?;
         let steps_left = self.steps_left(run)?;
         let cap = self.config.max_steps_per_call;
-        let (report, state) = match run.gripper.begin(command) {
+        let mut gripper = run.gripper.clone();
+        let report = match gripper.begin(command) {
             Some(no_op) => {
                 let opening = self.twin.with_sim(|sim| sim.gripper_opening_m()).await?;
-                let state = self
-                    .twin
-                    .with_sim(move |sim| EefState::read(sim, command))
-                    .await?;
-                let report = GripperReport {
+                GripperReport {
                     executed_steps: 0,
                     stop: no_op,
                     opening_before_m: opening,
                     opening_after_m: opening,
                     openings_m: Vec::new(),
-                };
-                (report, state)
+                }
             }
             None => {
-                let mut gripper = run.gripper.clone();
-                let (report, gripper, state) = self
-                    .twin
-                    .with_sim(move |sim| {
-                        let report = run_gripper(sim, &mut gripper, cap, steps_left);
-                        (report, gripper, EefState::read(sim, command))
-                    })
-                    .await?;
-                run.gripper = gripper;
-                (report, state)
+                let actuation = self.current_actuation();
+                let (report, after) = actuation.run_gripper(&self.twin, gripper, cap, steps_left).await?;
+                gripper = after;
+                report
             }
         };
+        run.gripper = gripper;
+        let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         run.step += u64::from(report.executed_steps);
         count(run, "gripper", gripper_stop_name(&report.stop));
         run.journal.event(
@@ -531,8 +542,7 @@ impl Engine {
             return Ok(());
         }
         if let Some(run) = session.run.as_mut() {
-            run.journal
-                .event("interrupted", json!({ "step": run.step }))?;
+            run.journal.event("interrupted", json!({ "step": run.step }))?;
             self.finish(run, "interrupted").await?;
         }
         session.status = Status::Stopped;
@@ -546,10 +556,7 @@ impl Engine {
         let max_steps = self.config.max_steps;
         let Some(run) = session.run.as_ref() else {
             let default = self.default_task();
-            let default_scene = default
-                .task()
-                .ok()
-                .map(|task| TaskInfo::new(&default, task));
+            let default_scene = default.task().ok().map(|task| TaskInfo::new(&default, task));
             return Ok(SessionInfo {
                 run: None,
                 status: Status::Idle,
@@ -563,10 +570,7 @@ impl Engine {
             });
         };
         let command = run.gripper.command();
-        let state = self
-            .twin
-            .with_sim(move |sim| EefState::read(sim, command))
-            .await?;
+        let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         Ok(SessionInfo {
             run: Some(run.id.clone()),
             status: session.status,
@@ -582,10 +586,7 @@ impl Engine {
 
     async fn finish(&self, run: &mut Run, status: &str) -> Result<StopOutcome, EpisodeError> {
         let task = run.task;
-        let success = self
-            .twin
-            .try_with_sim(move |sim| tasks::success(task, sim))
-            .await?;
+        let success = self.twin.try_with_sim(move |sim| tasks::success(task, sim)).await?;
         let total: u64 = run.calls.values().flat_map(|m| m.values()).sum();
         let summary = json!({
             "run": run.id, "status": status, "task": TaskInfo::new(&run.task_ref, run.task),
@@ -593,10 +594,8 @@ impl Engine {
             "calls": { "total": total, "by_stop_reason": run.calls },
             "duration_s": run.started.elapsed().as_secs_f64(), "success": success,
         });
-        run.journal.event(
-            "stop_episode",
-            json!({ "status": status, "step": run.step }),
-        )?;
+        run.journal
+            .event("stop_episode", json!({ "status": status, "step": run.step }))?;
         run.journal.summary(&summary)?;
         tracing::info!(run = %run.id, status, steps = run.step, "episode ended");
         Ok(StopOutcome {
@@ -617,8 +616,7 @@ impl Engine {
 
     fn note_budget(&self, run: &mut Run) -> Result<(), EpisodeError> {
         if run.step >= self.config.max_steps {
-            run.journal
-                .event("budget_exhausted", json!({ "step": run.step }))?;
+            run.journal.event("budget_exhausted", json!({ "step": run.step }))?;
         }
         Ok(())
     }
@@ -655,18 +653,12 @@ fn running(session: &mut Session) -> Result<&mut Run, EpisodeError> {
     let status = session.status;
     match session.run.as_mut() {
         Some(run) if status == Status::Running => Ok(run),
-        _ => Err(EpisodeError::NotRunning {
-            status: status.name(),
-        }),
+        _ => Err(EpisodeError::NotRunning { status: status.name() }),
     }
 }
 
 fn count(run: &mut Run, call: &'static str, reason: &'static str) {
-    *run.calls
-        .entry(call)
-        .or_default()
-        .entry(reason)
-        .or_default() += 1;
+    *run.calls.entry(call).or_default().entry(reason).or_default() += 1;
 }
 
 fn stop_name(stop: &MoveStop) -> &'static str {
@@ -688,11 +680,7 @@ fn gripper_stop_name(stop: &GripperStop) -> &'static str {
 }
 
 fn check_delta(delta_xyz: [f64; 3], delta_rpy: Option<[f64; 3]>) -> Result<(), EpisodeError> {
-    if let Some((axis, v)) = ["x", "y", "z"]
-        .iter()
-        .zip(delta_xyz)
-        .find(|(_, v)| !v.is_finite())
-    {
+    if let Some((axis, v)) = ["x", "y", "z"].iter().zip(delta_xyz).find(|(_, v)| !v.is_finite()) {
         return Err(EpisodeError::BadRequest(format!(
             "delta_xyz.{axis}={v} is not a finite number"
         )));
@@ -726,9 +714,7 @@ fn new_run_id(runs_dir: &std::path::Path) -> String {
         .unwrap_or(0);
     let mut seed = (nanos as u64) ^ u64::from(std::process::id()).rotate_left(32);
     loop {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let id = format!("{:08x}", seed >> 32);
         if !runs_dir.join(&id).exists() {
             return id;

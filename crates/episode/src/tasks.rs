@@ -111,12 +111,10 @@ impl TaskRef {
             });
         }
         let count = TASKS.len() as u32;
-        let task = TASKS
-            .get(self.task_index as usize)
-            .ok_or(TaskError::UnknownTask {
-                index: self.task_index,
-                count,
-            })?;
+        let task = TASKS.get(self.task_index as usize).ok_or(TaskError::UnknownTask {
+            index: self.task_index,
+            count,
+        })?;
         if self.init_state_index >= N_INIT_STATES {
             return Err(TaskError::UnknownInitState {
                 index: self.init_state_index,
@@ -199,11 +197,7 @@ pub fn apply_layout(sim: &mut Sim, layout: &Layout) -> Result<(), TwinError> {
     sim.place_body("cube_red", [x, y, cube_z], yaw)?;
     let [x, y, yaw] = layout.cube_blue;
     sim.place_body("cube_blue", [x, y, cube_z], yaw)?;
-    sim.place_body(
-        "bowl",
-        [layout.bowl[0], layout.bowl[1], TABLE_Z + 0.0005],
-        0.0,
-    )?;
+    sim.place_body("bowl", [layout.bowl[0], layout.bowl[1], TABLE_Z + 0.0005], 0.0)?;
     sim.place_body("target", [layout.target[0], layout.target[1], TABLE_Z], 0.0)
 }
 
@@ -271,10 +265,7 @@ mod tests {
         );
         assert_eq!(
             r(SUITE, 0, 12).task(),
-            Err(TaskError::UnknownInitState {
-                index: 12,
-                count: 12
-            })
+            Err(TaskError::UnknownInitState { index: 12, count: 12 })
         );
     }
 }

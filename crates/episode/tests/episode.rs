@@ -47,10 +47,7 @@ async fn a_five_centimetre_move_is_reached_and_reported() {
     assert_eq!(out.report.stop, MoveStop::Reached, "{:?}", out.report);
     assert!(out.report.remaining_distance_m < 0.008);
     let moved = out.observation.state.eef_pos_m;
-    assert!(
-        (moved[1] - start[1] - 0.05).abs() < 0.008,
-        "{start:?} -> {moved:?}"
-    );
+    assert!((moved[1] - start[1] - 0.05).abs() < 0.008, "{start:?} -> {moved:?}");
     assert!((out.report.achieved_delta_xyz[1] - (moved[1] - start[1])).abs() < 1e-9);
     assert_eq!(out.observation.step, u64::from(out.report.executed_steps));
     assert_eq!(out.observation.steps_left, 300 - out.observation.step);
@@ -64,10 +61,7 @@ async fn pushing_into_the_table_stalls_and_a_long_move_hits_the_step_cap() {
     e.reset_task(task(0, 1)).await.unwrap();
     let out = e.move_tcp([0.0, 0.0, -0.3], None).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::Stalled, "{:?}", out.report);
-    assert!(
-        out.observation.state.eef_pos_m[2] > 0.78,
-        "the table holds the TCP up"
-    );
+    assert!(out.observation.state.eef_pos_m[2] > 0.78, "the table holds the TCP up");
     assert!(out.report.remaining_distance_m > 0.008);
 
     let e = engine_with_cap(dir.path(), 300, 3, None);
@@ -118,12 +112,7 @@ async fn gripper_settles_then_repeats_are_no_ops() {
     assert_eq!(no_op.report.executed_steps, 0);
     assert_eq!(no_op.observation.step, 0);
     let close = e.gripper(GripperCommand::Close).await.unwrap();
-    assert_eq!(
-        close.report.stop,
-        GripperStop::Settled,
-        "{:?}",
-        close.report
-    );
+    assert_eq!(close.report.stop, GripperStop::Settled, "{:?}", close.report);
     assert!(close.report.executed_steps >= 10);
     assert!(
         close.report.opening_after_m < close.report.opening_before_m - 0.02,
@@ -147,16 +136,10 @@ async fn states_and_refusals_follow_the_contract() {
     assert_eq!(info.status, Status::Idle);
     assert!(info.task.is_none() && info.state.is_none());
     assert_eq!(info.default_scene.unwrap().task_index, 0);
-    assert_eq!(
-        e.move_tcp([0.0; 3], None).await.unwrap_err().reason(),
-        "not_running"
-    );
+    assert_eq!(e.move_tcp([0.0; 3], None).await.unwrap_err().reason(), "not_running");
     assert_eq!(e.observation().await.unwrap_err().reason(), "not_running");
     assert_eq!(e.stop_episode().await.unwrap_err().reason(), "not_running");
-    assert_eq!(
-        e.reset_task(task(9, 0)).await.unwrap_err().reason(),
-        "unknown_task"
-    );
+    assert_eq!(e.reset_task(task(9, 0)).await.unwrap_err().reason(), "unknown_task");
     assert_eq!(
         e.reset_task(task(0, 99)).await.unwrap_err().reason(),
         "unknown_init_state"
@@ -165,25 +148,16 @@ async fn states_and_refusals_follow_the_contract() {
         suite: Some("libero_10".into()),
         ..ResetRequest::default()
     };
-    assert_eq!(
-        e.reset_task(bad_suite).await.unwrap_err().reason(),
-        "unknown_suite"
-    );
+    assert_eq!(e.reset_task(bad_suite).await.unwrap_err().reason(), "unknown_suite");
     e.reset_task(task(1, 2)).await.unwrap();
     assert!(matches!(
         e.reset_task(ResetRequest::default()).await,
         Err(EpisodeError::AlreadyRunning { .. })
     ));
     for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
-        assert_eq!(
-            e.move_tcp(bad, None).await.unwrap_err().reason(),
-            "invalid_request"
-        );
+        assert_eq!(e.move_tcp(bad, None).await.unwrap_err().reason(), "invalid_request");
     }
-    let err = e
-        .move_tcp([0.0; 3], Some([0.0, 0.0, 90.0]))
-        .await
-        .unwrap_err();
+    let err = e.move_tcp([0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
     assert!(err.to_string().contains("radians, not degrees"), "{err}");
     let info = e.session_info().await.unwrap();
     assert_eq!(
@@ -209,10 +183,7 @@ async fn locked_task_refuses_scene_arguments() {
     };
     let e = engine(dir.path(), 300, Some(locked));
     assert!(e.session_info().await.unwrap().task_locked);
-    assert_eq!(
-        e.reset_task(task(0, 0)).await.unwrap_err().reason(),
-        "task_locked"
-    );
+    assert_eq!(e.reset_task(task(0, 0)).await.unwrap_err().reason(), "task_locked");
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
     assert_eq!((reset.task.task_index, reset.task.init_state_index), (2, 5));
 }
@@ -237,15 +208,9 @@ async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(
-        kinds,
-        ["reset_task", "move", "gripper", "observe", "stop_episode"]
-    );
+    assert_eq!(kinds, ["reset_task", "move", "gripper", "observe", "stop_episode"]);
     let frames = std::fs::read_dir(&stop.artifacts.frames).unwrap().count();
-    assert_eq!(
-        frames, 8,
-        "two PNGs for each of reset, move, gripper, observe"
-    );
+    assert_eq!(frames, 8, "two PNGs for each of reset, move, gripper, observe");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stop.artifacts.summary).unwrap()).unwrap();
     assert_eq!(summary["status"], "stopped");
@@ -266,8 +231,7 @@ async fn interrupt_finalises_a_live_episode() {
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
     e.interrupt().await.unwrap();
     let summary = dir.path().join(&reset.run).join("summary.json");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
     assert_eq!(summary["status"], "interrupted");
 }
 

@@ -1,0 +1,85 @@
+//! How moves and gripper actions reach an arm: lock-step on the twin alone (sim), or paced in
+//! real time on a real arm that the twin mirrors (hardware in the loop, in `fakesim-hil-bridge`).
+
+use crate::error::EpisodeError;
+use crate::gripper::GripperState;
+use crate::motion::MoveTarget;
+use crate::runner::{GripperReport, MoveReport, run_gripper, run_move};
+use fakesim_twin::TwinHandle;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so actuations can be swapped at run time behind `dyn`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Runs the per-tick loop of a move or a gripper action somewhere.
+pub trait Actuation: Send + Sync {
+    /// Short name for logs and journals (`sim`, `hil`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Moves toward a target computed from the TCP pose at the start of the call.
+    fn run_move<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        delta_xyz: [f64; 3],
+        delta_rpy: Option<[f64; 3]>,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>>;
+
+    /// Drives the gripper with the state's command (already begun) and returns the new state.
+    fn run_gripper<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        state: GripperState,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>>;
+}
+
+/// Sim mode: the whole loop runs on the physics thread in lock-step, one tick per step.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SimActuation;
+
+impl Actuation for SimActuation {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn run_move<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        delta_xyz: [f64; 3],
+        delta_rpy: Option<[f64; 3]>,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
+        Box::pin(async move {
+            let report = twin
+                .with_sim(move |sim| {
+                    let target = MoveTarget::from_delta(&sim.tcp_pose(), delta_xyz, delta_rpy);
+                    run_move(sim, target, cap, steps_left)
+                })
+                .await?;
+            Ok(report)
+        })
+    }
+
+    fn run_gripper<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        mut state: GripperState,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
+        Box::pin(async move {
+            let out = twin
+                .with_sim(move |sim| {
+                    let report = run_gripper(sim, &mut state, cap, steps_left);
+                    (report, state)
+                })
+                .await?;
+            Ok(out)
+        })
+    }
+}
