@@ -1,0 +1,31 @@
+//! Errors of the emulator library.
+
+/// Everything that can go wrong while setting up or serving a virtual bus.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// The pseudo-terminal could not be created or configured.
+    #[error("pseudo-terminal {step}: {source}")]
+    Pty {
+        /// Which step failed (e.g. "open master").
+        step: &'static str,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
+    /// Reading from or writing to the transport failed.
+    #[error("transport i/o: {0}")]
+    Io(#[from] std::io::Error),
+    /// No emulated servo has this id.
+    #[error("no emulated servo with id {0}")]
+    NoSuchServo(u8),
+    /// The serving task panicked or was aborted.
+    #[error("serving task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// A register access outside the 256-byte control table.
+    #[error("address range {addr}+{len} lies outside the control table")]
+    OutOfTable {
+        /// Start address.
+        addr: u8,
+        /// Number of bytes.
+        len: usize,
+    },
+}

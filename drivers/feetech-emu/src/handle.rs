@@ -1,0 +1,208 @@
+//! The cloneable handle tests and tools use to inspect and script the virtual bus while a
+//! transport serves it.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use feetech::control_table::Register;
+use feetech::protocol::frame::Frame;
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::{BusState, Reply};
+use crate::clock::{Clock, ManualClock, SystemClock};
+use crate::config::{EmuConfig, ServoConfig};
+use crate::error::EmuError;
+use crate::faults::FaultConfig;
+use crate::servo::Servo;
+
+/// Shared handle on a virtual servo bus; clones control the same servos.
+///
+/// Methods that take an id act on every servo with that id (ids may repeat on purpose) and
+/// read from the first one; they fail with [`EmuError::NoSuchServo`] when none has it.
+#[derive(Debug, Clone)]
+pub struct ServoBus {
+    state: Arc<Mutex<BusState>>,
+    unplugged: CancellationToken,
+}
+
+impl ServoBus {
+    /// A bus whose motion follows `clock`.
+    pub fn new(config: &EmuConfig, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(BusState::new(config, clock))),
+            unplugged: CancellationToken::new(),
+        }
+    }
+
+    /// A bus driven by the wall clock (for serving real drivers).
+    pub fn real_time(config: &EmuConfig) -> Self {
+        Self::new(config, Arc::new(SystemClock::new()))
+    }
+
+    /// A bus driven by simulated time, with the clock that advances it.
+    pub fn simulated(config: &EmuConfig) -> (Self, ManualClock) {
+        let clock = ManualClock::new();
+        (Self::new(config, Arc::new(clock.clone())), clock)
+    }
+
+    /// Executes one instruction frame and returns the status packets the servos send back.
+    pub fn handle_frame(&self, frame: &Frame) -> Vec<Reply> {
+        self.lock().handle_frame(frame)
+    }
+
+    /// Ids of the servos on the bus, in bus order.
+    pub fn ids(&self) -> Vec<u8> {
+        let mut state = self.lock();
+        state.sync();
+        state.servos.iter().map(Servo::id).collect()
+    }
+
+    /// Plugs another servo onto the bus.
+    pub fn add_servo(&self, config: &ServoConfig) {
+        let mut state = self.lock();
+        state.sync();
+        state.servos.push(Servo::new(config));
+        state.refresh();
+    }
+
+    /// Unplugs every servo with this id.
+    pub fn remove_servo(&self, id: u8) -> Result<(), EmuError> {
+        let mut state = self.lock();
+        let before = state.servos.len();
+        state.servos.retain(|servo| servo.id() != id);
+        if state.servos.len() == before {
+            return Err(EmuError::NoSuchServo(id));
+        }
+        Ok(())
+    }
+
+    /// Hand motion: turns the shaft so the servo reads `steps` (wrapped into 0..=4095).
+    /// With torque on, the servo then drives back to its goal.
+    pub fn set_present_position(&self, id: u8, steps: i32) -> Result<(), EmuError> {
+        self.modify(id, |servo| servo.place_present(steps))
+    }
+
+    /// Hand motion in raw encoder steps (before the homing offset is subtracted).
+    pub fn set_raw_position(&self, id: u8, steps: i32) -> Result<(), EmuError> {
+        self.modify(id, |servo| servo.place_raw(steps))
+    }
+
+    /// Changes the supply voltage seen by a servo (0.1 V units).
+    pub fn set_supply_voltage(&self, id: u8, decivolts: u8) -> Result<(), EmuError> {
+        self.modify(id, |servo| servo.set_supply(decivolts))
+    }
+
+    /// Power-cycles a servo: RAM back to defaults, EEPROM as persisted.
+    pub fn power_cycle(&self, id: u8) -> Result<(), EmuError> {
+        self.modify(id, Servo::power_on)
+    }
+
+    /// Reads a register as the host would see it now.
+    pub fn register(&self, id: u8, register: &Register) -> Result<i32, EmuError> {
+        self.inspect(id, |servo| servo.register(register))
+    }
+
+    /// Reads an EEPROM register as it would read after a power cycle.
+    pub fn persisted_register(&self, id: u8, register: &Register) -> Result<i32, EmuError> {
+        self.inspect(id, |servo| servo.persisted_register(register))
+    }
+
+    /// Reads raw control table bytes.
+    pub fn read_bytes(&self, id: u8, addr: u8, len: u8) -> Result<Vec<u8>, EmuError> {
+        self.inspect(id, |servo| servo.read(addr, len))?
+            .ok_or(EmuError::OutOfTable {
+                addr,
+                len: usize::from(len),
+            })
+    }
+
+    /// Present position in steps.
+    pub fn present_position(&self, id: u8) -> Result<i32, EmuError> {
+        self.register(id, &feetech::control_table::PRESENT_POSITION)
+    }
+
+    /// The faults injected now.
+    pub fn faults(&self) -> FaultConfig {
+        self.lock().faults.clone()
+    }
+
+    /// Replaces the injected faults.
+    pub fn set_faults(&self, faults: FaultConfig) {
+        self.update_faults(|current| *current = faults);
+    }
+
+    /// Changes the injected faults in place.
+    pub fn update_faults(&self, change: impl FnOnce(&mut FaultConfig)) {
+        let mut state = self.lock();
+        state.sync();
+        change(&mut state.faults);
+        state.refresh();
+    }
+
+    /// Whether received bytes are echoed back (cheaper than cloning [`FaultConfig`]).
+    pub(crate) fn echoes(&self) -> bool {
+        self.lock().faults.echo
+    }
+
+    /// Whether replies are delayed by their wire time and the servo's return delay.
+    pub fn wire_timing(&self) -> bool {
+        self.lock().wire_timing
+    }
+
+    /// Turns wire timing on or off.
+    pub fn set_wire_timing(&self, enabled: bool) {
+        self.lock().wire_timing = enabled;
+    }
+
+    /// Line rate the host talks at.
+    pub fn baud(&self) -> u32 {
+        self.lock().baud
+    }
+
+    /// Changes the host line rate (servos set to another rate stop hearing the host). On a
+    /// pseudo-terminal the rate the driver configures replaces it before every frame.
+    pub fn set_baud(&self, baud: u32) {
+        self.lock().baud = baud;
+    }
+
+    /// The port goes away (adapter unplugged): the serving transport closes.
+    pub fn unplug(&self) {
+        self.unplugged.cancel();
+    }
+
+    /// Whether [`ServoBus::unplug`] was called.
+    pub fn is_unplugged(&self) -> bool {
+        self.unplugged.is_cancelled()
+    }
+
+    /// Completes once the port has been unplugged.
+    pub(crate) async fn wait_unplugged(&self) {
+        self.unplugged.cancelled().await;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BusState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn inspect<T>(&self, id: u8, read: impl FnOnce(&Servo) -> T) -> Result<T, EmuError> {
+        let mut state = self.lock();
+        state.sync();
+        state
+            .servos
+            .iter()
+            .find(|servo| servo.id() == id)
+            .map(read)
+            .ok_or(EmuError::NoSuchServo(id))
+    }
+
+    fn modify(&self, id: u8, change: impl Fn(&mut Servo)) -> Result<(), EmuError> {
+        let mut state = self.lock();
+        state.sync();
+        let mut found = false;
+        for servo in state.servos.iter_mut().filter(|servo| servo.id() == id) {
+            change(servo);
+            found = true;
+        }
+        state.refresh();
+        if found { Ok(()) } else { Err(EmuError::NoSuchServo(id)) }
+    }
+}

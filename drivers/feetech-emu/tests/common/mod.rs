@@ -1,0 +1,42 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use feetech::protocol::frame::{Frame, FrameDecoder};
+use feetech_emu::{EmuConfig, ManualClock, ServoBus, ServoConfig, VirtualSo101};
+
+/// Feeds raw request bytes to the bus and returns every reply byte, in order.
+pub fn exchange(bus: &ServoBus, request: &[u8]) -> Vec<u8> {
+    let mut decoder = FrameDecoder::new();
+    decoder.push(request);
+    let mut out = Vec::new();
+    while let Some(frame) = decoder.next_frame() {
+        for reply in bus.handle_frame(&frame.expect("test requests are well formed")) {
+            out.extend(reply.bytes);
+        }
+    }
+    out
+}
+
+/// Sends a frame and returns the reply bytes.
+pub fn send(bus: &ServoBus, frame: &Frame) -> Vec<u8> {
+    exchange(bus, &frame.encode())
+}
+
+/// Decodes reply bytes into frames, panicking on corruption.
+pub fn frames(bytes: &[u8]) -> Vec<Frame> {
+    let mut decoder = FrameDecoder::new();
+    decoder.push(bytes);
+    std::iter::from_fn(|| decoder.next_frame())
+        .map(|f| f.expect("reply frames are intact"))
+        .collect()
+}
+
+/// One factory servo per id, on a simulated clock.
+pub fn bus_with(ids: &[u8]) -> (ServoBus, ManualClock) {
+    ServoBus::simulated(&EmuConfig::new(ids.iter().copied().map(ServoConfig::new).collect()))
+}
+
+/// The virtual SO-101 arm on a simulated clock.
+pub fn so101() -> (ServoBus, ManualClock) {
+    ServoBus::simulated(&VirtualSo101::config())
+}
