@@ -1,0 +1,53 @@
+//! The command line of `fakesim-hil`: without a subcommand it runs the daemon.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The SO-101 twin (and, later, the real arm) served over gRPC.
+#[derive(Debug, Parser)]
+#[command(name = "fakesim-hil", version, about)]
+pub struct Cli {
+    /// A tool to run instead of the daemon; none runs the daemon.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of the daemon.
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// Tools besides the daemon. The hardware bridge adds scan, setup-ids, calibrate, emulate and
+/// teleop here.
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Options of the daemon. Each one overrides the same key of `--config`; unset ones fall back to
+/// the file, then to the default shown.
+#[derive(Debug, Default, Args)]
+pub struct DaemonArgs {
+    /// Address to serve gRPC on [default: 127.0.0.1:50051]; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Serial device of the real arm's servo bus (hardware mode; not implemented yet).
+    #[arg(long, value_name = "DEVICE")]
+    pub port: Option<PathBuf>,
+    /// Fix the scene every episode starts: ResetTask then refuses scene arguments.
+    #[arg(long, num_args = 3, value_names = ["SUITE", "TASK_INDEX", "INIT_STATE_INDEX"])]
+    pub lock_task: Option<Vec<String>>,
+    /// Step budget of an episode [default: 300].
+    #[arg(long, value_name = "STEPS")]
+    pub max_steps: Option<u32>,
+    /// Directory episode artifacts are written under [default: ./runs].
+    #[arg(long, value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+    /// Default width and height of camera images, pixels [default: 256].
+    #[arg(long, value_name = "PIXELS")]
+    pub image_size: Option<u32>,
+    /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
+    /// init-state-index), max-steps, runs-dir, image-size, log-level. Unknown keys are refused.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+}

@@ -1,0 +1,114 @@
+//! Conversions between the protobuf messages and the twin's types.
+
+use crate::status;
+use fakesim_proto::v1;
+use fakesim_twin::joints::{ARM_JOINTS, resolve_joint};
+use fakesim_twin::sim::{FrameKind, FramePose};
+use fakesim_twin::{JointValues, Pose};
+use tonic::Status;
+
+/// The twin's joint values from a request's `JointValues`; refuses a missing one.
+///
+/// Named values are sorted by key, so refusals and answers do not depend on map order.
+pub fn joint_values(values: Option<v1::JointValues>, field: &str) -> Result<JointValues, Status> {
+    match values.and_then(|v| v.form) {
+        Some(v1::joint_values::Form::Named(named)) => {
+            let mut pairs: Vec<(String, f64)> = named.values.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(JointValues::Named(pairs))
+        }
+        Some(v1::joint_values::Form::Ordered(ordered)) => Ok(JointValues::Ordered(ordered.values)),
+        None => Err(status::invalid_argument(
+            field,
+            format!("{field} is required: give `named` values or an `ordered` vector"),
+        )),
+    }
+}
+
+/// Joint ids a successful write touched, in action-key order.
+pub fn written_ids(values: &JointValues) -> Vec<String> {
+    let mut indices: Vec<usize> = match values {
+        JointValues::Ordered(_) => (0..ARM_JOINTS.len()).collect(),
+        JointValues::Named(pairs) => pairs.iter().filter_map(|(key, _)| resolve_joint(key)).collect(),
+    };
+    indices.sort_unstable();
+    ids(indices)
+}
+
+/// Joint ids for joint labels (or any other name a joint resolves from), in the given order.
+pub fn ids_of_labels(labels: &[String]) -> Vec<String> {
+    ids(labels.iter().filter_map(|label| resolve_joint(label)))
+}
+
+fn ids(indices: impl IntoIterator<Item = usize>) -> Vec<String> {
+    indices
+        .into_iter()
+        .filter_map(|i| ARM_JOINTS.get(i).map(|j| j.id.to_owned()))
+        .collect()
+}
+
+/// A world pose as the proto message.
+pub fn pose(pose: &Pose) -> v1::Pose {
+    let [x, y, z] = pose.pos;
+    let [w, qx, qy, qz] = pose.quat;
+    v1::Pose {
+        position_m: Some(v1::Vec3 { x, y, z }),
+        orientation: Some(v1::Quaternion { w, x: qx, y: qy, z: qz }),
+    }
+}
+
+/// A named frame's pose as the proto message.
+pub fn frame_pose(frame: FramePose) -> v1::FramePose {
+    let kind = match frame.kind {
+        FrameKind::Body => v1::FrameKind::Body,
+        FrameKind::Site => v1::FrameKind::Site,
+    };
+    v1::FramePose {
+        pose: Some(pose(&frame.pose)),
+        name: frame.name,
+        kind: kind.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn named_values_are_sorted_and_ordered_values_kept() {
+        let named = v1::JointValues {
+            form: Some(v1::joint_values::Form::Named(v1::NamedJointValues {
+                values: HashMap::from([("gripper".to_owned(), 0.2), ("1".to_owned(), 0.1)]),
+            })),
+        };
+        let values = joint_values(Some(named), "action").unwrap();
+        assert_eq!(
+            values,
+            JointValues::Named(vec![("1".into(), 0.1), ("gripper".into(), 0.2)])
+        );
+        assert_eq!(written_ids(&values), ["1", "6"]);
+        let ordered = v1::JointValues {
+            form: Some(v1::joint_values::Form::Ordered(v1::OrderedJointValues {
+                values: vec![0.5; 6],
+            })),
+        };
+        let values = joint_values(Some(ordered), "action").unwrap();
+        assert_eq!(written_ids(&values), ["1", "2", "3", "4", "5", "6"]);
+    }
+
+    #[test]
+    fn missing_values_are_refused_naming_the_field() {
+        let status = joint_values(Some(v1::JointValues { form: None }), "positions").unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert!(status.message().contains("positions is required"));
+        assert!(joint_values(None, "positions").is_err());
+    }
+
+    #[test]
+    fn labels_map_to_ids() {
+        assert_eq!(ids_of_labels(&["elbow_flex".into(), "gripper".into()]), ["3", "6"]);
+    }
+}

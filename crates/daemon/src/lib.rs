@@ -1,0 +1,19 @@
+//! The fakesim-hil daemon as a library, so tests can run the real server in-process:
+//! [`serve`] on a bound listener with the resolved [`Settings`]; [`AppState`] is what the
+//! services share.
+
+pub mod cli;
+pub mod convert;
+pub mod logging;
+pub mod robot_service;
+pub mod server;
+pub mod session_service;
+pub mod settings;
+pub mod signal;
+pub mod state;
+pub mod status;
+pub mod tick;
+
+pub use server::{run, serve};
+pub use settings::{LockedTask, Settings};
+pub use state::AppState;

@@ -1,0 +1,275 @@
+//! The robot service: the twin's joint-space verbs and the lock-step tick over gRPC.
+
+use crate::convert::{frame_pose, ids_of_labels, joint_values, pose, written_ids};
+use crate::state::AppState;
+use crate::status;
+use crate::tick::{ImageRequest, observation, observation_keys};
+use fakesim_proto::v1;
+use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
+use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
+use tonic::{Request, Response, Status};
+
+/// Serves `fakesim.v1.RobotService` over the shared twin.
+pub struct RobotService {
+    state: AppState,
+}
+
+impl RobotService {
+    /// A robot service on the shared state.
+    pub fn new(state: AppState) -> Self {
+        RobotService { state }
+    }
+
+    /// Runs a read on the twin's thread (no drive lock: reads never wait for driving calls
+    /// longer than one twin job).
+    async fn read<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
+    ) -> Result<R, Status> {
+        self.state.twin.try_with_sim(f).await.map_err(|e| status::from_twin(&e))
+    }
+
+    /// Runs a call that changes the robot, holding the drive lock throughout.
+    async fn drive<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
+    ) -> Result<R, Status> {
+        let _drive = self.state.lock_drive().await;
+        self.read(f).await
+    }
+
+    fn robot_state(&self, robot: &RobotState) -> v1::GetRobotStateResponse {
+        v1::GetRobotStateResponse {
+            joint_ids: self.state.model.joints.iter().map(|j| j.id.clone()).collect(),
+            positions: robot.qpos.to_vec(),
+            velocities: robot.qvel.to_vec(),
+            ctrl_targets: robot.ctrl.to_vec(),
+            time_s: robot.time,
+            physics_steps: self.state.physics_steps(robot.time),
+            tcp: Some(pose(&robot.tcp)),
+            gripper_opening_m: robot.gripper_opening_m,
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl RobotApi for RobotService {
+    async fn get_model_info(
+        &self,
+        _request: Request<v1::GetModelInfoRequest>,
+    ) -> Result<Response<v1::GetModelInfoResponse>, Status> {
+        let model = &self.state.model;
+        let size = self.state.settings.image_size;
+        Ok(Response::new(v1::GetModelInfoResponse {
+            joints: model
+                .joints
+                .iter()
+                .map(|j| v1::JointInfo {
+                    id: j.id.clone(),
+                    name: j.id.clone(),
+                    label: j.label.clone(),
+                    range_min: j.range.lo,
+                    range_max: j.range.hi,
+                    unit: j.unit.to_owned(),
+                })
+                .collect(),
+            action_keys: model.action_keys.clone(),
+            control_rate_hz: model.control_rate_hz(),
+            substeps_per_tick: model.substeps_per_tick,
+            timestep_s: model.timestep,
+            cameras: model.cameras.clone(),
+            default_image_width: size,
+            default_image_height: size,
+            observation_keys: observation_keys(),
+        }))
+    }
+
+    async fn get_robot_state(
+        &self,
+        _request: Request<v1::GetRobotStateRequest>,
+    ) -> Result<Response<v1::GetRobotStateResponse>, Status> {
+        let robot = self.read(|sim| Ok(sim.robot_state())).await?;
+        Ok(Response::new(self.robot_state(&robot)))
+    }
+
+    async fn send_action(
+        &self,
+        request: Request<v1::SendActionRequest>,
+    ) -> Result<Response<v1::SendActionResponse>, Status> {
+        let request = request.into_inner();
+        let action = joint_values(request.action, "action")?;
+        let n_substeps = request.n_substeps.unwrap_or(1);
+        let applied_keys = written_ids(&action);
+        let time = self
+            .drive(move |sim| {
+                sim.send_action(&action, n_substeps)?;
+                Ok(sim.time())
+            })
+            .await?;
+        Ok(Response::new(v1::SendActionResponse {
+            applied_keys,
+            substeps_run: n_substeps,
+            physics_steps: self.state.physics_steps(time),
+            time_s: time,
+        }))
+    }
+
+    async fn step(&self, request: Request<v1::StepRequest>) -> Result<Response<v1::StepResponse>, Status> {
+        let n_steps = request.into_inner().n_steps;
+        let time = self
+            .drive(move |sim| {
+                sim.step(n_steps)?;
+                Ok(sim.time())
+            })
+            .await?;
+        Ok(Response::new(v1::StepResponse {
+            physics_steps: self.state.physics_steps(time),
+            time_s: time,
+        }))
+    }
+
+    async fn set_joint_positions(
+        &self,
+        request: Request<v1::SetJointPositionsRequest>,
+    ) -> Result<Response<v1::SetJointPositionsResponse>, Status> {
+        let request = request.into_inner();
+        let positions = joint_values(request.positions, "positions")?;
+        let hold = request.hold;
+        let report = self.drive(move |sim| sim.set_joint_positions(&positions, hold)).await?;
+        let written = ids_of_labels(&report.written);
+        Ok(Response::new(v1::SetJointPositionsResponse {
+            pulled_back_joints: ids_of_labels(&report.pulled_back),
+            setpoints_moved: if hold { written.clone() } else { Vec::new() },
+            written_joints: written,
+        }))
+    }
+
+    async fn set_joint_velocities(
+        &self,
+        request: Request<v1::SetJointVelocitiesRequest>,
+    ) -> Result<Response<v1::SetJointVelocitiesResponse>, Status> {
+        let velocities = joint_values(request.into_inner().velocities, "velocities")?;
+        let written_joints = written_ids(&velocities);
+        self.drive(move |sim| sim.set_joint_velocities(&velocities)).await?;
+        Ok(Response::new(v1::SetJointVelocitiesResponse { written_joints }))
+    }
+
+    async fn forward_kinematics(
+        &self,
+        request: Request<v1::ForwardKinematicsRequest>,
+    ) -> Result<Response<v1::ForwardKinematicsResponse>, Status> {
+        let name = request.into_inner().name;
+        let frames = self.read(move |sim| sim.forward_kinematics(name.as_deref())).await?;
+        Ok(Response::new(v1::ForwardKinematicsResponse {
+            frames: frames.into_iter().map(frame_pose).collect(),
+        }))
+    }
+
+    async fn get_jacobian(
+        &self,
+        request: Request<v1::GetJacobianRequest>,
+    ) -> Result<Response<v1::GetJacobianResponse>, Status> {
+        let name = request.into_inner().name;
+        let jacobian = self.read(move |sim| sim.jacobian(&name)).await?;
+        // nv comes from MuJoCo as a non-negative i32, so it fits.
+        let cols = jacobian.dof_names.len() as u32;
+        let mut data = jacobian.position;
+        data.extend(jacobian.rotation);
+        Ok(Response::new(v1::GetJacobianResponse {
+            rows: 6,
+            cols,
+            data,
+            dof_joint_names: jacobian.dof_names,
+        }))
+    }
+
+    async fn get_contacts(
+        &self,
+        _request: Request<v1::GetContactsRequest>,
+    ) -> Result<Response<v1::GetContactsResponse>, Status> {
+        let contacts = self.read(|sim| Ok(sim.contacts())).await?;
+        Ok(Response::new(v1::GetContactsResponse {
+            contacts: contacts
+                .into_iter()
+                .map(|c| v1::Contact {
+                    geom1: c.geom1,
+                    geom2: c.geom2,
+                    dist_m: c.dist,
+                    active: c.active,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn save_state(
+        &self,
+        request: Request<v1::SaveStateRequest>,
+    ) -> Result<Response<v1::SaveStateResponse>, Status> {
+        let name = request.into_inner().name;
+        if name.is_empty() {
+            return Err(status::invalid_argument("name", "name must not be empty"));
+        }
+        let saved = name.clone();
+        let time = self
+            .drive(move |sim| {
+                sim.save_state(&saved);
+                Ok(sim.time())
+            })
+            .await?;
+        Ok(Response::new(v1::SaveStateResponse {
+            name,
+            physics_steps: self.state.physics_steps(time),
+        }))
+    }
+
+    async fn load_state(
+        &self,
+        request: Request<v1::LoadStateRequest>,
+    ) -> Result<Response<v1::LoadStateResponse>, Status> {
+        let name = request.into_inner().name;
+        let loaded = name.clone();
+        let time = self
+            .drive(move |sim| {
+                sim.load_state(&loaded)?;
+                Ok(sim.time())
+            })
+            .await?;
+        Ok(Response::new(v1::LoadStateResponse {
+            name,
+            physics_steps: self.state.physics_steps(time),
+            time_s: time,
+        }))
+    }
+
+    async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
+        let request = request.into_inner();
+        let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
+        let action = JointValues::Ordered(request.action);
+        let (robot, frames) = {
+            let _drive = self.state.lock_drive().await;
+            let robot = self
+                .read(move |sim| {
+                    let substeps = sim.substeps_per_tick();
+                    sim.send_action(&action, substeps)?;
+                    Ok(sim.robot_state())
+                })
+                .await?;
+            // Rendered before the lock is released, so the frames show the state after this tick.
+            let frames = match &images {
+                Some(images) => images.render(&self.state.twin).await?,
+                None => Vec::new(),
+            };
+            (robot, frames)
+        };
+        let frames = match &images {
+            Some(images) => images.encode(frames)?,
+            None => Vec::new(),
+        };
+        Ok(Response::new(v1::TickResponse {
+            observation: observation(&robot),
+            physics_steps: self.state.physics_steps(robot.time),
+            time_s: robot.time,
+            frames,
+        }))
+    }
+}

@@ -1,0 +1,100 @@
+//! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
+
+use crate::robot_service::RobotService;
+use crate::session_service::SessionService;
+use crate::settings::Settings;
+use crate::signal::shutdown_signal;
+use crate::state::AppState;
+use anyhow::{Context, bail};
+use fakesim_proto::FILE_DESCRIPTOR_SET;
+use fakesim_proto::v1::robot_service_server::RobotServiceServer;
+use fakesim_proto::v1::session_service_server::SessionServiceServer;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
+
+/// How long calls still open after a shutdown request (a health watch, say) are waited for.
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+/// Binds `settings.listen` and serves until SIGINT or SIGTERM.
+pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal()?;
+    let listener = TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    serve(settings, listener, shutdown).await
+}
+
+/// Serves the daemon's services on `listener` until `shutdown` completes, then stops accepting,
+/// lets the calls in flight finish (up to a grace period), runs the session service's shutdown
+/// hook, and returns.
+pub async fn serve(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    if let Some(port) = &settings.port {
+        bail!(
+            "--port {}: hardware mode not implemented yet; run without --port to serve the twin alone",
+            port.display()
+        );
+    }
+    let addr = listener.local_addr().context("the listener has no local address")?;
+    let state = AppState::start(settings).await?;
+    let session = Arc::new(SessionService::new());
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    set_health(&health, ServingStatus::Serving).await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .context("cannot build the reflection service")?;
+
+    let draining = Arc::new(Notify::new());
+    let signal = {
+        let draining = draining.clone();
+        async move {
+            shutdown.await;
+            tracing::info!("shutting down: no new connections, finishing the calls in flight");
+            set_health(&health, ServingStatus::NotServing).await;
+            draining.notify_one();
+        }
+    };
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let server = Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(RobotServiceServer::new(RobotService::new(state)))
+        .add_service(SessionServiceServer::from_arc(session.clone()))
+        .serve_with_incoming_shutdown(incoming, signal);
+
+    tracing::info!("listening on {addr}");
+    tokio::select! {
+        result = server => result.context("the gRPC server failed")?,
+        () = async { draining.notified().await; tokio::time::sleep(DRAIN_GRACE).await } => {
+            tracing::warn!("calls still open {DRAIN_GRACE:?} after the shutdown request; leaving them");
+        }
+    }
+    session.on_shutdown().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Sets the overall status and that of every served service.
+async fn set_health(health: &HealthReporter, status: ServingStatus) {
+    use tonic::server::NamedService;
+    for name in [
+        "",
+        <RobotServiceServer<RobotService> as NamedService>::NAME,
+        <SessionServiceServer<SessionService> as NamedService>::NAME,
+    ] {
+        health.set_service_status(name, status).await;
+    }
+}

@@ -1,0 +1,238 @@
+//! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
+
+use crate::cli::DaemonArgs;
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+/// Everything the daemon runs with, after merging flags, file and defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Address gRPC is served on.
+    pub listen: SocketAddr,
+    /// Serial device of the real arm; `None` runs the twin alone.
+    pub port: Option<PathBuf>,
+    /// The scene every episode starts, when fixed with `--lock-task`.
+    pub lock_task: Option<LockedTask>,
+    /// Step budget of an episode.
+    pub max_steps: u32,
+    /// Directory episode artifacts are written under.
+    pub runs_dir: PathBuf,
+    /// Default width and height of camera images, pixels.
+    pub image_size: u32,
+    /// Log filter (`tracing_subscriber::EnvFilter` syntax).
+    pub log_level: String,
+}
+
+/// A scene fixed by `--lock-task SUITE TASK_INDEX INIT_STATE_INDEX`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LockedTask {
+    /// Suite name.
+    pub suite: String,
+    /// Task index inside the suite.
+    pub task_index: u32,
+    /// Initial layout index.
+    pub init_state_index: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 50051)),
+            port: None,
+            lock_task: None,
+            max_steps: 300,
+            runs_dir: PathBuf::from("./runs"),
+            image_size: 256,
+            log_level: "info".to_owned(),
+        }
+    }
+}
+
+/// The `--config` file: the flags' keys, all optional, nothing else.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FileConfig {
+    listen: Option<SocketAddr>,
+    port: Option<PathBuf>,
+    lock_task: Option<LockedTask>,
+    max_steps: Option<u32>,
+    runs_dir: Option<PathBuf>,
+    image_size: Option<u32>,
+    log_level: Option<String>,
+}
+
+impl FileConfig {
+    fn read(path: &Path) -> anyhow::Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+        toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+    }
+}
+
+impl Settings {
+    /// Merges the flags over the `--config` file (when given) over the defaults, and checks the result.
+    pub fn from_args(args: &DaemonArgs) -> anyhow::Result<Self> {
+        let file = match &args.config {
+            Some(path) => FileConfig::read(path)?,
+            None => FileConfig::default(),
+        };
+        let lock_task = match &args.lock_task {
+            Some(values) => Some(parse_lock_task(values)?),
+            None => file.lock_task,
+        };
+        let defaults = Settings::default();
+        let settings = Settings {
+            listen: args.listen.or(file.listen).unwrap_or(defaults.listen),
+            port: args.port.clone().or(file.port),
+            lock_task,
+            max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
+            runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
+            image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
+            log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
+        };
+        settings.check()?;
+        Ok(settings)
+    }
+
+    /// Refuses values no daemon can run with.
+    fn check(&self) -> anyhow::Result<()> {
+        if self.max_steps == 0 {
+            bail!("max-steps must be at least 1");
+        }
+        if self.image_size == 0 {
+            bail!("image-size must be at least 1 pixel");
+        }
+        Ok(())
+    }
+}
+
+fn parse_lock_task(values: &[String]) -> anyhow::Result<LockedTask> {
+    let [suite, task_index, init_state_index] = values else {
+        bail!(
+            "--lock-task takes 3 values (SUITE TASK_INDEX INIT_STATE_INDEX), got {}",
+            values.len()
+        );
+    };
+    let index = |name: &str, text: &str| {
+        text.parse::<u32>()
+            .with_context(|| format!("--lock-task {name} must be a whole number from 0, got {text:?}"))
+    };
+    Ok(LockedTask {
+        suite: suite.clone(),
+        task_index: index("TASK_INDEX", task_index)?,
+        init_state_index: index("INIT_STATE_INDEX", init_state_index)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+    use std::io::Write;
+
+    fn args(argv: &[&str]) -> DaemonArgs {
+        let mut full = vec!["fakesim-hil"];
+        full.extend_from_slice(argv);
+        Cli::try_parse_from(full).unwrap().daemon
+    }
+
+    fn config_file(text: &str) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        file
+    }
+
+    #[test]
+    fn no_flags_give_the_defaults() {
+        assert_eq!(Settings::from_args(&args(&[])).unwrap(), Settings::default());
+        assert_eq!(Settings::default().listen.to_string(), "127.0.0.1:50051");
+    }
+
+    #[test]
+    fn flags_are_parsed_including_lock_task() {
+        let settings = Settings::from_args(&args(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--lock-task",
+            "so101_tabletop",
+            "2",
+            "7",
+            "--max-steps",
+            "50",
+            "--runs-dir",
+            "/tmp/r",
+            "--image-size",
+            "128",
+            "--log-level",
+            "debug",
+        ]))
+        .unwrap();
+        assert_eq!(settings.listen.port(), 0);
+        assert_eq!(
+            settings.lock_task,
+            Some(LockedTask {
+                suite: "so101_tabletop".into(),
+                task_index: 2,
+                init_state_index: 7
+            })
+        );
+        assert_eq!((settings.max_steps, settings.image_size), (50, 128));
+        assert_eq!(settings.runs_dir, PathBuf::from("/tmp/r"));
+        assert_eq!(settings.log_level, "debug");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_the_file_overrides_defaults() {
+        let file = config_file(
+            "listen = \"127.0.0.1:6000\"\nmax-steps = 40\nimage-size = 64\n\
+             [lock-task]\nsuite = \"s\"\ntask-index = 1\ninit-state-index = 3\n",
+        );
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&["--config", path, "--max-steps", "90"])).unwrap();
+        assert_eq!(settings.max_steps, 90, "flag wins");
+        assert_eq!(settings.listen.port(), 6000, "file wins over default");
+        assert_eq!(settings.image_size, 64);
+        assert_eq!(settings.lock_task.unwrap().init_state_index, 3);
+        assert_eq!(
+            settings.runs_dir,
+            PathBuf::from("./runs"),
+            "default when neither sets it"
+        );
+    }
+
+    #[test]
+    fn unknown_config_keys_are_refused_with_their_name() {
+        let file = config_file("max-steps = 10\nmax_stepz = 5\n");
+        let err = Settings::from_args(&args(&["--config", file.path().to_str().unwrap()])).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("max_stepz"), "{text}");
+        let nested = config_file("[lock-task]\nsuite = \"s\"\ntask-index = 1\ninit-state-index = 0\nseed = 4\n");
+        let err = Settings::from_args(&args(&["--config", nested.path().to_str().unwrap()])).unwrap_err();
+        assert!(format!("{err:#}").contains("seed"), "{err:#}");
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let err = Settings::from_args(&args(&["--lock-task", "s", "one", "0"])).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("TASK_INDEX must be a whole number"),
+            "{err:#}"
+        );
+        assert!(Settings::from_args(&args(&["--max-steps", "0"])).is_err());
+        assert!(Settings::from_args(&args(&["--image-size", "0"])).is_err());
+        assert!(Cli::try_parse_from(["fakesim-hil", "--lock-task", "s", "1"]).is_err());
+        assert!(Cli::try_parse_from(["fakesim-hil", "--listen", "nowhere"]).is_err());
+    }
+
+    #[test]
+    fn missing_config_file_names_the_path() {
+        let err = Settings::from_args(&args(&["--config", "/nonexistent/fakesim.toml"])).unwrap_err();
+        assert!(format!("{err:#}").contains("/nonexistent/fakesim.toml"), "{err:#}");
+    }
+}

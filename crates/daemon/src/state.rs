@@ -1,0 +1,60 @@
+//! What every service shares: the twin, the lock that serialises driving calls, the settings,
+//! and the model's static facts.
+
+use crate::settings::Settings;
+use anyhow::{Context, bail};
+use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
+use std::sync::Arc;
+use tokio::sync::{Mutex, MutexGuard};
+
+/// State shared by the session and robot services; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The twin. Reads go straight through it; driving calls hold [`AppState::drive`] first.
+    pub twin: TwinHandle,
+    /// Held for the whole of every call that changes the robot, so such calls never interleave.
+    pub drive: Arc<Mutex<()>>,
+    /// The daemon's settings.
+    pub settings: Arc<Settings>,
+    /// Static facts about the twin's model, read once at start.
+    pub model: Arc<ModelInfo>,
+}
+
+impl AppState {
+    /// Loads the twin and checks the settings fit its model (the default image size).
+    pub async fn start(settings: Settings) -> anyhow::Result<Self> {
+        let twin = tokio::task::spawn_blocking(|| TwinHandle::spawn(TwinConfig::default()))
+            .await
+            .context("the twin loader panicked")?
+            .context("cannot start the twin")?;
+        let model = twin
+            .with_sim(|sim| sim.model_info())
+            .await
+            .context("the twin stopped while starting")?;
+        let (max_width, max_height) = model.max_image;
+        if settings.image_size > max_width.min(max_height) {
+            bail!(
+                "image-size {} exceeds the largest image the twin renders ({max_width}x{max_height})",
+                settings.image_size
+            );
+        }
+        Ok(AppState {
+            twin,
+            drive: Arc::new(Mutex::new(())),
+            settings: Arc::new(settings),
+            model: Arc::new(model),
+        })
+    }
+
+    /// Waits for the drive lock; hold the guard for the whole driving call.
+    pub async fn lock_drive(&self) -> MutexGuard<'_, ()> {
+        self.drive.lock().await
+    }
+
+    /// Physics steps since the model was loaded, derived from the simulation time (so a restored
+    /// snapshot restores the count too).
+    pub fn physics_steps(&self, time_s: f64) -> u64 {
+        // Saturating float-to-int conversion; time is never negative.
+        (time_s / self.model.timestep).round() as u64
+    }
+}

@@ -1,0 +1,181 @@
+//! The lock-step tick's observation vector and camera frames.
+
+use crate::status;
+use fakesim_proto::v1;
+use fakesim_twin::image::{depth_to_mm, encode_depth_png, encode_rgb_png};
+use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::{Frame, ModelInfo, RobotState, TwinError, TwinHandle};
+use tonic::Status;
+
+/// Names of the observation entries, in order: joint positions (rad), joint velocities (rad/s),
+/// TCP position (m, world), TCP orientation quaternion (w, x, y, z), gripper opening (m).
+pub fn observation_keys() -> Vec<String> {
+    let joints = |prefix: &'static str| ARM_JOINTS.iter().map(move |j| format!("{prefix}.{}", j.label));
+    joints("pos")
+        .chain(joints("vel"))
+        .chain(["x", "y", "z"].map(|axis| format!("tcp_pos.{axis}")))
+        .chain(["w", "x", "y", "z"].map(|part| format!("tcp_quat.{part}")))
+        .chain(["gripper_opening_m".to_owned()])
+        .collect()
+}
+
+/// The observation vector of a state, laid out as [`observation_keys`].
+pub fn observation(state: &RobotState) -> Vec<f64> {
+    state
+        .qpos
+        .iter()
+        .chain(&state.qvel)
+        .chain(&state.tcp.pos)
+        .chain(&state.tcp.quat)
+        .chain([&state.gripper_opening_m])
+        .copied()
+        .collect()
+}
+
+/// How depth frames are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DepthFormat {
+    Png,
+    Raw,
+}
+
+/// The frames a tick must render, checked before the tick runs so a bad request changes nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageRequest {
+    cameras: Vec<String>,
+    width: u32,
+    height: u32,
+    depth: Option<DepthFormat>,
+}
+
+impl ImageRequest {
+    /// The image part of a tick request (`None` without `want_images`), with the defaults
+    /// filled in: every camera, `default_size` for a 0 width or height, PNG depth.
+    pub fn from_request(
+        request: &v1::TickRequest,
+        model: &ModelInfo,
+        default_size: u32,
+    ) -> Result<Option<Self>, Status> {
+        if !request.want_images {
+            return Ok(None);
+        }
+        let cameras = if request.cameras.is_empty() {
+            model.cameras.clone()
+        } else {
+            let unknown: Vec<String> = request
+                .cameras
+                .iter()
+                .filter(|c| !model.cameras.contains(c))
+                .cloned()
+                .collect();
+            if !unknown.is_empty() {
+                return Err(status::from_twin(&TwinError::UnknownName {
+                    kind: "camera",
+                    unknown,
+                    known: model.cameras.clone(),
+                }));
+            }
+            request.cameras.clone()
+        };
+        let or_default = |size: u32| if size == 0 { default_size } else { size };
+        let (width, height) = (or_default(request.width), or_default(request.height));
+        let (max_width, max_height) = model.max_image;
+        if width > max_width || height > max_height {
+            return Err(status::from_twin(&TwinError::ImageSize {
+                width,
+                height,
+                max_width,
+                max_height,
+            }));
+        }
+        let depth = match v1::DepthEncoding::try_from(request.depth_encoding) {
+            _ if !request.want_depth => None,
+            Ok(v1::DepthEncoding::Unspecified | v1::DepthEncoding::Png) => Some(DepthFormat::Png),
+            Ok(v1::DepthEncoding::Raw) => Some(DepthFormat::Raw),
+            Err(_) => {
+                return Err(status::invalid_argument(
+                    "depth_encoding",
+                    format!("depth_encoding={} is not a DepthEncoding value", request.depth_encoding),
+                ));
+            }
+        };
+        Ok(Some(ImageRequest {
+            cameras,
+            width,
+            height,
+            depth,
+        }))
+    }
+
+    /// Renders every requested camera from the twin's current state, in request order.
+    pub async fn render(&self, twin: &TwinHandle) -> Result<Vec<(String, Frame)>, Status> {
+        let mut frames = Vec::with_capacity(self.cameras.len());
+        for camera in &self.cameras {
+            let frame = twin
+                .render(camera, self.width, self.height, self.depth.is_some())
+                .await
+                .map_err(|e| status::from_twin(&e))?;
+            frames.push((camera.clone(), frame));
+        }
+        Ok(frames)
+    }
+
+    /// Encodes rendered frames: colour as PNG, depth as PNG or raw codes as asked.
+    pub fn encode(&self, frames: Vec<(String, Frame)>) -> Result<Vec<v1::CameraFrame>, Status> {
+        frames
+            .into_iter()
+            .map(|(camera, frame)| {
+                let color_png = encode_rgb_png(&frame).map_err(|e| status::from_encode(&e))?;
+                let depth = match self.depth {
+                    None => None,
+                    Some(DepthFormat::Png) => encode_depth_png(&frame)
+                        .map_err(|e| status::from_encode(&e))?
+                        .map(v1::camera_frame::Depth::DepthPng),
+                    Some(DepthFormat::Raw) => frame.depth.as_deref().map(|metres| {
+                        let bytes = depth_to_mm(metres).iter().flat_map(|mm| mm.to_le_bytes()).collect();
+                        v1::camera_frame::Depth::DepthRaw(bytes)
+                    }),
+                };
+                Ok(v1::CameraFrame {
+                    camera,
+                    width: frame.width,
+                    height: frame.height,
+                    color_png,
+                    depth,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use fakesim_twin::Pose;
+
+    #[test]
+    fn observation_matches_its_keys() {
+        let state = RobotState {
+            time: 0.0,
+            qpos: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            qvel: [7.0, 8.0, 9.0, 10.0, 11.0, 12.0],
+            ctrl: [0.0; 6],
+            tcp: Pose {
+                pos: [13.0, 14.0, 15.0],
+                quat: [16.0, 17.0, 18.0, 19.0],
+            },
+            gripper_opening_m: 20.0,
+        };
+        let keys = observation_keys();
+        let values = observation(&state);
+        assert_eq!(keys.len(), values.len());
+        assert_eq!(values, (1..=20).map(f64::from).collect::<Vec<_>>());
+        assert_eq!(keys[0], "pos.shoulder_pan");
+        assert_eq!(keys[11], "vel.gripper");
+        assert_eq!(keys[12], "tcp_pos.x");
+        assert_eq!(keys[15], "tcp_quat.w");
+        assert_eq!(keys[19], "gripper_opening_m");
+    }
+}

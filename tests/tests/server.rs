@@ -1,0 +1,93 @@
+//! The server as a whole: health, reflection, graceful shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_e2e::TestServer;
+use tokio_stream::StreamExt;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+use tonic_reflection::pb::v1::ServerReflectionRequest;
+use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+
+const SERVICES: [&str; 3] = [
+    "fakesim.v1.SessionService",
+    "fakesim.v1.RobotService",
+    "fakesim.v1.HardwareService",
+];
+
+fn check(service: &str) -> HealthCheckRequest {
+    HealthCheckRequest {
+        service: service.to_owned(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_reports_serving_for_the_server_and_both_services() {
+    let server = TestServer::start().await.unwrap();
+    let mut health = HealthClient::new(server.channel().await.unwrap());
+    for service in ["", "fakesim.v1.RobotService", "fakesim.v1.SessionService"] {
+        let status = health.check(check(service)).await.unwrap().into_inner().status;
+        assert_eq!(status, ServingStatus::Serving as i32, "service {service:?}");
+    }
+    let unknown = health.check(check("fakesim.v1.NoSuchService")).await.unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::NotFound);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflection_lists_the_three_services_and_health() {
+    let server = TestServer::start().await.unwrap();
+    let mut reflection = ServerReflectionClient::new(server.channel().await.unwrap());
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut answers = reflection
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.next().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("unexpected reflection answer {answer:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    for service in SERVICES.iter().chain(&["grpc.health.v1.Health"]) {
+        assert!(names.iter().any(|n| n == service), "{service} missing from {names:?}");
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_reports_not_serving_and_waits_for_the_open_call() {
+    let mut server = TestServer::start().await.unwrap();
+    let mut health = HealthClient::new(server.channel().await.unwrap());
+    let mut watch = health
+        .watch(check("fakesim.v1.RobotService"))
+        .await
+        .unwrap()
+        .into_inner();
+    let first: HealthCheckResponse = watch.next().await.unwrap().unwrap();
+    assert_eq!(first.status, ServingStatus::Serving as i32);
+
+    server.request_stop();
+    let draining = watch.next().await.unwrap().unwrap();
+    assert_eq!(draining.status, ServingStatus::NotServing as i32);
+    assert!(!server.is_finished(), "the server returned while a call was still open");
+
+    drop(watch);
+    drop(health);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_default_image_size_beyond_the_renderer_stops_the_server_at_start() {
+    let server = TestServer::start_with(|s| s.image_size = 5000).await.unwrap();
+    let error = server.stop().await.unwrap_err();
+    assert!(
+        format!("{error:#}").contains("image-size 5000 exceeds the largest image"),
+        "{error:#}"
+    );
+}
