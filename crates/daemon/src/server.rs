@@ -47,7 +47,7 @@ pub async fn serve(
     }
     let addr = listener.local_addr().context("the listener has no local address")?;
     let state = AppState::start(settings).await?;
-    let session = Arc::new(SessionService::new());
+    let session = Arc::new(SessionService::new(state.clone()));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;

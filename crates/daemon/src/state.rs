@@ -3,6 +3,8 @@
 
 use crate::settings::Settings;
 use anyhow::{Context, bail};
+use fakesim_episode::tasks::TaskRef;
+use fakesim_episode::{Engine, EngineConfig};
 use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
 use std::sync::Arc;
 use tokio::sync::{Mutex, MutexGuard};
@@ -18,6 +20,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Static facts about the twin's model, read once at start.
     pub model: Arc<ModelInfo>,
+    /// The episode engine the session service drives.
+    pub engine: Arc<Engine>,
 }
 
 impl AppState {
@@ -38,7 +42,22 @@ impl AppState {
                 settings.image_size
             );
         }
+        let engine = Engine::new(
+            twin.clone(),
+            EngineConfig {
+                max_steps: u64::from(settings.max_steps),
+                max_steps_per_call: fakesim_episode::session::MAX_STEPS_PER_CALL,
+                runs_dir: settings.runs_dir.clone(),
+                image_size: settings.image_size,
+                locked_task: settings.lock_task.as_ref().map(|t| TaskRef {
+                    suite: t.suite.clone(),
+                    task_index: t.task_index,
+                    init_state_index: t.init_state_index,
+                }),
+            },
+        );
         Ok(AppState {
+            engine: Arc::new(engine),
             twin,
             drive: Arc::new(Mutex::new(())),
             settings: Arc::new(settings),

@@ -44,6 +44,17 @@ pub enum EpisodeError {
     /// A move request that cannot be carried out.
     #[error("{0}")]
     BadRequest(String),
+    /// The current mode or a safety latch does not allow motion (mirror mode, emergency stop).
+    #[error("{message}")]
+    Refused {
+        /// The contract's name for the refusal (`mirror_mode`, `estop_latched`, ...).
+        reason: &'static str,
+        /// What to do about it.
+        message: String,
+    },
+    /// The real arm failed during the call (bus lost, servo fault); the safety layers acted.
+    #[error("hardware: {0}")]
+    Hardware(String),
     /// The twin refused or failed.
     #[error(transparent)]
     Twin(#[from] TwinError),
@@ -66,7 +77,9 @@ impl EpisodeError {
             EpisodeError::Task(TaskError::UnknownSuite { .. }) => "unknown_suite",
             EpisodeError::Task(TaskError::UnknownTask { .. }) => "unknown_task",
             EpisodeError::Task(TaskError::UnknownInitState { .. }) => "unknown_init_state",
-            EpisodeError::BadRequest(_) => "invalid_request",
+            EpisodeError::BadRequest(_) => "invalid_argument",
+            EpisodeError::Refused { reason, .. } => reason,
+            EpisodeError::Hardware(_) => "hardware_fault",
             EpisodeError::Twin(_) => "twin",
             EpisodeError::Journal(_) => "journal_write_failed",
             EpisodeError::Image(_) => "image_encoding_failed",

@@ -25,6 +25,8 @@ pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 pub const HOME_POSE: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, 0.0];
 /// Ticks run after a reset so objects come to rest; they use no budget.
 const SETTLE_TICKS: u32 = 10;
+/// Control ticks one move or gripper call may run, by default (a cap, not a quota).
+pub const MAX_STEPS_PER_CALL: u32 = 30;
 /// Largest translation one move may ask for (m).
 pub const MAX_MOVE_M: f64 = 0.5;
 

@@ -155,7 +155,7 @@ async fn states_and_refusals_follow_the_contract() {
         Err(EpisodeError::AlreadyRunning { .. })
     ));
     for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
-        assert_eq!(e.move_tcp(bad, None).await.unwrap_err().reason(), "invalid_request");
+        assert_eq!(e.move_tcp(bad, None).await.unwrap_err().reason(), "invalid_argument");
     }
     let err = e.move_tcp([0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
     assert!(err.to_string().contains("radians, not degrees"), "{err}");

@@ -51,10 +51,7 @@ fn main() {
             start.elapsed()
         })
     });
-    println!(
-        "raw mj_step loop           {:>10.0} steps/s",
-        per_second(STEPS, raw)
-    );
+    println!("raw mj_step loop           {:>10.0} steps/s", per_second(STEPS, raw));
     println!(
         "Sim::step                  {:>10.0} steps/s  ({:.3} of raw)",
         per_second(STEPS, twin),
@@ -67,11 +64,8 @@ fn main() {
     );
 
     let mut sim = Sim::load(&Scene::Tabletop, 4).unwrap();
-    sim.set_joint_positions(
-        &JointValues::Ordered(vec![0.2, -0.3, 0.4, 0.1, 0.0, 0.5]),
-        true,
-    )
-    .unwrap();
+    sim.set_joint_positions(&JointValues::Ordered(vec![0.2, -0.3, 0.4, 0.1, 0.0, 0.5]), true)
+        .unwrap();
     let n = 10_000;
     let fk = best_of(|| {
         let start = Instant::now();

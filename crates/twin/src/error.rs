@@ -101,10 +101,7 @@ impl TwinError {
     pub fn is_invalid_argument(&self) -> bool {
         !matches!(
             self,
-            TwinError::RenderUnavailable(_)
-                | TwinError::Scene(_)
-                | TwinError::Stopped
-                | TwinError::StaleState { .. }
+            TwinError::RenderUnavailable(_) | TwinError::Scene(_) | TwinError::Stopped | TwinError::StaleState { .. }
         )
     }
 }

@@ -42,19 +42,17 @@ impl TwinHandle {
         let (ready_tx, ready_rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("twin-physics".into())
-            .spawn(
-                move || match Sim::load(&config.scene, config.substeps_per_tick) {
-                    Ok(mut sim) => {
-                        let _ = ready_tx.send(Ok(sim.model().clone()));
-                        while let Ok(job) = rx.recv() {
-                            job(&mut sim);
-                        }
+            .spawn(move || match Sim::load(&config.scene, config.substeps_per_tick) {
+                Ok(mut sim) => {
+                    let _ = ready_tx.send(Ok(sim.model().clone()));
+                    while let Ok(job) = rx.recv() {
+                        job(&mut sim);
                     }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                    }
-                },
-            )
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
             .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
         let model = ready_rx.recv().map_err(|_| TwinError::Stopped)??;
         Ok(TwinHandle {
@@ -85,13 +83,7 @@ impl TwinHandle {
     }
 
     /// Renders a camera's RGB (and depth, when asked) at a size, from the state right now.
-    pub async fn render(
-        &self,
-        camera: &str,
-        width: u32,
-        height: u32,
-        depth: bool,
-    ) -> Result<Frame, TwinError> {
+    pub async fn render(&self, camera: &str, width: u32, height: u32, depth: bool) -> Result<Frame, TwinError> {
         let camera_name = camera.to_owned();
         let (snapshot, camera) = self
             .try_with_sim(move |sim| {

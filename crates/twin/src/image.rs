@@ -27,10 +27,7 @@ pub fn encode_depth_png(frame: &Frame) -> Result<Option<Vec<u8>>, EncodeError> {
     let Some(depth) = &frame.depth else {
         return Ok(None);
     };
-    let bytes: Vec<u8> = depth_to_mm(depth)
-        .iter()
-        .flat_map(|mm| mm.to_be_bytes())
-        .collect();
+    let bytes: Vec<u8> = depth_to_mm(depth).iter().flat_map(|mm| mm.to_be_bytes()).collect();
     encode(
         frame.width,
         frame.height,
@@ -68,12 +65,8 @@ fn encode(
     encoder.set_color(color);
     encoder.set_depth(depth);
     encoder.set_compression(png::Compression::Fast);
-    let mut writer = encoder
-        .write_header()
-        .map_err(|e| EncodeError(e.to_string()))?;
-    writer
-        .write_image_data(bytes)
-        .map_err(|e| EncodeError(e.to_string()))?;
+    let mut writer = encoder.write_header().map_err(|e| EncodeError(e.to_string()))?;
+    writer.write_image_data(bytes).map_err(|e| EncodeError(e.to_string()))?;
     writer.finish().map_err(|e| EncodeError(e.to_string()))?;
     Ok(out)
 }

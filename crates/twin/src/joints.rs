@@ -58,10 +58,7 @@ pub fn resolve_joint(key: &str) -> Option<usize> {
 
 /// The names a caller may use, for error messages: `1 (shoulder_pan)`, ...
 pub fn known_joint_names() -> Vec<String> {
-    ARM_JOINTS
-        .iter()
-        .map(|j| format!("{} ({})", j.id, j.label))
-        .collect()
+    ARM_JOINTS.iter().map(|j| format!("{} ({})", j.id, j.label)).collect()
 }
 
 #[cfg(test)]

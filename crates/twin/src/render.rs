@@ -44,9 +44,7 @@ impl RenderQueue {
         std::thread::Builder::new()
             .name("twin-render".into())
             .spawn(move || RenderThread::new(model).run(rx))
-            .map_err(|e| {
-                TwinError::RenderUnavailable(format!("cannot start the render thread: {e}"))
-            })?;
+            .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
         Ok(RenderQueue(tx))
     }
 
@@ -90,9 +88,7 @@ impl RenderThread {
         }
         self.data
             .set_state(&job.snapshot.0, RENDER_STATE)
-            .map_err(|e| {
-                TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}"))
-            })?;
+            .map_err(|e| TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}")))?;
         self.data.forward();
         let key = (job.width, job.height);
         if !self.renderers.contains_key(&key) {
@@ -121,17 +117,13 @@ impl RenderThread {
             return Err(TwinError::RenderUnavailable("renderer missing".into()));
         };
         renderer.set_camera(MjvCamera::new_fixed(job.camera));
-        let fail =
-            |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
+        let fail = |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
         renderer.sync_data(&mut self.data).map_err(fail)?;
         renderer.render().map_err(fail)?;
         let rgb = renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default();
-        let depth = job.depth.then(|| {
-            renderer
-                .depth_flat()
-                .map(<[f32]>::to_vec)
-                .unwrap_or_default()
-        });
+        let depth = job
+            .depth
+            .then(|| renderer.depth_flat().map(<[f32]>::to_vec).unwrap_or_default());
         Ok(Frame {
             width: job.width,
             height: job.height,

@@ -7,18 +7,9 @@ use std::path::PathBuf;
 
 /// The SO-101 model and scenes shipped in `assets/so101`, compiled into the binary.
 const BUILTIN_FILES: [(&str, &[u8]); 3] = [
-    (
-        "so101.xml",
-        include_bytes!("../../../assets/so101/so101.xml"),
-    ),
-    (
-        "scene.xml",
-        include_bytes!("../../../assets/so101/scene.xml"),
-    ),
-    (
-        "tabletop.xml",
-        include_bytes!("../../../assets/so101/tabletop.xml"),
-    ),
+    ("so101.xml", include_bytes!("../../../assets/so101/so101.xml")),
+    ("scene.xml", include_bytes!("../../../assets/so101/scene.xml")),
+    ("tabletop.xml", include_bytes!("../../../assets/so101/tabletop.xml")),
 ];
 
 /// A scene to load into the twin.
@@ -39,8 +30,7 @@ impl Scene {
             Scene::Tabletop => "tabletop.xml",
             Scene::EmptyTable => "scene.xml",
             Scene::File(path) => {
-                return MjModel::from_xml(path)
-                    .map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())));
+                return MjModel::from_xml(path).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())));
             }
         };
         let mut vfs = MjVfs::new();
@@ -48,7 +38,6 @@ impl Scene {
             vfs.add_from_buffer(name, bytes)
                 .map_err(|e| TwinError::Scene(format!("{name}: {e}")))?;
         }
-        MjModel::from_xml_vfs(builtin, &vfs)
-            .map_err(|e| TwinError::Scene(format!("{builtin}: {e}")))
+        MjModel::from_xml_vfs(builtin, &vfs).map_err(|e| TwinError::Scene(format!("{builtin}: {e}")))
     }
 }

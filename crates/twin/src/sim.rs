@@ -24,9 +24,8 @@ pub const MOVING_JAW_SITE: &str = "moving_jaw_tip";
 /// State parts a named snapshot keeps: everything that evolves plus mocap and controls.
 const SAVED_STATE: u32 = mjtState::mjSTATE_INTEGRATION as u32;
 /// State parts the renderer needs to draw a frame.
-pub(crate) const RENDER_STATE: u32 = mjtState::mjSTATE_QPOS as u32
-    | mjtState::mjSTATE_MOCAP_POS as u32
-    | mjtState::mjSTATE_MOCAP_QUAT as u32;
+pub(crate) const RENDER_STATE: u32 =
+    mjtState::mjSTATE_QPOS as u32 | mjtState::mjSTATE_MOCAP_POS as u32 | mjtState::mjSTATE_MOCAP_QUAT as u32;
 
 /// One arm joint as compiled in the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -312,11 +311,7 @@ impl Sim {
         let nv = self.model.ffi().nv as usize;
         let (jacp, jacr) = self.data.jac_site(true, true, self.tcp_site);
         let pick = |m: &[f64]| {
-            nalgebra::Matrix3x6::from_fn(|r, c| {
-                m.get(r * nv + self.joints[c].dof_adr)
-                    .copied()
-                    .unwrap_or(0.0)
-            })
+            nalgebra::Matrix3x6::from_fn(|r, c| m.get(r * nv + self.joints[c].dof_adr).copied().unwrap_or(0.0))
         };
         (pick(&jacp), pick(&jacr))
     }
@@ -334,11 +329,7 @@ impl Sim {
     }
 
     /// Teleports joints (all-or-nothing); with `hold` the position servos take the pose as setpoint.
-    pub fn set_joint_positions(
-        &mut self,
-        values: &JointValues,
-        hold: bool,
-    ) -> Result<SetJointsReport, TwinError> {
+    pub fn set_joint_positions(&mut self, values: &JointValues, hold: bool) -> Result<SetJointsReport, TwinError> {
         let ranges = self.joint_ranges();
         let pairs = resolve(values, Check::Within(&ranges))?;
         if hold {
@@ -349,12 +340,7 @@ impl Sim {
                 .collect();
             if let Some(&&(i, v)) = beyond.first() {
                 let b = ctrl_ranges[i];
-                return Err(crate::values::out_of_range(
-                    ARM_JOINTS[i].label,
-                    v,
-                    b.lo,
-                    b.hi,
-                ));
+                return Err(crate::values::out_of_range(ARM_JOINTS[i].label, v, b.lo, b.hi));
             }
         }
         for &(i, v) in &pairs {
@@ -366,12 +352,7 @@ impl Sim {
             }
         }
         self.data.forward();
-        let labels = |pairs: &[(usize, f64)]| {
-            pairs
-                .iter()
-                .map(|(i, _)| ARM_JOINTS[*i].label.to_owned())
-                .collect()
-        };
+        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| ARM_JOINTS[*i].label.to_owned()).collect();
         Ok(SetJointsReport {
             written: labels(&pairs),
             pulled_back: if hold { Vec::new() } else { labels(&pairs) },
@@ -408,6 +389,7 @@ impl Sim {
         for _ in 0..n_substeps {
             self.data.step();
         }
+        self.data.forward();
         Ok(())
     }
 
@@ -421,8 +403,11 @@ impl Sim {
                 hi: u64::from(MAX_STEPS_PER_CALL),
             });
         }
-        for _ in 0..n {
-            self.data.step();
+        if n > 0 {
+            for _ in 0..n {
+                self.data.step();
+            }
+            self.data.forward();
         }
         Ok(())
     }
@@ -455,11 +440,7 @@ impl Sim {
             None => Ok(frames),
             Some(wanted) => {
                 let wanted = strip_robot(wanted);
-                let hits: Vec<_> = frames
-                    .iter()
-                    .filter(|f| f.name == wanted)
-                    .cloned()
-                    .collect();
+                let hits: Vec<_> = frames.iter().filter(|f| f.name == wanted).cloned().collect();
                 if hits.is_empty() {
                     return Err(TwinError::UnknownName {
                         kind: "body or site",
@@ -475,22 +456,21 @@ impl Sim {
     /// Jacobian of a body, site or geom frame; columns named by DOF.
     pub fn jacobian(&self, name: &str) -> Result<Jacobian, TwinError> {
         let name = strip_robot(name);
-        let (position, rotation) =
-            if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_SITE, name) {
-                self.data.jac_site(true, true, id)
-            } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_BODY, name) {
-                self.data.jac_body(true, true, id)
-            } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_GEOM, name) {
-                self.data.jac_geom(true, true, id)
-            } else {
-                let mut known = self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize);
-                known.extend(self.names(MjtObjBase::mjOBJ_SITE, self.model.ffi().nsite as usize));
-                return Err(TwinError::UnknownName {
-                    kind: "body, site or geom",
-                    unknown: vec![name.to_owned()],
-                    known,
-                });
-            };
+        let (position, rotation) = if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_SITE, name) {
+            self.data.jac_site(true, true, id)
+        } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_BODY, name) {
+            self.data.jac_body(true, true, id)
+        } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_GEOM, name) {
+            self.data.jac_geom(true, true, id)
+        } else {
+            let mut known = self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize);
+            known.extend(self.names(MjtObjBase::mjOBJ_SITE, self.model.ffi().nsite as usize));
+            return Err(TwinError::UnknownName {
+                kind: "body, site or geom",
+                unknown: vec![name.to_owned()],
+                known,
+            });
+        };
         Ok(Jacobian {
             dof_names: self.dof_names(),
             position,
@@ -529,9 +509,7 @@ impl Sim {
         };
         self.data
             .set_state(state, SAVED_STATE)
-            .map_err(|_| TwinError::StaleState {
-                name: name.to_owned(),
-            })?;
+            .map_err(|_| TwinError::StaleState { name: name.to_owned() })?;
         self.data.forward();
         Ok(())
     }
@@ -574,8 +552,7 @@ impl Sim {
             self.data.mocap_quat_mut()[m] = quat;
         } else {
             let joint = self.model.body_jntadr()[id];
-            let joint = usize::try_from(joint)
-                .map_err(|_| TwinError::Scene(format!("body {name:?} cannot move")))?;
+            let joint = usize::try_from(joint).map_err(|_| TwinError::Scene(format!("body {name:?} cannot move")))?;
             let qadr = self.model.jnt_qposadr()[joint] as usize;
             let dadr = self.model.jnt_dofadr()[joint] as usize;
             let qpos = self.data.qpos_mut();
@@ -612,10 +589,7 @@ impl Sim {
     }
 
     fn geom_name(&self, id: i32) -> String {
-        usize::try_from(id).map_or_else(
-            |_| "none".to_owned(),
-            |id| self.name_of(MjtObjBase::mjOBJ_GEOM, id),
-        )
+        usize::try_from(id).map_or_else(|_| "none".to_owned(), |id| self.name_of(MjtObjBase::mjOBJ_GEOM, id))
     }
 
     fn names(&self, kind: MjtObjBase, count: usize) -> Vec<String> {
@@ -658,20 +632,10 @@ fn compile_joints(model: &MjModel) -> Result<Vec<JointInfo>, TwinError> {
         .map(|spec| {
             let joint = model
                 .name_to_id(MjtObjBase::mjOBJ_JOINT, spec.id)
-                .ok_or_else(|| {
-                    TwinError::Scene(format!(
-                        "the scene has no joint {:?} ({})",
-                        spec.id, spec.label
-                    ))
-                })?;
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {:?} ({})", spec.id, spec.label)))?;
             let actuator = model
                 .name_to_id(MjtObjBase::mjOBJ_ACTUATOR, spec.id)
-                .ok_or_else(|| {
-                    TwinError::Scene(format!(
-                        "the scene has no actuator {:?} ({})",
-                        spec.id, spec.label
-                    ))
-                })?;
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no actuator {:?} ({})", spec.id, spec.label)))?;
             let [lo, hi] = model.jnt_range()[joint];
             let [clo, chi] = model.actuator_ctrlrange()[actuator];
             Ok(JointInfo {

@@ -144,19 +144,12 @@ mod tests {
     #[test]
     fn far_out_of_range_has_no_degree_hint() {
         let err = resolve(&named(&[("1", 500.0)]), Check::Within(&BOUNDS)).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "shoulder_pan=500 outside [-1.92, 1.92] rad"
-        );
+        assert_eq!(err.to_string(), "shoulder_pan=500 outside [-1.92, 1.92] rad");
     }
 
     #[test]
     fn every_unknown_name_is_listed() {
-        let err = resolve(
-            &named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]),
-            Check::Finite,
-        )
-        .unwrap_err();
+        let err = resolve(&named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
         match err {
             TwinError::UnknownName { unknown, known, .. } => {
                 assert_eq!(unknown, vec!["elbow".to_owned(), "7".to_owned()]);
@@ -172,10 +165,7 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("expected 6 values"), "{text}");
         assert!(text.contains("got 5"), "{text}");
-        assert!(
-            text.contains("1 (shoulder_pan), 2 (shoulder_lift)"),
-            "{text}"
-        );
+        assert!(text.contains("1 (shoulder_pan), 2 (shoulder_lift)"), "{text}");
     }
 
     #[test]
@@ -199,11 +189,7 @@ mod tests {
 
     #[test]
     fn valid_values_resolve_to_indices() {
-        let pairs = resolve(
-            &named(&[("so101/Gripper", 0.5), ("2", -0.1)]),
-            Check::Within(&BOUNDS),
-        )
-        .unwrap();
+        let pairs = resolve(&named(&[("so101/Gripper", 0.5), ("2", -0.1)]), Check::Within(&BOUNDS)).unwrap();
         assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
     }
 }

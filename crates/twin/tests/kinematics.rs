@@ -9,11 +9,7 @@ use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 /// (body, parent-frame position, parent-frame quaternion w x y z as published, unnormalised).
 const CHAIN: [(&str, [f64; 3], [f64; 4]); 6] = [
     ("shoulder", [0.0388353, 0.0, 0.0624], [0.0, 0.0, -1.0, 0.0]),
-    (
-        "upper_arm",
-        [-0.0303992, -0.0182778, -0.0542],
-        [1.0, -1.0, -1.0, -1.0],
-    ),
+    ("upper_arm", [-0.0303992, -0.0182778, -0.0542], [1.0, -1.0, -1.0, -1.0]),
     ("lower_arm", [-0.11257, -0.028, 0.0], [1.0, 0.0, 0.0, 1.0]),
     ("wrist", [-0.1349, 0.0052, 0.0], [1.0, 0.0, 0.0, -1.0]),
     (
@@ -21,11 +17,7 @@ const CHAIN: [(&str, [f64; 3], [f64; 4]); 6] = [
         [5.55e-17, -0.0611, 0.0181],
         [0.0172091, -0.0172091, 0.706897, 0.706897],
     ),
-    (
-        "moving_jaw",
-        [0.0202, 0.0188, -0.0234],
-        [1.0, 1.0, 0.0, 0.0],
-    ),
+    ("moving_jaw", [0.0202, 0.0188, -0.0234], [1.0, 1.0, 0.0, 0.0]),
 ];
 
 /// The tool centre point in the gripper body frame (published gripper frame).
@@ -40,15 +32,12 @@ fn frame(pos: [f64; 3], quat: [f64; 4]) -> Isometry3<f64> {
 }
 
 /// World positions of every body origin (= joint anchor) and of the TCP.
-fn published_chain(
-    base: Isometry3<f64>,
-    q: &[f64; 6],
-) -> (Vec<(&'static str, Vector3<f64>)>, Vector3<f64>) {
+fn published_chain(base: Isometry3<f64>, q: &[f64; 6]) -> (Vec<(&'static str, Vector3<f64>)>, Vector3<f64>) {
     let mut pose = base;
     let mut anchors = Vec::new();
     let mut gripper = base;
     for (i, (name, pos, quat)) in CHAIN.iter().enumerate() {
-        pose = pose * frame(*pos, *quat);
+        pose *= frame(*pos, *quat);
         anchors.push((*name, pose.translation.vector));
         pose *= UnitQuaternion::from_axis_angle(&Vector3::z_axis(), q[i]);
         if *name == "gripper" {
@@ -63,9 +52,7 @@ fn configurations(sim: &Sim, count: usize) -> Vec<[f64; 6]> {
     let ranges = sim.joint_ranges();
     let mut seed: u64 = 0x5eed_0101;
     let mut next = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (seed >> 11) as f64 / (1u64 << 53) as f64
     };
     let mut out = vec![[0.0; 6]];
@@ -129,9 +116,7 @@ fn jacobian_columns_are_named_by_dof_and_match_finite_differences() {
     let nv = jac.dof_names.len();
     assert_eq!(&jac.dof_names[..6], &["1", "2", "3", "4", "5", "6"]);
     assert!(
-        jac.dof_names
-            .iter()
-            .any(|n| n.starts_with("cube_red_joint[")),
+        jac.dof_names.iter().any(|n| n.starts_with("cube_red_joint[")),
         "{:?}",
         jac.dof_names
     );

@@ -33,10 +33,7 @@ async fn both_cameras_render_at_the_requested_size_and_are_not_blank() {
 async fn bad_camera_and_size_are_refused() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let err = twin.render("topview", 64, 64, false).await.unwrap_err();
-    assert!(
-        matches!(err, TwinError::UnknownName { kind: "camera", .. }),
-        "{err}"
-    );
+    assert!(matches!(err, TwinError::UnknownName { kind: "camera", .. }), "{err}");
     assert!(err.to_string().contains("agentview"));
     let err = twin.render("agentview", 0, 64, false).await.unwrap_err();
     assert!(matches!(err, TwinError::ImageSize { .. }), "{err}");
@@ -51,8 +48,7 @@ async fn the_handle_serialises_calls_on_one_thread() {
     for _ in 0..8 {
         let twin = twin.clone();
         tasks.push(tokio::spawn(async move {
-            twin.try_with_sim(|sim| sim.step(10).map(|()| sim.time()))
-                .await
+            twin.try_with_sim(|sim| sim.step(10).map(|()| sim.time())).await
         }));
     }
     let mut times = Vec::new();
@@ -60,10 +56,7 @@ async fn the_handle_serialises_calls_on_one_thread() {
         times.push(t.await.unwrap().unwrap());
     }
     times.sort_by(f64::total_cmp);
-    let dt = twin
-        .with_sim(|sim| sim.model_info().timestep)
-        .await
-        .unwrap();
+    let dt = twin.with_sim(|sim| sim.model_info().timestep).await.unwrap();
     for (i, t) in times.iter().enumerate() {
         assert!(
             (t - dt * 10.0 * (i as f64 + 1.0)).abs() < 1e-9,

@@ -22,11 +22,7 @@ fn hold_keeps_the_pose_after_stepping_and_no_hold_is_pulled_back() {
     held.step(200).unwrap();
     let q = held.arm_qpos();
     assert!((q[2] - 0.6).abs() < 0.05, "held elbow drifted to {}", q[2]);
-    assert!(
-        (q[1] + 0.3).abs() < 0.05,
-        "held shoulder_lift drifted to {}",
-        q[1]
-    );
+    assert!((q[1] + 0.3).abs() < 0.05, "held shoulder_lift drifted to {}", q[1]);
 
     let mut loose = sim();
     let start = loose.arm_qpos();
@@ -34,15 +30,9 @@ fn hold_keeps_the_pose_after_stepping_and_no_hold_is_pulled_back() {
         .set_joint_positions(&named(&[("ELBOW_FLEX", 0.6)]), false)
         .unwrap();
     assert_eq!(report.pulled_back, vec!["elbow_flex".to_owned()]);
-    assert!(
-        (loose.arm_qpos()[2] - 0.6).abs() < 1e-12,
-        "teleport is immediate"
-    );
+    assert!((loose.arm_qpos()[2] - 0.6).abs() < 1e-12, "teleport is immediate");
     loose.step(200).unwrap();
-    assert!(
-        (loose.arm_qpos()[2] - start[2]).abs() < 0.05,
-        "servo pulls it back"
-    );
+    assert!((loose.arm_qpos()[2] - start[2]).abs() < 0.05, "servo pulls it back");
 }
 
 #[test]
@@ -107,15 +97,13 @@ fn send_action_by_vector_and_mapping_drive_the_servos() {
     let mut sim = sim();
     let mut targets = sim.arm_ctrl().to_vec();
     targets[0] = 0.5;
-    sim.send_action(&JointValues::Ordered(targets), 100)
-        .unwrap();
+    sim.send_action(&JointValues::Ordered(targets), 100).unwrap();
     assert!(
         (sim.arm_qpos()[0] - 0.5).abs() < 0.05,
         "pan reached {}",
         sim.arm_qpos()[0]
     );
-    sim.send_action(&named(&[("so101/shoulder_pan", -0.5)]), 100)
-        .unwrap();
+    sim.send_action(&named(&[("so101/shoulder_pan", -0.5)]), 100).unwrap();
     assert!(
         (sim.arm_qpos()[0] + 0.5).abs() < 0.05,
         "pan reached {}",
@@ -126,8 +114,7 @@ fn send_action_by_vector_and_mapping_drive_the_servos() {
 #[test]
 fn save_and_load_round_trip_exactly() {
     let mut sim = sim();
-    sim.send_action(&named(&[("1", 0.4), ("3", 0.3)]), 20)
-        .unwrap();
+    sim.send_action(&named(&[("1", 0.4), ("3", 0.3)]), 20).unwrap();
     sim.save_state("mid");
     let saved = sim.physics_state();
     sim.step(50).unwrap();
@@ -140,37 +127,24 @@ fn save_and_load_round_trip_exactly() {
     continued.clone_from(&sim.physics_state());
     sim.load_state("mid").unwrap();
     sim.step(10).unwrap();
-    assert_eq!(
-        sim.physics_state(),
-        continued,
-        "replay from a saved state is exact"
-    );
+    assert_eq!(sim.physics_state(), continued, "replay from a saved state is exact");
 }
 
 #[test]
 fn same_calls_give_the_same_state_bit_for_bit() {
     let run = || {
         let mut sim = sim();
-        sim.set_joint_positions(&named(&[("2", -0.2)]), true)
+        sim.set_joint_positions(&named(&[("2", -0.2)]), true).unwrap();
+        sim.send_action(&JointValues::Ordered(vec![0.3, -0.5, 0.6, 0.2, 0.1, 0.8]), 37)
             .unwrap();
-        sim.send_action(
-            &JointValues::Ordered(vec![0.3, -0.5, 0.6, 0.2, 0.1, 0.8]),
-            37,
-        )
-        .unwrap();
-        sim.set_joint_velocities(&named(&[("wrist_roll", 0.5)]))
-            .unwrap();
+        sim.set_joint_velocities(&named(&[("wrist_roll", 0.5)])).unwrap();
         sim.step(113).unwrap();
         sim.physics_state()
     };
     let a = run();
     let b = run();
     assert_eq!(a.len(), b.len());
-    assert!(
-        a.iter()
-            .zip(b.iter())
-            .all(|(x, y)| x.to_bits() == y.to_bits())
-    );
+    assert!(a.iter().zip(b.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
 }
 
 #[test]
@@ -189,11 +163,9 @@ fn resting_objects_touch_the_table_and_contacts_are_reported() {
 fn gripper_opening_grows_when_the_gripper_opens() {
     let mut sim = sim();
     let ranges = sim.ctrl_ranges();
-    sim.send_action(&named(&[("gripper", ranges[5].lo)]), 200)
-        .unwrap();
+    sim.send_action(&named(&[("gripper", ranges[5].lo)]), 200).unwrap();
     let closed = sim.gripper_opening_m();
-    sim.send_action(&named(&[("gripper", ranges[5].hi)]), 200)
-        .unwrap();
+    sim.send_action(&named(&[("gripper", ranges[5].hi)]), 200).unwrap();
     let open = sim.gripper_opening_m();
     assert!(open > closed + 0.03, "closed {closed} m, open {open} m");
 }
