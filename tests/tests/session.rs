@@ -305,15 +305,15 @@ async fn client_work(
 ) -> Result<HashMap<&'static str, u32>, tonic::Status> {
     let mut calls = HashMap::new();
     for round in 0..3 {
-        let write = (i + round) % 3 == 0;
+        let write = (i + round).is_multiple_of(3);
         if write {
-            let dy = if i % 2 == 0 { 0.01 } else { -0.01 };
+            let dy = if i.is_multiple_of(2) { 0.01 } else { -0.01 };
             match session.r#move(move_by(0.0, dy, 0.0)).await {
                 Ok(_) => *calls.entry("move").or_default() += 1,
                 Err(e) if e.code() == Code::ResourceExhausted => {}
                 Err(e) => return Err(e),
             }
-        } else if round % 2 == 0 {
+        } else if round.is_multiple_of(2) {
             session.get_session_info(GetSessionInfoRequest {}).await?;
         } else {
             session
