@@ -27,10 +27,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     compiler.open_files(PROTO_FILES)?;
 
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    std::fs::write(
-        out_dir.join(DESCRIPTOR_FILE),
-        compiler.encode_file_descriptor_set(),
-    )?;
+    std::fs::write(out_dir.join(DESCRIPTOR_FILE), compiler.encode_file_descriptor_set())?;
 
     tonic_prost_build::configure()
         .build_server(true)

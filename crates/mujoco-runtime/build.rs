@@ -102,7 +102,9 @@ fn download_wheel(pinned: &PinnedWheel, into: &Path) -> Result<PathBuf, String> 
         .status()
         .map_err(|e| format!("running `{python} -m pip download`: {e}"))?;
     if !status.success() {
-        return Err(format!("`{python} -m pip download mujoco=={VERSION}` failed ({status})"));
+        return Err(format!(
+            "`{python} -m pip download mujoco=={VERSION}` failed ({status})"
+        ));
     }
     let entries = fs::read_dir(into).map_err(|e| format!("listing {}: {e}", into.display()))?;
     entries
@@ -123,10 +125,7 @@ fn verify_sha256(wheel: &Path, expected: &str) -> Result<(), String> {
         .map(|byte| format!("{byte:02x}"))
         .collect();
     if actual != expected {
-        return Err(format!(
-            "{} has sha256 {actual}, expected {expected}",
-            wheel.display()
-        ));
+        return Err(format!("{} has sha256 {actual}, expected {expected}", wheel.display()));
     }
     Ok(())
 }
@@ -149,6 +148,5 @@ fn unpack_library(wheel: &Path, lib_dir: &Path) -> Result<(), String> {
     if link.symlink_metadata().is_ok() {
         fs::remove_file(&link).map_err(|e| format!("replacing {}: {e}", link.display()))?;
     }
-    std::os::unix::fs::symlink(LIBRARY, &link)
-        .map_err(|e| format!("linking {}: {e}", link.display()))
+    std::os::unix::fs::symlink(LIBRARY, &link).map_err(|e| format!("linking {}: {e}", link.display()))
 }

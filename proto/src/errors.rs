@@ -88,10 +88,7 @@ mod tests {
 
         let received = over_the_wire(&sent);
         assert_eq!(received.code(), Code::OutOfRange);
-        assert_eq!(
-            received.message(),
-            "shoulder_pan=-96.2 outside -1.92..1.92 rad"
-        );
+        assert_eq!(received.message(), "shoulder_pan=-96.2 outside -1.92..1.92 rad");
         assert_eq!(error_reason(&received).as_deref(), Some("out_of_range"));
         let info = error_info(&received).unwrap();
         assert_eq!(info.domain, ERROR_DOMAIN);

@@ -1,5 +1,9 @@
 //! The command line of `fakesim-hil`: without a subcommand it runs the daemon.
 
+use crate::hardware_tools::calibrate::CalibrateArgs;
+use crate::hardware_tools::emulate::EmulateArgs;
+use crate::hardware_tools::scan::ScanArgs;
+use crate::hardware_tools::setup_ids::SetupIdsArgs;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,10 +20,18 @@ pub struct Cli {
     pub daemon: DaemonArgs,
 }
 
-/// Tools besides the daemon. The hardware bridge adds scan, setup-ids, calibrate, emulate and
-/// teleop here.
+/// Tools besides the daemon.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// List serial ports and the servos answering on them (id, model, firmware, baud rate).
+    Scan(ScanArgs),
+    /// Give each servo of an SO-101 its id and baud rate, one servo at a time (gripper first).
+    SetupIds(SetupIdsArgs),
+    /// Calibrate an SO-101 arm interactively and write LeRobot's calibration file, or --verify one.
+    Calibrate(CalibrateArgs),
+    /// Serve a virtual SO-101 servo bus on a pseudo-terminal until Ctrl-C.
+    Emulate(EmulateArgs),
+}
 
 /// Options of the daemon. Each one overrides the same key of `--config`; unset ones fall back to
 /// the file, then to the default shown.

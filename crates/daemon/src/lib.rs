@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod convert;
+pub mod hardware_tools;
 pub mod logging;
 pub mod robot_service;
 pub mod server;

@@ -1,7 +1,8 @@
-//! `fakesim-hil`: parses the command line and runs the daemon.
+//! `fakesim-hil`: parses the command line and runs the daemon or one of the hardware tools.
 
 use clap::Parser;
-use fakesim_hil::cli::Cli;
+use fakesim_hil::cli::{Cli, Command};
+use fakesim_hil::hardware_tools::{self, Console};
 use fakesim_hil::{Settings, logging, run};
 use std::process::ExitCode;
 
@@ -19,7 +20,13 @@ async fn main() -> ExitCode {
 async fn daemon() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(command) = cli.command {
-        match command {}
+        logging::init(cli.daemon.log_level.as_deref().unwrap_or("warn"))?;
+        return match command {
+            Command::Scan(args) => hardware_tools::scan::run(args, Console::stdio()).await,
+            Command::SetupIds(args) => hardware_tools::setup_ids::run(args, Console::stdio()).await,
+            Command::Calibrate(args) => hardware_tools::calibrate::run(args, Console::stdio()).await,
+            Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
+        };
     }
     let settings = Settings::from_args(&cli.daemon)?;
     logging::init(&settings.log_level)?;

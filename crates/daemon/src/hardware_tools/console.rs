@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 
 /// Input lines, standard output and standard error of a hardware tool.
 pub struct Console {
-    input: mpsc::UnboundedReceiver<String>,
+    /// Lines typed; for stdin, `None` until the first read.
+    input: Option<mpsc::UnboundedReceiver<String>>,
     out: Box<dyn Write + Send>,
     err: Box<dyn Write + Send>,
     live: bool,
@@ -16,7 +17,9 @@ pub struct Console {
 
 impl std::fmt::Debug for Console {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Console").field("live", &self.live).finish_non_exhaustive()
+        f.debug_struct("Console")
+            .field("live", &self.live)
+            .finish_non_exhaustive()
     }
 }
 
@@ -24,23 +27,16 @@ impl Console {
     /// A console on the process's stdin, stdout and stderr; progress is redrawn in place
     /// when stderr is a terminal.
     ///
-    /// Stdin is read by a detached thread (a pending read never holds the process open).
+    /// Stdin is only read once a command asks for a line (a command that never does can run
+    /// in the background of a shell), by a detached thread, so a pending read never holds
+    /// the process open.
     pub fn stdio() -> Self {
-        let (lines, input) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self::new(
-            input,
-            Box::new(std::io::stdout()),
-            Box::new(std::io::stderr()),
-            std::io::stderr().is_terminal(),
-        )
+        Self {
+            input: None,
+            out: Box::new(std::io::stdout()),
+            err: Box::new(std::io::stderr()),
+            live: std::io::stderr().is_terminal(),
+        }
     }
 
     /// A console on arbitrary streams: `input` yields the lines the user types (closing it is
@@ -52,7 +48,12 @@ impl Console {
         err: Box<dyn Write + Send>,
         live: bool,
     ) -> Self {
-        Self { input, out, err, live }
+        Self {
+            input: Some(input),
+            out,
+            err,
+            live,
+        }
     }
 
     /// Whether progress is redrawn in place.
@@ -83,9 +84,24 @@ impl Console {
     /// The next line the user types; `waiting_for` names what it answers, for the error
     /// when input ends first. Cancel-safe (no line is lost when the future is dropped).
     pub async fn read_line(&mut self, waiting_for: &str) -> anyhow::Result<String> {
-        match self.input.recv().await {
+        let input = self.input.get_or_insert_with(read_stdin);
+        match input.recv().await {
             Some(line) => Ok(line),
             None => bail!("input ended while waiting for: {waiting_for}"),
         }
     }
+}
+
+/// Starts a thread that forwards stdin line by line.
+fn read_stdin() -> mpsc::UnboundedReceiver<String> {
+    let (lines, input) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    input
 }

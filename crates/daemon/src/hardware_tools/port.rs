@@ -162,7 +162,10 @@ mod tests {
             describe_usb(0x1a86, 0x55d3, Some("USB Single Serial"), Some("5A46082515")),
             "USB 1a86:55d3 (CH343, e.g. Waveshare Bus Servo Adapter), serial 5A46082515"
         );
-        assert_eq!(describe_usb(0x0403, 0x6001, Some("FT232R"), None), "USB 0403:6001 (FT232R)");
+        assert_eq!(
+            describe_usb(0x0403, 0x6001, Some("FT232R"), None),
+            "USB 0403:6001 (FT232R)"
+        );
     }
 
     #[test]
@@ -176,6 +179,9 @@ mod tests {
         assert!(denied.contains("/dev/null") && denied.contains("dialout"), "{denied}");
 
         let busy = explain_open_failure(existing, &io::Error::other("Device or resource busy")).to_string();
-        assert!(busy.contains("/dev/null is busy") && busy.contains("ModemManager"), "{busy}");
+        assert!(
+            busy.contains("/dev/null is busy") && busy.contains("ModemManager"),
+            "{busy}"
+        );
     }
 }

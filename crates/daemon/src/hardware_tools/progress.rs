@@ -71,19 +71,31 @@ mod tests {
     #[test]
     fn log_mode_prints_changes_only() {
         let mut block = StatusBlock::new();
-        assert_eq!(block.frame(rows(&["a 1", "b 2"]), false).as_deref(), Some("a 1 | b 2\n"));
+        assert_eq!(
+            block.frame(rows(&["a 1", "b 2"]), false).as_deref(),
+            Some("a 1 | b 2\n")
+        );
         assert_eq!(block.frame(rows(&["a 1", "b 2"]), false), None);
-        assert_eq!(block.frame(rows(&["a 1", "b 3"]), false).as_deref(), Some("a 1 | b 3\n"));
+        assert_eq!(
+            block.frame(rows(&["a 1", "b 3"]), false).as_deref(),
+            Some("a 1 | b 3\n")
+        );
     }
 
     #[test]
     fn live_mode_redraws_in_place() {
         let mut block = StatusBlock::new();
-        assert_eq!(block.frame(rows(&["a", "b"]), true).as_deref(), Some("\r\x1b[2Ka\n\x1b[2Kb"));
+        assert_eq!(
+            block.frame(rows(&["a", "b"]), true).as_deref(),
+            Some("\r\x1b[2Ka\n\x1b[2Kb")
+        );
         assert_eq!(
             block.frame(rows(&["c", "d"]), true).as_deref(),
             Some("\r\x1b[1A\x1b[2Kc\n\x1b[2Kd")
         );
-        assert_eq!(block.frame(rows(&["e"]), true).as_deref(), Some("\r\x1b[1A\x1b[2Ke\x1b[J"));
+        assert_eq!(
+            block.frame(rows(&["e"]), true).as_deref(),
+            Some("\r\x1b[1A\x1b[2Ke\x1b[J")
+        );
     }
 }

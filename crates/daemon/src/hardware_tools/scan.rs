@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::port::{FoundPort, list_ports, open_bus};
 use super::progress::StatusBlock;
-use super::{Console, parse_baud};
+use super::{Console, ReplyTimeout, parse_baud};
 
 /// Arguments of `fakesim-hil scan`.
 #[derive(Debug, Clone, clap::Args)]
@@ -26,6 +26,9 @@ pub struct ScanArgs {
     /// (slower, but does not depend on broadcast replies).
     #[arg(long, value_name = "IDS", value_parser = parse_ids)]
     pub ids: Option<IdList>,
+    /// Reply timeout.
+    #[command(flatten)]
+    pub timeout: ReplyTimeout,
 }
 
 /// Servo ids given on the command line.
@@ -85,9 +88,17 @@ pub async fn run(args: ScanArgs, mut io: Console) -> anyhow::Result<()> {
         } else {
             args.bauds.clone()
         },
-        method: args.ids.map_or(ScanMethod::Broadcast, |IdList(ids)| ScanMethod::Ids(ids)),
+        method: args
+            .ids
+            .map_or(ScanMethod::Broadcast, |IdList(ids)| ScanMethod::Ids(ids)),
     };
-    let mut failures = Vec::new();
+    // A broadcast ping always waits out the timeout, and a missed servo shows up again on
+    // the next scan: one retry is enough.
+    let config = BusConfig {
+        retries: 1,
+        ..args.timeout.bus_config()
+    };
+    let mut failed: Vec<(&Path, anyhow::Error)> = Vec::new();
     let mut total = 0;
     for port in &ports {
         let header = if port.description.is_empty() {
@@ -96,32 +107,40 @@ pub async fn run(args: ScanArgs, mut io: Console) -> anyhow::Result<()> {
             format!("{} ({}):", port.path.display(), port.description)
         };
         io.say(&header)?;
-        match scan_port(&port.path, &options, &mut io).await {
+        match scan_port(&port.path, &options, config, &mut io).await {
             Ok(found) => {
                 total += found.len();
                 print_servos(&found, &options, &mut io)?;
             }
+            // A lone port's error is the command's error, printed once by the caller.
+            Err(error) if ports.len() == 1 => return Err(error),
             Err(error) => {
                 io.say(&format!("  {error:#}"))?;
-                failures.push(error);
+                failed.push((&port.path, error));
             }
         }
     }
-    io.say(&format!("{total} servo(s) found on {} port(s)", ports.len()))?;
-    match failures.as_slice() {
-        [] => Ok(()),
-        [only] => bail!("{only:#}"),
-        many => bail!("{} ports could not be scanned", many.len()),
+    let scanned = ports.len() - failed.len();
+    io.say(&format!("{total} servo(s) found on {scanned} port(s)"))?;
+    if !failed.is_empty() {
+        let names: Vec<String> = failed.iter().map(|(path, _)| path.display().to_string()).collect();
+        bail!("could not scan {} (see above)", names.join(", "));
     }
+    Ok(())
 }
 
 /// Scans one port over the baud rates of `options`, showing progress.
-async fn scan_port(path: &Path, options: &ScanOptions, io: &mut Console) -> anyhow::Result<Vec<FoundServo>> {
-    let first_baud = options.baud_rates.first().copied().unwrap_or(feetech::control_table::DEFAULT_BAUD_RATE);
-    let config = BusConfig {
-        retries: 1,
-        ..BusConfig::default()
-    };
+async fn scan_port(
+    path: &Path,
+    options: &ScanOptions,
+    config: BusConfig,
+    io: &mut Console,
+) -> anyhow::Result<Vec<FoundServo>> {
+    let first_baud = options
+        .baud_rates
+        .first()
+        .copied()
+        .unwrap_or(feetech::control_table::DEFAULT_BAUD_RATE);
     let mut bus = open_bus(path, first_baud, config)?;
     let (events, mut received) = mpsc::unbounded_channel();
     let scanning = async {
@@ -145,7 +164,7 @@ async fn scan_port(path: &Path, options: &ScanOptions, io: &mut Console) -> anyh
     };
     let (found, shown) = tokio::join!(scanning, showing);
     shown?;
-    Ok(found.map_err(|error| anyhow::anyhow!("scanning {}: {error}", path.display()))?)
+    found.map_err(|error| anyhow::anyhow!("scanning {}: {error}", path.display()))
 }
 
 /// What the progress line of a port scan says.
@@ -207,13 +226,18 @@ fn print_servos(found: &[FoundServo], options: &ScanOptions, io: &mut Console) -
         ))?;
         return Ok(());
     }
-    io.say(&format!("  {:>3}  {:<10} {:<9} {:>8}  errors", "id", "model", "firmware", "baud"))?;
+    io.say(&format!(
+        "  {:>3}  {:<10} {:<9} {:>8}  errors",
+        "id", "model", "firmware", "baud"
+    ))?;
     for servo in found {
         io.say(&format!(
             "  {:>3}  {:<10} {:<9} {:>8}  {}",
             servo.id,
             model_label(servo),
-            servo.firmware.map_or("?".to_owned(), |(major, minor)| format!("{major}.{minor}")),
+            servo
+                .firmware
+                .map_or("?".to_owned(), |(major, minor)| format!("{major}.{minor}")),
             servo.baud_rate.map_or("?".to_owned(), |baud| baud.to_string()),
             if servo.error.is_empty() {
                 "-".to_owned()
@@ -256,6 +280,9 @@ mod tests {
             progress.row(true),
             "scanning /dev/ttyACM0 at 1000000 baud (1/8), id 3: 0 found"
         );
-        assert_eq!(progress.row(false), "scanning /dev/ttyACM0 at 1000000 baud (1/8): 0 found");
+        assert_eq!(
+            progress.row(false),
+            "scanning /dev/ttyACM0 at 1000000 baud (1/8): 0 found"
+        );
     }
 }

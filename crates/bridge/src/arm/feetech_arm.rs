@@ -1,0 +1,114 @@
+//! The Feetech SO-101: a handle talking over channels to the one task that owns the port.
+
+use std::path::Path;
+
+use feetech::bus::{Bus, BusConfig};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::actor::{Actor, Request};
+use super::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
+use crate::mapping::CalibratedMapping;
+
+/// Requests waiting for the port task at most.
+const QUEUE: usize = 8;
+
+/// How a [`FeetechArm`] treats its bus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeetechArmConfig {
+    /// The port name shown in status (e.g. `/dev/ttyUSB0`).
+    pub port: String,
+    /// Extra attempts after a lost or corrupted reply, per servo and transaction. Replaces
+    /// the bus's own retries, so that every attempt is counted.
+    pub retries: u32,
+    /// Transactions in a row that must fail after their retries before a servo counts as
+    /// lost ([`super::ServoHealth::responding`] false); at least 1.
+    pub lost_after: u32,
+    /// Switch torque off when the arm is closed or every handle is dropped (as LeRobot's
+    /// `disable_torque_on_disconnect`).
+    pub torque_off_on_close: bool,
+}
+
+impl FeetechArmConfig {
+    /// Defaults for a port: 2 retries (as LeRobot), lost after 3 failed transactions in a
+    /// row, torque off on close.
+    pub fn new(port: impl Into<String>) -> Self {
+        Self {
+            port: port.into(),
+            retries: 2,
+            lost_after: 3,
+            torque_off_on_close: true,
+        }
+    }
+}
+
+/// An SO-101 on a Feetech bus. The port is owned by one task; this handle is cheap to clone
+/// and every call is a message to that task, answered in order. The task ends on
+/// [`FeetechArm::close`] or when the last clone is dropped (torque off first, if configured).
+#[derive(Debug, Clone)]
+pub struct FeetechArm {
+    requests: mpsc::Sender<Request>,
+    health: watch::Receiver<ArmHealth>,
+    port: String,
+}
+
+impl FeetechArm {
+    /// Starts the port task on `bus` (inside a tokio runtime). The bus's retry count is set
+    /// to 0: the task retries itself, per [`FeetechArmConfig::retries`].
+    pub fn spawn<T>(bus: Bus<T>, mapping: CalibratedMapping, config: FeetechArmConfig) -> Self
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let (requests, inbox) = mpsc::channel(QUEUE);
+        let port = config.port.clone();
+        let (actor, health) = Actor::new(bus, mapping, config);
+        tokio::spawn(actor.run(inbox));
+        Self { requests, health, port }
+    }
+
+    /// Opens a serial port (8N1, no flow control) and starts the port task on it.
+    pub fn open(
+        path: &Path,
+        baud: u32,
+        bus_config: BusConfig,
+        mapping: CalibratedMapping,
+        config: FeetechArmConfig,
+    ) -> Result<Self, ArmError> {
+        let bus = Bus::open(path, baud, bus_config).map_err(|e| ArmError::PortGone { reason: e.to_string() })?;
+        Ok(Self::spawn(bus, mapping, config))
+    }
+
+    /// Switches torque off (when configured) and ends the port task; later calls fail with
+    /// [`ArmError::Closed`].
+    pub async fn close(&self) -> Result<(), ArmError> {
+        self.call(Request::Close).await?
+    }
+
+    async fn call<R>(&self, request: impl FnOnce(oneshot::Sender<R>) -> Request) -> Result<R, ArmError> {
+        let (reply, answer) = oneshot::channel();
+        self.requests.send(request(reply)).await.map_err(|_| ArmError::Closed)?;
+        answer.await.map_err(|_| ArmError::Closed)
+    }
+}
+
+impl Arm for FeetechArm {
+    fn port(&self) -> Option<&str> {
+        Some(&self.port)
+    }
+
+    fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>> {
+        Box::pin(async move { self.call(Request::ReadState).await? })
+    }
+
+    fn command(&self, goals_rad: [f64; 6]) -> BoxFuture<'_, Result<(), ArmError>> {
+        Box::pin(async move { self.call(|reply| Request::Command(goals_rad, reply)).await? })
+    }
+
+    fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+        Box::pin(async move { self.call(|reply| Request::Torque(enabled, reply)).await? })
+    }
+
+    fn health(&self) -> ArmHealth {
+        self.health.borrow().clone()
+    }
+}

@@ -1,0 +1,124 @@
+//! Arm health: communication counters per servo, error flags, whether the bus is there.
+
+use feetech::bus::BusError;
+use feetech::protocol::status::ServoError;
+
+use super::JointState;
+use crate::mapping::Joint;
+
+/// A snapshot of an arm's health.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmHealth {
+    /// The port is open and working (false for good once it failed).
+    pub port_open: bool,
+    /// Torque as last switched by this host (servos power up with it off).
+    pub torque_enabled: bool,
+    /// One entry per servo in action-key order; empty for the twin.
+    pub servos: Vec<ServoHealth>,
+    /// The most recent error, for status displays.
+    pub last_error: Option<String>,
+}
+
+impl ArmHealth {
+    /// Health of an arm without servos (the twin).
+    pub fn no_servos(torque_enabled: bool) -> Self {
+        Self {
+            port_open: true,
+            torque_enabled,
+            servos: Vec::new(),
+            last_error: None,
+        }
+    }
+
+    /// The bus counts as lost: the port failed, or no servo answers any more.
+    pub fn bus_lost(&self) -> bool {
+        !self.port_open || (!self.servos.is_empty() && self.servos.iter().all(|s| !s.responding))
+    }
+
+    /// Servos that stopped answering (see [`ServoHealth::responding`]).
+    pub fn lost_servos(&self) -> impl Iterator<Item = &ServoHealth> {
+        self.servos.iter().filter(|s| !s.responding)
+    }
+}
+
+/// One servo's health.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServoHealth {
+    /// The joint it drives.
+    pub joint: Joint,
+    /// Its id.
+    pub id: u8,
+    /// Communication counters.
+    pub comm: CommCounters,
+    /// False once `lost_after` transactions in a row failed after all their retries; true
+    /// again after the next success.
+    pub responding: bool,
+    /// Error flags of its latest reply.
+    pub error_flags: ServoError,
+    /// Its latest error.
+    pub last_error: Option<String>,
+    /// Its latest successful reading.
+    pub last_reading: Option<JointState>,
+    /// The latest goal sent to it (steps).
+    pub goal_steps: Option<i32>,
+}
+
+impl ServoHealth {
+    /// A servo not heard from yet.
+    pub fn new(joint: Joint, id: u8) -> Self {
+        Self {
+            joint,
+            id,
+            comm: CommCounters::default(),
+            responding: true,
+            error_flags: ServoError::empty(),
+            last_error: None,
+            last_reading: None,
+            goal_steps: None,
+        }
+    }
+
+    /// Counts one failed attempt (before any retry).
+    pub(crate) fn attempt_failed(&mut self, error: &BusError) {
+        match error {
+            BusError::NoReply { .. } | BusError::Timeout { .. } => self.comm.timeouts += 1,
+            BusError::Checksum { .. } | BusError::BadLength { .. } | BusError::EchoMismatch => self.comm.corrupt += 1,
+            _ => {}
+        }
+        self.last_error = Some(error.to_string());
+    }
+
+    /// Counts one retry.
+    pub(crate) fn retried(&mut self) {
+        self.comm.retries += 1;
+    }
+
+    /// Ends a transaction (all its attempts): updates the failure streak and `responding`.
+    pub(crate) fn transaction_done(&mut self, ok: bool, lost_after: u32) {
+        self.comm.transactions += 1;
+        if ok {
+            self.comm.consecutive_failures = 0;
+        } else {
+            self.comm.failures += 1;
+            self.comm.consecutive_failures = self.comm.consecutive_failures.saturating_add(1);
+        }
+        self.responding = self.comm.consecutive_failures < lost_after.max(1);
+    }
+}
+
+/// Communication counters of one servo since the arm was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CommCounters {
+    /// Transactions (each with its retries) addressed to the servo.
+    pub transactions: u64,
+    /// Attempts that got no (complete) reply in time.
+    pub timeouts: u64,
+    /// Attempts that got a corrupted reply (bad checksum or length).
+    pub corrupt: u64,
+    /// Attempts repeated after a timeout or a corrupted reply.
+    pub retries: u64,
+    /// Transactions that failed after all retries.
+    pub failures: u64,
+    /// Transactions failed in a row, up to now.
+    pub consecutive_failures: u32,
+}

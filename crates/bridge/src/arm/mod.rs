@@ -1,0 +1,95 @@
+//! One trait for "an arm", and its two implementations: the Feetech SO-101 on a serial bus
+//! ([`FeetechArm`]) and the twin itself ([`TwinArm`]), so sim-only runs share the code path.
+//!
+//! Positions are the twin's radians in action-key order. The arm applies no safety policy of
+//! its own beyond refusing non-finite goals: the layers in [`crate::safety`] run first.
+
+mod actor;
+mod feetech_arm;
+mod health;
+mod state;
+mod twin;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use fakesim_twin::TwinError;
+use feetech::bus::BusError;
+
+use crate::mapping::Joint;
+
+pub use feetech_arm::{FeetechArm, FeetechArmConfig};
+pub use health::{ArmHealth, CommCounters, ServoHealth};
+pub use state::{ArmState, JointState, ServoReading};
+pub use twin::TwinArm;
+
+/// A boxed future, so arms can be used as `dyn Arm`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// An arm: read its joints, send goals, switch torque, report health.
+pub trait Arm: Send + Sync {
+    /// The port the arm is on (`None` for the twin).
+    fn port(&self) -> Option<&str>;
+
+    /// Reads every joint now.
+    fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>>;
+
+    /// Sends goal positions (twin radians, action-key order) to all six joints at once.
+    fn command(&self, goals_rad: [f64; 6]) -> BoxFuture<'_, Result<(), ArmError>>;
+
+    /// Switches torque on (holding the present pose) or off, on every joint.
+    fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>>;
+
+    /// The latest health snapshot; never touches the bus, so it answers at once.
+    fn health(&self) -> ArmHealth;
+}
+
+/// One servo that gave no valid reply, even after the retries.
+#[derive(Debug, thiserror::Error)]
+#[error("{joint} (servo {id}): {error}")]
+pub struct ServoFailure {
+    /// The joint it drives.
+    pub joint: Joint,
+    /// Its id.
+    pub id: u8,
+    /// The last error of the last attempt.
+    pub error: BusError,
+}
+
+/// Why an arm operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ArmError {
+    /// The serial port failed or went away; the arm stays unusable.
+    #[error("the serial port is gone: {reason}")]
+    PortGone {
+        /// What the port reported.
+        reason: String,
+    },
+    /// Some servos gave no valid reply after all retries (the others were handled).
+    #[error("no valid reply after retries from {}", list(failures))]
+    Unresponsive {
+        /// The servos that failed.
+        failures: Vec<ServoFailure>,
+    },
+    /// A goal that is NaN or infinite; nothing was sent.
+    #[error("goal for {joint} is not a finite number: {value}")]
+    NonFiniteGoal {
+        /// The joint.
+        joint: Joint,
+        /// The value given.
+        value: f64,
+    },
+    /// Any other bus failure.
+    #[error(transparent)]
+    Bus(BusError),
+    /// The twin refused or failed.
+    #[error(transparent)]
+    Twin(#[from] TwinError),
+    /// The arm was closed; its task has ended.
+    #[error("the arm is closed")]
+    Closed,
+}
+
+fn list(failures: &[ServoFailure]) -> String {
+    failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}

@@ -1,0 +1,240 @@
+//! The joint mapping table: which servo drives which twin joint, and how servo steps become
+//! the twin's radians.
+//!
+//! For joints 1-5 a servo position is first read as LeRobot-normalised degrees about the
+//! middle of the calibrated range (the "new calibration" model, whose zero is the middle of
+//! each joint's range), then `rad = sign * deg.to_radians() + offset`. The gripper's
+//! calibrated range (LeRobot's 0..100, 0 closed) maps linearly onto a radian interval of the
+//! twin's gripper hinge, then the same sign and offset apply.
+//!
+//! The SO-101 default ([`JointMapping::so101`]):
+//!
+//! | servo | twin joint | label | sign | offset | conversion | range rule |
+//! |---|---|---|---|---|---|---|
+//! | 1 | `"1"` | shoulder_pan | +1 | 0 | degrees | within twin |
+//! | 2 | `"2"` | shoulder_lift | +1 | 0 | degrees | within twin |
+//! | 3 | `"3"` | elbow_flex | +1 | 0 | degrees | within twin |
+//! | 4 | `"4"` | wrist_flex | +1 | 0 | degrees | within twin |
+//! | 5 | `"5"` | wrist_roll | +1 | 0 | degrees | full turn (covers the twin) |
+//! | 6 | `"6"` | gripper | +1 | 0 | 0..100 % onto -0.174533..1.7453292 rad | within twin |
+//!
+//! with a range tolerance of 5 degrees. The signs assume the servo and the model turn the
+//! same way, as the "new calibration" model intends; check them on a real arm.
+//!
+//! [`JointMapping::bind`] checks a table
+//! against a calibration and the twin's joint ranges and yields the [`CalibratedMapping`]
+//! that converts.
+
+mod calibrated;
+mod error;
+mod joint;
+
+use fakesim_twin::values::Bounds;
+use feetech::calibration::Calibration;
+use serde::{Deserialize, Serialize};
+
+pub use calibrated::CalibratedMapping;
+pub use error::MappingError;
+pub use joint::Joint;
+
+/// Default tolerance when comparing calibrated ranges with the twin's (5 degrees).
+pub const DEFAULT_RANGE_TOLERANCE_RAD: f64 = 0.087_266_462_599_716_48;
+
+/// The twin's gripper hinge range (rad): closed at the low end, open at the high end.
+pub const SO101_GRIPPER_RANGE: Bounds = Bounds {
+    lo: -0.174_533,
+    hi: 1.745_329_2,
+};
+
+/// How a servo's calibrated position becomes an angle before sign and offset.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Conversion {
+    /// LeRobot's DEGREES mode: `(steps - middle) * 360 / 4095` degrees, then radians.
+    Degrees,
+    /// LeRobot's RANGE_0_100 mode mapped linearly: 0 % is `at_0_rad`, 100 % is `at_100_rad`.
+    Percent {
+        /// Angle at 0 % (closed gripper).
+        at_0_rad: f64,
+        /// Angle at 100 % (open gripper).
+        at_100_rad: f64,
+    },
+}
+
+/// How the calibrated range must relate to the twin's joint range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RangeRule {
+    /// The calibrated range may not reach beyond the twin's range by more than the tolerance.
+    WithinTwin,
+    /// A joint calibrated as a (nearly) full turn: its calibrated range may exceed the twin's,
+    /// but must cover it (within the tolerance).
+    FullTurn,
+}
+
+/// One row of the mapping table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JointMap {
+    /// Servo id on the bus.
+    pub servo_id: u8,
+    /// The twin's joint name, `"1"`..`"6"`.
+    pub twin_joint: String,
+    /// LeRobot motor name, the key of the calibration file.
+    pub label: String,
+    /// +1 when servo and twin turn the same way, -1 when opposite.
+    pub sign: i8,
+    /// Added after the sign (rad).
+    pub offset_rad: f64,
+    /// Unit conversion from calibrated steps.
+    pub conversion: Conversion,
+    /// How the calibrated range is checked against the twin's.
+    pub range_rule: RangeRule,
+}
+
+/// The whole table: one row per twin joint, in the twin's action-key order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JointMapping {
+    /// Rows, row `i` for twin joint `i + 1`.
+    pub joints: [JointMap; 6],
+    /// How far a calibrated range may miss the twin's range (rad).
+    pub tolerance_rad: f64,
+}
+
+impl Default for JointMapping {
+    fn default() -> Self {
+        Self::so101()
+    }
+}
+
+impl JointMapping {
+    /// The SO-101 default: servo `i` drives twin joint `"i"`, LeRobot labels, sign +1, no
+    /// offset; degrees for joints 1-5 (the wrist roll as a full turn), and the gripper's 0..100
+    /// onto [`SO101_GRIPPER_RANGE`]; tolerance [`DEFAULT_RANGE_TOLERANCE_RAD`].
+    pub fn so101() -> Self {
+        let row = |joint: Joint, conversion: Conversion, range_rule: RangeRule| JointMap {
+            servo_id: joint.default_servo_id(),
+            twin_joint: joint.twin_id().to_owned(),
+            label: joint.label().to_owned(),
+            sign: 1,
+            offset_rad: 0.0,
+            conversion,
+            range_rule,
+        };
+        let degrees = |joint| row(joint, Conversion::Degrees, RangeRule::WithinTwin);
+        Self {
+            joints: [
+                degrees(Joint::ShoulderPan),
+                degrees(Joint::ShoulderLift),
+                degrees(Joint::ElbowFlex),
+                degrees(Joint::WristFlex),
+                row(Joint::WristRoll, Conversion::Degrees, RangeRule::FullTurn),
+                row(
+                    Joint::Gripper,
+                    Conversion::Percent {
+                        at_0_rad: SO101_GRIPPER_RANGE.lo,
+                        at_100_rad: SO101_GRIPPER_RANGE.hi,
+                    },
+                    RangeRule::WithinTwin,
+                ),
+            ],
+            tolerance_rad: DEFAULT_RANGE_TOLERANCE_RAD,
+        }
+    }
+
+    /// The row for a joint.
+    pub fn get(&self, joint: Joint) -> &JointMap {
+        &self.joints[joint.index()]
+    }
+
+    /// Checks the table against a calibration and the twin's joint ranges (see
+    /// [`JointMapping::bind`]).
+    pub fn validate(&self, calibration: &Calibration, twin_ranges: &[Bounds; 6]) -> Result<(), MappingError> {
+        self.bind(calibration, twin_ranges).map(|_| ())
+    }
+
+    /// Checks the table against a calibration and the twin's joint ranges and returns the
+    /// mapping that converts. Fails, naming the joint, when a row is malformed, a servo id is
+    /// used twice, the calibration lacks a motor or gives it another id, or a calibrated range
+    /// breaks its [`RangeRule`] by more than the tolerance.
+    pub fn bind(
+        &self,
+        calibration: &Calibration,
+        twin_ranges: &[Bounds; 6],
+    ) -> Result<CalibratedMapping, MappingError> {
+        if !(self.tolerance_rad.is_finite() && self.tolerance_rad >= 0.0) {
+            return Err(MappingError::InvalidTolerance(self.tolerance_rad));
+        }
+        self.check_rows()?;
+        let mapping = CalibratedMapping::new(self, calibration)?;
+        for joint in Joint::ALL {
+            self.check_range(joint, mapping.calibrated_limits(joint), twin_ranges[joint.index()])?;
+        }
+        Ok(mapping)
+    }
+
+    fn check_rows(&self) -> Result<(), MappingError> {
+        for joint in Joint::ALL {
+            let row = self.get(joint);
+            if row.twin_joint != joint.twin_id() {
+                return Err(MappingError::WrongTwinJoint {
+                    row: joint.index(),
+                    expected: joint.twin_id(),
+                    got: row.twin_joint.clone(),
+                });
+            }
+            let invalid = |reason: String| MappingError::InvalidRow {
+                joint: row.label.clone(),
+                reason,
+            };
+            if row.sign != 1 && row.sign != -1 {
+                return Err(invalid(format!("sign must be +1 or -1, got {}", row.sign)));
+            }
+            if !row.offset_rad.is_finite() {
+                return Err(invalid(format!("offset {} rad is not finite", row.offset_rad)));
+            }
+            if let Conversion::Percent { at_0_rad, at_100_rad } = row.conversion
+                && !(at_0_rad.is_finite() && at_100_rad.is_finite() && at_0_rad != at_100_rad)
+            {
+                return Err(invalid(format!(
+                    "percent conversion {at_0_rad}..{at_100_rad} rad must be two different finite angles"
+                )));
+            }
+            if let Some(other) = Joint::ALL
+                .iter()
+                .take(joint.index())
+                .find(|other| self.get(**other).servo_id == row.servo_id)
+            {
+                return Err(MappingError::DuplicateServoId {
+                    id: row.servo_id,
+                    first: self.get(*other).label.clone(),
+                    second: row.label.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_range(&self, joint: Joint, calibrated: Bounds, twin: Bounds) -> Result<(), MappingError> {
+        let tolerance = self.tolerance_rad;
+        let row = self.get(joint);
+        let ok = match row.range_rule {
+            RangeRule::WithinTwin => calibrated.lo >= twin.lo - tolerance && calibrated.hi <= twin.hi + tolerance,
+            RangeRule::FullTurn => calibrated.lo <= twin.lo + tolerance && calibrated.hi >= twin.hi - tolerance,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(MappingError::RangeMismatch {
+            joint: row.label.clone(),
+            rule: row.range_rule,
+            calibrated_lo: calibrated.lo,
+            calibrated_hi: calibrated.hi,
+            twin_lo: twin.lo,
+            twin_hi: twin.hi,
+            tolerance,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

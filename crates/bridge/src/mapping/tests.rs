@@ -1,0 +1,307 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use feetech::calibration::MotorCalibration;
+use feetech::units::{CalibratedRange, NormMode};
+use uom::si::angle::{degree, radian};
+use uom::si::f64::Angle;
+
+/// The twin's joint ranges (assets/so101/so101.xml).
+const TWIN: [Bounds; 6] = [
+    Bounds {
+        lo: -1.91986,
+        hi: 1.91986,
+    },
+    Bounds {
+        lo: -1.745_329_3,
+        hi: 1.745_329_3,
+    },
+    Bounds { lo: -1.69, hi: 1.69 },
+    Bounds {
+        lo: -1.658_063,
+        hi: 1.658_063,
+    },
+    Bounds {
+        lo: -2.743_847_3,
+        hi: 2.743_847_3,
+    },
+    SO101_GRIPPER_RANGE,
+];
+
+/// The virtual SO-101's calibration.
+fn calibration() -> Calibration {
+    let motors = feetech_emu::so101::JOINTS
+        .iter()
+        .map(|j| {
+            let motor = MotorCalibration {
+                id: j.id,
+                drive_mode: 0,
+                homing_offset: i32::from(j.homing_offset),
+                range_min: i32::from(j.range.0),
+                range_max: i32::from(j.range.1),
+            };
+            (j.name.to_owned(), motor)
+        })
+        .collect();
+    Calibration { motors }
+}
+
+fn with_motor(change: impl FnOnce(&mut MotorCalibration), name: &str) -> Calibration {
+    let mut cal = calibration();
+    change(cal.motors.get_mut(name).unwrap());
+    cal
+}
+
+fn bound() -> CalibratedMapping {
+    JointMapping::so101().bind(&calibration(), &TWIN).unwrap()
+}
+
+fn rad(x: f64) -> Angle {
+    Angle::new::<radian>(x)
+}
+
+#[test]
+fn default_mapping_fits_the_virtual_so101_calibration() {
+    let mapping = JointMapping::so101();
+    mapping.validate(&calibration(), &TWIN).unwrap();
+    let ids: Vec<u8> = mapping.joints.iter().map(|r| r.servo_id).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(bound().servo_ids(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(bound().joint_of_servo(3), Some(Joint::ElbowFlex));
+    assert_eq!(bound().joint_of_servo(9), None);
+}
+
+#[test]
+fn middle_of_the_calibrated_range_is_the_twin_zero_and_the_ends_its_limits() {
+    let m = bound();
+    for joint in &Joint::ALL[..4] {
+        assert!(m.servo_to_twin(*joint, 2047).get::<radian>().abs() < 1e-12, "{joint}");
+    }
+    // The wrist roll's full turn 0..4095 has its middle at 2047.5: half a step off.
+    let roll = m.servo_to_twin(Joint::WristRoll, 2047).get::<degree>();
+    assert!((roll + 0.5 * 360.0 / 4095.0).abs() < 1e-9, "{roll}");
+    // Shoulder pan 796..3298 is ±1251 steps = ±109.98 degrees.
+    let lo = m.servo_to_twin(Joint::ShoulderPan, 796).get::<degree>();
+    assert!((lo + 1251.0 * 360.0 / 4095.0).abs() < 1e-9, "{lo}");
+    let limits = m.calibrated_limits(Joint::ShoulderPan);
+    assert!(
+        (limits.lo + 1.9195).abs() < 1e-3 && (limits.hi - 1.9195).abs() < 1e-3,
+        "{limits:?}"
+    );
+    // The gripper's calibrated ends are the twin's gripper range ends.
+    let g = m.calibrated_limits(Joint::Gripper);
+    assert!((g.lo - SO101_GRIPPER_RANGE.lo).abs() < 1e-12);
+    assert!((g.hi - SO101_GRIPPER_RANGE.hi).abs() < 1e-12);
+}
+
+#[test]
+fn normalised_values_match_the_driver_lerobot_normalisation() {
+    let m = bound();
+    let cal = calibration();
+    for joint in Joint::ALL {
+        let range: CalibratedRange = cal.motors[joint.label()].range();
+        let mode = if joint == Joint::Gripper {
+            NormMode::Range0To100
+        } else {
+            NormMode::Degrees
+        };
+        for steps in (0..4096).step_by(61) {
+            let expected = range.normalize(mode, steps).unwrap();
+            assert!((m.normalized(joint, steps) - expected).abs() < 1e-9, "{joint} {steps}");
+        }
+    }
+}
+
+#[test]
+fn steps_round_trip_through_radians_inside_the_calibrated_range() {
+    let m = bound();
+    let cal = calibration();
+    for joint in Joint::ALL {
+        let motor = cal.motors[joint.label()];
+        for steps in (motor.range_min..=motor.range_max).step_by(7) {
+            let angle = m.servo_to_twin(joint, steps);
+            assert_eq!(m.twin_to_servo(joint, angle), Some(steps), "{joint} {steps}");
+        }
+    }
+}
+
+#[test]
+fn sign_and_offset_apply_after_the_conversion_and_invert_cleanly() {
+    let mut table = JointMapping::so101();
+    table.joints[2].sign = -1;
+    table.joints[2].offset_rad = 0.05;
+    let m = table.bind(&calibration(), &TWIN).unwrap();
+    let steps = 2047 + 300;
+    let expected = -(300.0 * 360.0 / 4095.0_f64).to_radians() + 0.05;
+    let got = m.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
+    assert!((got - expected).abs() < 1e-12, "{got} vs {expected}");
+    assert_eq!(m.twin_to_servo(Joint::ElbowFlex, rad(expected)), Some(steps));
+    // A negative sign swaps which end of the calibrated range is the lower limit.
+    let limits = m.calibrated_limits(Joint::ElbowFlex);
+    assert!(limits.lo < limits.hi);
+    assert!((limits.lo - (m.servo_to_twin(Joint::ElbowFlex, 3148).get::<radian>())).abs() < 1e-12);
+}
+
+#[test]
+fn gripper_percent_maps_linearly_and_the_drive_mode_inverts_it() {
+    let m = bound();
+    let span = SO101_GRIPPER_RANGE.hi - SO101_GRIPPER_RANGE.lo;
+    // 1933..3185: a quarter of the way is 25 %.
+    let quarter = 1933 + (3185 - 1933) / 4;
+    let expected = SO101_GRIPPER_RANGE.lo + 0.25 * span;
+    assert!((m.servo_to_twin(Joint::Gripper, quarter).get::<radian>() - expected).abs() < 1e-12);
+    // Beyond the calibrated range the gripper reads as its end, like LeRobot.
+    assert_eq!(
+        m.servo_to_twin(Joint::Gripper, 4000).get::<radian>(),
+        SO101_GRIPPER_RANGE.hi
+    );
+    let inverted = with_motor(|g| g.drive_mode = 1, "gripper");
+    let m = JointMapping::so101().bind(&inverted, &TWIN).unwrap();
+    let got = m.servo_to_twin(Joint::Gripper, quarter).get::<radian>();
+    assert!((got - (SO101_GRIPPER_RANGE.lo + 0.75 * span)).abs() < 1e-12, "{got}");
+    assert_eq!(m.twin_to_servo(Joint::Gripper, rad(got)), Some(quarter));
+}
+
+#[test]
+fn goals_are_clamped_into_the_calibrated_range_and_non_finite_ones_refused() {
+    let m = bound();
+    assert_eq!(m.twin_to_servo(Joint::ShoulderPan, rad(3.0)), Some(3298));
+    assert_eq!(m.twin_to_servo(Joint::ShoulderPan, rad(-3.0)), Some(796));
+    assert_eq!(m.twin_to_servo(Joint::Gripper, rad(-1.0)), Some(1933));
+    assert_eq!(m.twin_to_servo(Joint::ShoulderPan, rad(f64::NAN)), None);
+    assert_eq!(m.twin_to_servo(Joint::Gripper, rad(f64::INFINITY)), None);
+}
+
+#[test]
+fn a_missing_motor_is_named() {
+    let mut cal = calibration();
+    cal.motors.remove("wrist_flex");
+    let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
+    assert_eq!(
+        err,
+        MappingError::MissingMotor {
+            joint: "wrist_flex".into(),
+            servo_id: 4
+        }
+    );
+    assert!(err.to_string().contains("wrist_flex"), "{err}");
+}
+
+#[test]
+fn differing_ids_are_named() {
+    let cal = with_motor(|m| m.id = 7, "elbow_flex");
+    let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "joint elbow_flex: the mapping drives servo 3, the calibration says servo 7"
+    );
+}
+
+#[test]
+fn a_calibrated_range_beyond_the_twin_is_refused_with_both_ranges() {
+    // ±1750 steps is about ±154 degrees, far beyond the pan's ±110.
+    let cal = with_motor(
+        |m| {
+            m.range_min = 297;
+            m.range_max = 3797;
+        },
+        "shoulder_pan",
+    );
+    let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, MappingError::RangeMismatch { ref joint, .. } if joint == "shoulder_pan"));
+    assert!(
+        text.starts_with("joint shoulder_pan: calibrated range maps to [-2.6851, 2.6851] rad"),
+        "{text}"
+    );
+    assert!(
+        text.contains("does not fit inside the twin's [-1.9199, 1.9199] rad"),
+        "{text}"
+    );
+    // Within the tolerance is fine: 3 degrees over.
+    let cal = with_motor(
+        |m| {
+            m.range_min = 2047 - 1285;
+            m.range_max = 2047 + 1285;
+        },
+        "shoulder_pan",
+    );
+    JointMapping::so101().validate(&cal, &TWIN).unwrap();
+}
+
+#[test]
+fn a_full_turn_joint_must_cover_the_twin_range() {
+    let narrow = with_motor(
+        |m| {
+            m.range_min = 1500;
+            m.range_max = 2600;
+        },
+        "wrist_roll",
+    );
+    let err = JointMapping::so101().validate(&narrow, &TWIN).unwrap_err();
+    assert!(err.to_string().contains("does not cover"), "{err}");
+    assert!(err.to_string().starts_with("joint wrist_roll:"), "{err}");
+}
+
+#[test]
+fn malformed_tables_are_refused_naming_the_row() {
+    let cal = calibration();
+    let mut t = JointMapping::so101();
+    t.joints[1].sign = 2;
+    assert_eq!(
+        t.validate(&cal, &TWIN).unwrap_err().to_string(),
+        "joint shoulder_lift: sign must be +1 or -1, got 2"
+    );
+    let mut t = JointMapping::so101();
+    t.joints[4].servo_id = 2;
+    assert_eq!(
+        t.validate(&cal, &TWIN).unwrap_err().to_string(),
+        "servo 2 is mapped to both shoulder_lift and wrist_roll"
+    );
+    let mut t = JointMapping::so101();
+    t.joints[0].twin_joint = "2".into();
+    assert!(matches!(
+        t.validate(&cal, &TWIN),
+        Err(MappingError::WrongTwinJoint { row: 0, .. })
+    ));
+    let mut t = JointMapping::so101();
+    t.joints[5].conversion = Conversion::Percent {
+        at_0_rad: 0.5,
+        at_100_rad: 0.5,
+    };
+    assert!(matches!(t.validate(&cal, &TWIN), Err(MappingError::InvalidRow { ref joint, .. }) if joint == "gripper"));
+    let mut t = JointMapping::so101();
+    t.tolerance_rad = f64::NAN;
+    assert!(matches!(
+        t.validate(&cal, &TWIN),
+        Err(MappingError::InvalidTolerance(_))
+    ));
+}
+
+#[test]
+fn an_empty_calibrated_range_is_refused() {
+    let cal = with_motor(
+        |m| {
+            m.range_min = 2000;
+            m.range_max = 2000;
+        },
+        "wrist_flex",
+    );
+    let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "joint wrist_flex: invalid calibration: calibrated range 2000..2000 is empty"
+    );
+}
+
+#[test]
+fn the_table_reads_back_from_json() {
+    let table = JointMapping::so101();
+    let json = serde_json::to_string(&table).unwrap();
+    assert!(
+        json.contains(r#""conversion":{"kind":"percent","at_0_rad":-0.174533,"at_100_rad":1.7453292}"#),
+        "{json}"
+    );
+    let back: JointMapping = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, table);
+}

@@ -1,0 +1,224 @@
+//! Refusals ([`SafetyError`]) and the journal record of every layer firing ([`SafetyEvent`]).
+
+use serde::Serialize;
+
+use super::delta::CappedJoint;
+use super::fault::FaultAction;
+use crate::mapping::Joint;
+
+/// Which range a refused target broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitSource {
+    /// The twin model's joint (or setpoint) range.
+    Model,
+    /// The real servo's calibrated range, in the twin's radians.
+    Calibrated,
+}
+
+impl std::fmt::Display for LimitSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LimitSource::Model => "model",
+            LimitSource::Calibrated => "calibrated",
+        })
+    }
+}
+
+/// A target a safety layer refused; nothing was sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SafetyError {
+    /// A joint target outside a range (refused, not clamped).
+    #[error(
+        "{joint}={value:.4} rad ({value_deg:.1} deg) is outside the {limit} range [{lo:.4}, {hi:.4}] rad \
+         ([{lo_deg:.1}, {hi_deg:.1}] deg); refused, not clamped",
+        value_deg = value.to_degrees(),
+        lo_deg = lo.to_degrees(),
+        hi_deg = hi.to_degrees()
+    )]
+    OutOfRange {
+        /// The joint.
+        joint: Joint,
+        /// The target (rad).
+        value: f64,
+        /// Lower end (rad).
+        lo: f64,
+        /// Upper end (rad).
+        hi: f64,
+        /// Which range.
+        limit: LimitSource,
+    },
+    /// A NaN or infinite target or measurement.
+    #[error("{joint}={value} is not a finite number")]
+    NonFinite {
+        /// The joint.
+        joint: Joint,
+        /// The value.
+        value: f64,
+    },
+    /// The target puts the TCP below the table surface plus the margin.
+    #[error(
+        "the target puts the TCP at z={tcp_z:.4} m, below the table surface {surface_z:.3} m plus margin {margin:.3} m",
+        tcp_z = tcp[2]
+    )]
+    BelowTable {
+        /// TCP position the target gives (m, world frame).
+        tcp: [f64; 3],
+        /// Table surface height (m).
+        surface_z: f64,
+        /// Margin above it (m).
+        margin: f64,
+    },
+    /// The TCP of the target could not be computed, so it cannot be checked.
+    #[error("cannot compute the TCP of the target: {0}")]
+    Kinematics(String),
+    /// The emergency stop is latched.
+    #[error("emergency stop latched ({reason}); motion refused until an explicit reset")]
+    EstopLatched {
+        /// Why it was latched.
+        reason: String,
+    },
+}
+
+impl SafetyError {
+    /// The journal record of this refusal.
+    pub fn event(&self) -> SafetyEvent {
+        match self {
+            SafetyError::OutOfRange {
+                joint,
+                value,
+                lo,
+                hi,
+                limit,
+            } => SafetyEvent::RangeRefused {
+                joint: *joint,
+                value_rad: *value,
+                lo_rad: *lo,
+                hi_rad: *hi,
+                limit: *limit,
+            },
+            SafetyError::NonFinite { joint, value } => SafetyEvent::NonFiniteRefused {
+                joint: *joint,
+                value: value.to_string(),
+            },
+            SafetyError::BelowTable { tcp, surface_z, margin } => SafetyEvent::TableRefused {
+                tcp: *tcp,
+                min_z: surface_z + margin,
+            },
+            SafetyError::Kinematics(reason) => SafetyEvent::KinematicsFailed { reason: reason.clone() },
+            SafetyError::EstopLatched { reason } => SafetyEvent::RefusedWhileLatched { reason: reason.clone() },
+        }
+    }
+}
+
+/// One firing of a safety layer, for `events.jsonl` and the hardware status. Serialises with
+/// an `"event"` tag, e.g. `{"event":"delta_capped","joints":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SafetyEvent {
+    /// [`super::RangeGuard`] refused a target.
+    RangeRefused {
+        /// The joint.
+        joint: Joint,
+        /// The target (rad).
+        value_rad: f64,
+        /// Lower end of the range broken (rad).
+        lo_rad: f64,
+        /// Upper end (rad).
+        hi_rad: f64,
+        /// Which range.
+        limit: LimitSource,
+    },
+    /// A non-finite target was refused.
+    NonFiniteRefused {
+        /// The joint.
+        joint: Joint,
+        /// The value, as text (`NaN`, `inf`).
+        value: String,
+    },
+    /// [`super::DeltaCap`] limited some joints this tick.
+    DeltaCapped {
+        /// The joints limited.
+        joints: Vec<CappedJoint>,
+    },
+    /// [`super::TableGuard`] refused a target.
+    TableRefused {
+        /// TCP position of the target (m).
+        tcp: [f64; 3],
+        /// Lowest allowed TCP height (m).
+        min_z: f64,
+    },
+    /// The TCP of a target could not be computed; the target was refused.
+    KinematicsFailed {
+        /// Why.
+        reason: String,
+    },
+    /// [`super::Watchdog`]: no command for longer than the timeout; holding position.
+    WatchdogHold {
+        /// Time since the last command (ms).
+        silent_ms: u64,
+        /// The timeout (ms).
+        timeout_ms: u64,
+    },
+    /// [`super::Watchdog`]: commands came back after a hold.
+    WatchdogResumed,
+    /// [`super::FaultPolicy`]: a servo reports error flags (new or changed).
+    ServoFault {
+        /// The joint.
+        joint: Joint,
+        /// Servo id.
+        id: u8,
+        /// Flag names, e.g. `["OVERLOAD"]`.
+        flags: Vec<String>,
+        /// What the policy decided.
+        action: FaultAction,
+    },
+    /// [`super::FaultPolicy`]: a servo's error flags cleared.
+    ServoFaultCleared {
+        /// The joint.
+        joint: Joint,
+        /// Servo id.
+        id: u8,
+    },
+    /// [`super::FaultPolicy`]: a servo stopped answering after the retries.
+    ServoLost {
+        /// The joint.
+        joint: Joint,
+        /// Servo id.
+        id: u8,
+        /// Failed transactions in a row.
+        consecutive_failures: u32,
+        /// Its last error.
+        last_error: Option<String>,
+    },
+    /// [`super::FaultPolicy`]: the bus is lost (port gone or no servo answers).
+    BusLost {
+        /// Why.
+        reason: String,
+    },
+    /// [`super::EstopLatch`] latched.
+    EstopLatched {
+        /// Why.
+        reason: String,
+    },
+    /// [`super::EstopLatch`] was reset.
+    EstopReset {
+        /// The reason it had been latched for.
+        was: String,
+    },
+    /// A motion was refused because the emergency stop is latched.
+    RefusedWhileLatched {
+        /// Why it is latched.
+        reason: String,
+    },
+}
+
+/// A safety layer configured with an unusable value (negative, zero or not finite).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{setting}={value} is not a usable setting")]
+pub struct InvalidSetting {
+    /// The setting.
+    pub setting: &'static str,
+    /// The value given.
+    pub value: f64,
+}

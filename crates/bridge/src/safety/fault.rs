@@ -1,0 +1,287 @@
+//! Turns servo error flags and bus health into hold / torque-off / latch decisions.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use feetech::protocol::status::ServoError;
+use serde::Serialize;
+
+use super::SafetyEvent;
+use crate::arm::{ArmHealth, ServoHealth};
+
+/// What the control loop must do, from least to most drastic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAction {
+    /// Nothing wrong.
+    Continue,
+    /// Keep torque, send no new targets: hold the measured position.
+    Hold,
+    /// Switch torque off and send nothing more.
+    TorqueOff,
+}
+
+/// The policy's decision for one health snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultDecision {
+    /// The most drastic action any condition asks for.
+    pub action: FaultAction,
+    /// Latch the emergency stop (the bus or a servo is lost): only a reset resumes.
+    pub latch: bool,
+    /// Every condition found, for messages and the latch reason.
+    pub reasons: Vec<String>,
+    /// Conditions that appeared, changed or cleared since the previous evaluation.
+    pub events: Vec<SafetyEvent>,
+}
+
+/// The fault policy:
+/// - overload, overheat, overcurrent or angle-sensor flags: torque off;
+/// - voltage flag (and unknown bits): hold;
+/// - a servo lost after its retries, or the bus lost: torque off (an attempt: the bus may be
+///   gone) and latch.
+///
+/// Actions follow the current snapshot; events are edge-triggered, so a condition that lasts
+/// is journalled once.
+#[derive(Debug, Clone, Default)]
+pub struct FaultPolicy {
+    flags_seen: BTreeMap<u8, ServoError>,
+    lost_seen: BTreeSet<u8>,
+    bus_lost_seen: bool,
+}
+
+impl FaultPolicy {
+    /// A policy that has seen nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The action a servo's error flags call for.
+    pub fn action_for(flags: ServoError) -> FaultAction {
+        let torque_off =
+            ServoError::OVERLOAD | ServoError::OVERHEAT | ServoError::OVERCURRENT | ServoError::ANGLE_SENSOR;
+        if flags.intersects(torque_off) {
+            FaultAction::TorqueOff
+        } else if flags.is_empty() {
+            FaultAction::Continue
+        } else {
+            FaultAction::Hold
+        }
+    }
+
+    /// Decides on one health snapshot.
+    pub fn evaluate(&mut self, health: &ArmHealth) -> FaultDecision {
+        let mut decision = FaultDecision {
+            action: FaultAction::Continue,
+            latch: false,
+            reasons: Vec::new(),
+            events: Vec::new(),
+        };
+        self.bus(health, &mut decision);
+        for servo in &health.servos {
+            self.lost(servo, &mut decision);
+            self.flags(servo, &mut decision);
+        }
+        decision
+    }
+
+    fn bus(&mut self, health: &ArmHealth, decision: &mut FaultDecision) {
+        let lost = health.bus_lost();
+        if lost {
+            let reason = format!(
+                "bus lost: {}",
+                health.last_error.as_deref().unwrap_or("no servo answers")
+            );
+            decision.action = FaultAction::TorqueOff;
+            decision.latch = true;
+            if !self.bus_lost_seen {
+                decision.events.push(SafetyEvent::BusLost { reason: reason.clone() });
+            }
+            decision.reasons.push(reason);
+        }
+        self.bus_lost_seen = lost;
+    }
+
+    fn lost(&mut self, servo: &ServoHealth, decision: &mut FaultDecision) {
+        if servo.responding {
+            self.lost_seen.remove(&servo.id);
+            return;
+        }
+        decision.action = FaultAction::TorqueOff;
+        decision.latch = true;
+        decision.reasons.push(format!(
+            "{} (servo {}) lost after {} failed transactions",
+            servo.joint, servo.id, servo.comm.consecutive_failures
+        ));
+        if self.lost_seen.insert(servo.id) {
+            decision.events.push(SafetyEvent::ServoLost {
+                joint: servo.joint,
+                id: servo.id,
+                consecutive_failures: servo.comm.consecutive_failures,
+                last_error: servo.last_error.clone(),
+            });
+        }
+    }
+
+    fn flags(&mut self, servo: &ServoHealth, decision: &mut FaultDecision) {
+        let flags = servo.error_flags;
+        let action = Self::action_for(flags);
+        decision.action = decision.action.max(action);
+        if !flags.is_empty() {
+            decision
+                .reasons
+                .push(format!("{} (servo {}) reports {flags}", servo.joint, servo.id));
+        }
+        let before = self.flags_seen.insert(servo.id, flags).unwrap_or_default();
+        if before == flags {
+            return;
+        }
+        decision.events.push(if flags.is_empty() {
+            SafetyEvent::ServoFaultCleared {
+                joint: servo.joint,
+                id: servo.id,
+            }
+        } else {
+            SafetyEvent::ServoFault {
+                joint: servo.joint,
+                id: servo.id,
+                flags: flags.names(),
+                action,
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::Joint;
+
+    fn healthy() -> ArmHealth {
+        ArmHealth {
+            port_open: true,
+            torque_enabled: true,
+            servos: Joint::ALL
+                .iter()
+                .map(|j| ServoHealth::new(*j, j.default_servo_id()))
+                .collect(),
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn each_flag_maps_to_its_action() {
+        assert_eq!(FaultPolicy::action_for(ServoError::empty()), FaultAction::Continue);
+        assert_eq!(FaultPolicy::action_for(ServoError::VOLTAGE), FaultAction::Hold);
+        for flag in [
+            ServoError::OVERLOAD,
+            ServoError::OVERHEAT,
+            ServoError::OVERCURRENT,
+            ServoError::ANGLE_SENSOR,
+        ] {
+            assert_eq!(FaultPolicy::action_for(flag), FaultAction::TorqueOff, "{flag}");
+            assert_eq!(
+                FaultPolicy::action_for(flag | ServoError::VOLTAGE),
+                FaultAction::TorqueOff
+            );
+        }
+        assert_eq!(
+            FaultPolicy::action_for(ServoError::from_bits_retain(0x40)),
+            FaultAction::Hold
+        );
+    }
+
+    #[test]
+    fn a_healthy_arm_continues_silently() {
+        let decision = FaultPolicy::new().evaluate(&healthy());
+        assert_eq!(decision.action, FaultAction::Continue);
+        assert!(!decision.latch && decision.reasons.is_empty() && decision.events.is_empty());
+    }
+
+    #[test]
+    fn overload_turns_torque_off_without_latching_and_is_journalled_once() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.servos[1].error_flags = ServoError::OVERLOAD;
+        let first = policy.evaluate(&health);
+        assert_eq!(first.action, FaultAction::TorqueOff);
+        assert!(!first.latch);
+        assert_eq!(first.reasons, ["shoulder_lift (servo 2) reports OVERLOAD"]);
+        assert_eq!(
+            first.events,
+            [SafetyEvent::ServoFault {
+                joint: Joint::ShoulderLift,
+                id: 2,
+                flags: vec!["OVERLOAD".into()],
+                action: FaultAction::TorqueOff
+            }]
+        );
+        let second = policy.evaluate(&health);
+        assert_eq!(second.action, FaultAction::TorqueOff);
+        assert!(second.events.is_empty());
+        health.servos[1].error_flags = ServoError::empty();
+        let cleared = policy.evaluate(&health);
+        assert_eq!(cleared.action, FaultAction::Continue);
+        assert_eq!(
+            cleared.events,
+            [SafetyEvent::ServoFaultCleared {
+                joint: Joint::ShoulderLift,
+                id: 2
+            }]
+        );
+    }
+
+    #[test]
+    fn voltage_holds_and_the_worst_flag_wins() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.servos[0].error_flags = ServoError::VOLTAGE;
+        assert_eq!(policy.evaluate(&health).action, FaultAction::Hold);
+        health.servos[5].error_flags = ServoError::OVERHEAT;
+        let decision = policy.evaluate(&health);
+        assert_eq!(decision.action, FaultAction::TorqueOff);
+        assert_eq!(decision.events.len(), 1, "only the gripper's flags are new");
+    }
+
+    #[test]
+    fn a_lost_servo_turns_torque_off_and_latches() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        let elbow = &mut health.servos[2];
+        elbow.responding = false;
+        elbow.comm.consecutive_failures = 3;
+        elbow.last_error = Some("no reply from servo 3".into());
+        let decision = policy.evaluate(&health);
+        assert_eq!(decision.action, FaultAction::TorqueOff);
+        assert!(decision.latch);
+        assert_eq!(
+            decision.reasons,
+            ["elbow_flex (servo 3) lost after 3 failed transactions"]
+        );
+        assert!(matches!(
+            decision.events.as_slice(),
+            [SafetyEvent::ServoLost {
+                joint: Joint::ElbowFlex,
+                id: 3,
+                ..
+            }]
+        ));
+        assert!(policy.evaluate(&health).events.is_empty());
+    }
+
+    #[test]
+    fn a_lost_port_turns_torque_off_and_latches() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.port_open = false;
+        health.last_error = Some("serial port gone: port closed".into());
+        let decision = policy.evaluate(&health);
+        assert_eq!(decision.action, FaultAction::TorqueOff);
+        assert!(decision.latch);
+        assert_eq!(
+            decision.events,
+            [SafetyEvent::BusLost {
+                reason: "bus lost: serial port gone: port closed".into()
+            }]
+        );
+        assert!(policy.evaluate(&health).events.is_empty());
+    }
+}

@@ -1,0 +1,92 @@
+//! Shared fixtures: the virtual SO-101's calibration and an arm on a simulated virtual bus.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_bridge::arm::{FeetechArm, FeetechArmConfig};
+use fakesim_bridge::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_twin::values::Bounds;
+use feetech::bus::{Bus, BusConfig};
+use feetech::calibration::{Calibration, MotorCalibration};
+use feetech_emu::{ManualClock, RunningBus, ServoBus, VirtualSo101, spawn_duplex};
+use std::time::Duration;
+
+/// The twin's joint ranges as compiled from assets/so101/so101.xml (checked against the
+/// loaded model in tests/twin_arm.rs).
+pub const TWIN_RANGES: [Bounds; 6] = [
+    Bounds {
+        lo: -1.91986,
+        hi: 1.91986,
+    },
+    Bounds {
+        lo: -1.745_329_3,
+        hi: 1.745_329_3,
+    },
+    Bounds { lo: -1.69, hi: 1.69 },
+    Bounds {
+        lo: -1.658_063,
+        hi: 1.658_063,
+    },
+    Bounds {
+        lo: -2.743_847_3,
+        hi: 2.743_847_3,
+    },
+    SO101_GRIPPER_RANGE,
+];
+
+/// The calibration LeRobot would have written for the virtual SO-101.
+pub fn virtual_calibration() -> Calibration {
+    let motors = feetech_emu::so101::JOINTS
+        .iter()
+        .map(|j| {
+            let motor = MotorCalibration {
+                id: j.id,
+                drive_mode: 0,
+                homing_offset: i32::from(j.homing_offset),
+                range_min: i32::from(j.range.0),
+                range_max: i32::from(j.range.1),
+            };
+            (j.name.to_owned(), motor)
+        })
+        .collect();
+    Calibration { motors }
+}
+
+/// The default mapping bound to the virtual calibration.
+pub fn mapping() -> CalibratedMapping {
+    JointMapping::so101()
+        .bind(&virtual_calibration(), &TWIN_RANGES)
+        .unwrap()
+}
+
+/// Bus settings for tests: 20 ms per attempt (elapsed instantly under paused time).
+pub fn bus_config() -> BusConfig {
+    BusConfig {
+        timeout: Duration::from_millis(20),
+        ..BusConfig::default()
+    }
+}
+
+/// An arm on the virtual SO-101 served over an in-memory pipe, moving in simulated time.
+pub struct VirtualArm {
+    pub arm: FeetechArm,
+    pub servos: ServoBus,
+    pub clock: ManualClock,
+    pub running: RunningBus,
+}
+
+/// Starts the virtual bus and an arm on it.
+pub fn virtual_arm(config: FeetechArmConfig) -> VirtualArm {
+    virtual_arm_with(config, mapping())
+}
+
+/// Same, with a given mapping.
+pub fn virtual_arm_with(config: FeetechArmConfig, mapping: CalibratedMapping) -> VirtualArm {
+    let (servos, clock) = ServoBus::simulated(&VirtualSo101::config());
+    let (host, running) = spawn_duplex(servos.clone());
+    let arm = FeetechArm::spawn(Bus::new(host, bus_config()), mapping, config);
+    VirtualArm {
+        arm,
+        servos,
+        clock,
+        running,
+    }
+}

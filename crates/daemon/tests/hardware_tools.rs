@@ -1,0 +1,466 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The hardware commands against the virtual SO-101 bus over a pseudo-terminal at 1 Mbaud,
+//! like a real adapter. Prompts are answered through a scripted console: the test reads
+//! what the command prints and types lines when the command asks, so the prompts (and the
+//! live sweep display) sequence the test, never sleeps.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fakesim_hil::hardware_tools::Console;
+use fakesim_hil::hardware_tools::calibrate::{self, CalibrateArgs};
+use fakesim_hil::hardware_tools::emulate::{self, EmulateArgs};
+use fakesim_hil::hardware_tools::scan::{self, ScanArgs};
+use fakesim_hil::hardware_tools::setup_ids::{self, SetupIdsArgs};
+use feetech::bus::{Bus, BusConfig};
+use feetech::calibration::{Calibration, SO101_MOTORS};
+use feetech::control_table::{BAUD_RATE, DEFAULT_BAUD_RATE, HOMING_OFFSET, ID};
+use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
+use tokio::sync::{mpsc, oneshot};
+
+/// Longest wait for an expected line before the test fails (a safety net, not a sync).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Reply timeout given to the commands: generous, as a loaded machine may be slow to
+/// schedule the emulator (a broadcast ping always waits it out, so not too generous).
+const TIMEOUT_MS: &str = "150";
+
+/// Parses the arguments of one command as clap would.
+#[derive(Debug, clap::Parser)]
+struct Command<A: clap::Args> {
+    #[command(flatten)]
+    args: A,
+}
+
+fn parse<A: clap::Args>(argv: &[&str]) -> A {
+    use clap::Parser;
+    Command::<A>::try_parse_from(std::iter::once("tool").chain(argv.iter().copied()))
+        .unwrap()
+        .args
+}
+
+/// A writer that sends every complete line to the test.
+struct LineSender {
+    lines: mpsc::UnboundedSender<String>,
+    partial: Vec<u8>,
+}
+
+impl Write for LineSender {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.partial.extend_from_slice(bytes);
+        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line[..end]).into_owned();
+            // The test may have stopped listening; that is not the command's problem.
+            let _ = self.lines.send(text);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The test's side of a scripted console: lines to type, lines printed (stdout and stderr).
+struct User {
+    typing: mpsc::UnboundedSender<String>,
+    printed: mpsc::UnboundedReceiver<String>,
+    transcript: Vec<String>,
+}
+
+fn console() -> (Console, User) {
+    let (typing, input) = mpsc::unbounded_channel();
+    let (printer, printed) = mpsc::unbounded_channel();
+    let writer = |lines: &mpsc::UnboundedSender<String>| {
+        Box::new(LineSender {
+            lines: lines.clone(),
+            partial: Vec::new(),
+        })
+    };
+    let console = Console::new(input, writer(&printer), writer(&printer), false);
+    let user = User {
+        typing,
+        printed,
+        transcript: Vec::new(),
+    };
+    (console, user)
+}
+
+impl User {
+    /// Reads printed lines until one satisfies `wanted`, and returns it.
+    async fn expect(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+        loop {
+            let line = tokio::time::timeout(PATIENCE, self.printed.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}; printed:\n{}", self.transcript.join("\n")))
+                .unwrap_or_else(|| panic!("output ended before {what}; printed:\n{}", self.transcript.join("\n")));
+            self.transcript.push(line.clone());
+            if wanted(&line) {
+                return line;
+            }
+        }
+    }
+
+    /// Reads a line starting with `prefix`.
+    async fn expect_prefix(&mut self, prefix: &str) -> String {
+        self.expect(prefix, |line| line.starts_with(prefix)).await
+    }
+
+    /// Everything printed until the command drops its console.
+    async fn rest(&mut self) -> Vec<String> {
+        let mut rest = Vec::new();
+        while let Some(line) = self.printed.recv().await {
+            self.transcript.push(line.clone());
+            rest.push(line);
+        }
+        rest
+    }
+
+    /// Types a line (an empty one is Enter).
+    fn types(&self, line: &str) {
+        self.typing.send(line.to_owned()).unwrap();
+    }
+}
+
+/// `(id, model, firmware, baud, errors)` of the scan table rows.
+fn scan_rows(lines: &[String]) -> Vec<(u8, String, String, u32, String)> {
+    lines
+        .iter()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            let [id, model, firmware, baud, errors] = cells.as_slice() else {
+                return None;
+            };
+            Some((
+                id.parse().ok()?,
+                (*model).to_owned(),
+                (*firmware).to_owned(),
+                baud.parse().ok()?,
+                (*errors).to_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_finds_the_six_servos_of_the_virtual_arm() {
+    let emu = serve_pty(VirtualSo101::config()).await.unwrap();
+    let port = emu.path().to_str().unwrap().to_owned();
+    let (io, mut user) = console();
+    let args: ScanArgs = parse(&[
+        "--port",
+        &port,
+        "--baud",
+        "1000000",
+        "--baud",
+        "500000",
+        "--timeout",
+        TIMEOUT_MS,
+    ]);
+    scan::run(args, io).await.unwrap();
+    let printed = user.rest().await;
+
+    let rows = scan_rows(&printed);
+    let ids: Vec<u8> = rows.iter().map(|row| row.0).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6], "{printed:#?}");
+    for (_, model, firmware, baud, errors) in &rows {
+        assert_eq!(
+            (model.as_str(), firmware.as_str(), *baud, errors.as_str()),
+            ("STS3215", "3.10", 1_000_000, "-")
+        );
+    }
+    // Progress went through both rates; servos only answer at theirs.
+    let progress = format!("scanning {port} at 500000 baud (2/2): 6 found");
+    assert!(printed.contains(&progress), "{printed:#?}");
+    assert!(printed.contains(&"6 servo(s) found on 1 port(s)".to_owned()));
+    emu.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_by_id_reports_servo_error_flags() {
+    let mut config = VirtualSo101::config();
+    config
+        .faults
+        .forced_errors
+        .insert(2, feetech::protocol::status::ServoError::OVERLOAD);
+    let emu = serve_pty(config).await.unwrap();
+    let port = emu.path().to_str().unwrap().to_owned();
+    let (io, mut user) = console();
+    scan::run(
+        parse(&[
+            "--port",
+            &port,
+            "--baud",
+            "1000000",
+            "--ids",
+            "2,4-8",
+            "--timeout",
+            TIMEOUT_MS,
+        ]),
+        io,
+    )
+    .await
+    .unwrap();
+    let rows = scan_rows(&user.rest().await);
+    let found: Vec<(u8, &str)> = rows.iter().map(|row| (row.0, row.4.as_str())).collect();
+    assert_eq!(found, [(2, "OVERLOAD"), (4, "-"), (5, "-"), (6, "-")]);
+    emu.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_port_is_named_in_the_error() {
+    let (io, _user) = console();
+    let error = scan::run(parse(&["--port", "/dev/fakesim-no-such-port"]), io)
+        .await
+        .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.starts_with("/dev/fakesim-no-such-port does not exist"),
+        "{message}"
+    );
+
+    let (io, _user) = console();
+    let args: CalibrateArgs = parse(&["--port", "/dev/fakesim-no-such-port", "--role", "leader", "--id", "x"]);
+    let error = calibrate::run(args, io).await.unwrap_err();
+    assert!(format!("{error:#}").contains("/dev/fakesim-no-such-port does not exist"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_ids_gives_a_lone_new_servo_the_requested_id() {
+    let emu = serve_pty(EmuConfig::new(vec![ServoConfig::new(1)])).await.unwrap();
+    let port = emu.path().to_str().unwrap().to_owned();
+    let (io, mut user) = console();
+    let args: SetupIdsArgs = parse(&["--port", &port, "--motor", "wrist_flex", "--timeout", TIMEOUT_MS]);
+    let command = tokio::spawn(setup_ids::run(args, io));
+
+    user.expect_prefix("Connect only the wrist_flex servo").await;
+    user.types("");
+    let done = user.expect_prefix("wrist_flex:").await;
+    assert_eq!(
+        done,
+        "wrist_flex: now id 4 at 1000000 baud (STS3215, firmware 3.10), answers a ping."
+    );
+    command.await.unwrap().unwrap();
+
+    let arm = emu.servos();
+    assert_eq!(arm.ids(), [4]);
+    assert_eq!(arm.persisted_register(4, &ID).unwrap(), 4);
+    assert_eq!(arm.persisted_register(4, &BAUD_RATE).unwrap(), 0, "1 Mbaud");
+    emu.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_ids_walks_through_the_arm_gripper_first() {
+    let emu = serve_pty(EmuConfig::new(vec![ServoConfig::new(1)])).await.unwrap();
+    let port = emu.path().to_str().unwrap().to_owned();
+    let arm = emu.servos().clone();
+    let (io, mut user) = console();
+    let command = tokio::spawn(setup_ids::run(parse(&["--port", &port, "--timeout", TIMEOUT_MS]), io));
+
+    let mut previous: Option<u8> = None;
+    for motor in SO101_MOTORS.iter().rev() {
+        user.expect_prefix(&format!("Connect only the {} servo", motor.name))
+            .await;
+        if let Some(id) = previous {
+            // The user swaps the last servo for the next new one; once (right after the
+            // gripper) they plug the new one in before unplugging the last.
+            arm.add_servo(&ServoConfig::new(1));
+            if id == 6 {
+                user.types("");
+                user.expect_prefix("2 servos answered: disconnect all but").await;
+            }
+            arm.remove_servo(id).unwrap();
+        }
+        user.types("");
+        user.expect_prefix(&format!("{}: now id {} at 1000000 baud", motor.name, motor.id))
+            .await;
+        assert_eq!(arm.ids(), [motor.id]);
+        assert_eq!(arm.persisted_register(motor.id, &ID).unwrap(), i32::from(motor.id));
+        previous = Some(motor.id);
+    }
+    user.expect_prefix("Done: 6 servo(s) set up at 1000000 baud").await;
+    command.await.unwrap().unwrap();
+    emu.shutdown().await.unwrap();
+}
+
+/// Per motor, the position shown in a live sweep line (`name min .. pos N max .. | ...`).
+fn shown_positions(line: &str) -> Option<BTreeMap<String, i32>> {
+    line.split(" | ")
+        .map(|segment| {
+            let words: Vec<&str> = segment.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "pos")?;
+            Some(((*words.first()?).to_owned(), words.get(at + 1)?.parse().ok()?))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calibrate_writes_a_lerobot_file_and_verify_compares_it() {
+    // A freshly assembled arm: no offsets, shafts wherever the horns ended up.
+    let servos: Vec<ServoConfig> = SO101_MOTORS
+        .iter()
+        .zip([3000_u16, 1200, 2600, 500, 2048, 3900])
+        .map(|(motor, raw)| ServoConfig {
+            raw_position: raw,
+            ..ServoConfig::new(motor.id)
+        })
+        .collect();
+    let emu = serve_pty(EmuConfig::new(servos)).await.unwrap();
+    let port = emu.path().to_str().unwrap().to_owned();
+    let arm = emu.servos().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    let (io, mut user) = console();
+    let args: CalibrateArgs = parse(&[
+        "--port",
+        &port,
+        "--role",
+        "follower",
+        "--id",
+        "bench_arm",
+        "--dir",
+        dir_arg,
+        "--timeout",
+        TIMEOUT_MS,
+    ]);
+    let command = tokio::spawn(calibrate::run(args, io));
+
+    user.expect_prefix("Torque is off. Move the follower arm to the middle")
+        .await;
+    user.types("");
+    user.expect_prefix("Move every joint except wrist_roll").await;
+    for motor in &SO101_MOTORS {
+        assert_eq!(arm.present_position(motor.id).unwrap(), 2047, "{} homed", motor.name);
+    }
+    // Hand motion, one pose at a time; each pose is confirmed on the live display before
+    // the next. Steps stay under half a turn so the sweep can follow them. The elbow's
+    // "middle" was poor: its readings cross 0/4095 (-500 reads 3596).
+    let poses: [[i32; 6]; 4] = [
+        [3300, 3200, 2600, 3130, 3000, 3200],
+        [2047, 2047, 2047, 2047, 2047, 2047],
+        [1400, 1500, 700, 1500, 1000, 2500],
+        [800, 900, -500, 960, 100, 1900],
+    ];
+    for pose in poses {
+        for (motor, position) in SO101_MOTORS.iter().zip(pose) {
+            arm.set_present_position(motor.id, position).unwrap();
+        }
+        let expected: BTreeMap<String, i32> = SO101_MOTORS
+            .iter()
+            .zip(pose)
+            .map(|(motor, position)| (motor.name.to_owned(), position.rem_euclid(4096)))
+            .collect();
+        user.expect(&format!("the display to show {expected:?}"), |line| {
+            shown_positions(line).as_ref() == Some(&expected)
+        })
+        .await;
+    }
+    user.types("");
+    let written = user.expect_prefix("Calibration written to ").await;
+    command.await.unwrap().unwrap();
+
+    let path = dir.path().join("bench_arm.json");
+    assert_eq!(
+        PathBuf::from(written.trim_start_matches("Calibration written to ")),
+        path
+    );
+    let file = Calibration::load(&path).unwrap();
+    let range = |name: &str| (file.motors[name].range_min, file.motors[name].range_max);
+    assert_eq!(range("shoulder_pan"), (800, 3300));
+    assert_eq!(range("shoulder_lift"), (900, 3200));
+    assert_eq!(range("wrist_flex"), (960, 3130));
+    assert_eq!(range("wrist_roll"), (0, 4095));
+    assert_eq!(range("gripper"), (1900, 3200));
+    let (elbow_min, elbow_max) = range("elbow_flex");
+    assert_eq!(elbow_max - elbow_min, 3100, "elbow swept -500..2600");
+    for motor in &SO101_MOTORS {
+        let calibrated = &file.motors[motor.name];
+        assert_eq!((calibrated.id, calibrated.drive_mode), (motor.id, 0));
+        assert_eq!(
+            arm.persisted_register(motor.id, &HOMING_OFFSET).unwrap(),
+            calibrated.homing_offset
+        );
+        if !motor.is_full_turn() {
+            // Every swept joint rests at its low end, which now reads range_min.
+            assert_eq!(
+                arm.present_position(motor.id).unwrap(),
+                calibrated.range_min,
+                "{}",
+                motor.name
+            );
+        }
+    }
+
+    let file_arg = path.to_str().unwrap();
+    let (io, mut user) = console();
+    calibrate::run(
+        parse(&["--port", &port, "--verify", file_arg, "--timeout", TIMEOUT_MS]),
+        io,
+    )
+    .await
+    .unwrap();
+    assert_eq!(user.rest().await, [format!("The servos on {port} match {file_arg}.")]);
+
+    // Someone changes the shoulder_lift offset behind the file's back.
+    let lift = file.motors["shoulder_lift"].homing_offset;
+    let mut bus = Bus::open(&port, DEFAULT_BAUD_RATE, BusConfig::default()).unwrap();
+    bus.write_eeprom(2, &HOMING_OFFSET, lift + 10).await.unwrap();
+    drop(bus);
+    let (io, mut user) = console();
+    let error = calibrate::run(
+        parse(&["--port", &port, "--verify", file_arg, "--timeout", TIMEOUT_MS]),
+        io,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        user.rest().await,
+        [format!(
+            "shoulder_lift (id 2): Homing_Offset is {} in the servo, {lift} in the file",
+            lift + 10
+        )]
+    );
+    assert_eq!(
+        error.to_string(),
+        format!("1 difference(s) between the servos on {port} and {file_arg}")
+    );
+    emu.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulate_prints_the_port_and_serves_until_stopped() {
+    let (io, mut user) = console();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let args: EmulateArgs = parse(&["--overload", "3"]);
+    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
+        stopped.await.map_err(std::io::Error::other)
+    }));
+    let banner = user.expect_prefix("Virtual servo bus on ").await;
+    assert!(
+        banner.ends_with("servo id(s) 1, 2, 3, 4, 5, 6 at 1000000 baud."),
+        "{banner}"
+    );
+    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
+    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    assert!(Path::new(&port).exists(), "{port}");
+
+    let (scan_io, mut scan_user) = console();
+    scan::run(
+        parse(&["--port", &port, "--baud", "1000000", "--timeout", TIMEOUT_MS]),
+        scan_io,
+    )
+    .await
+    .unwrap();
+    let rows = scan_rows(&scan_user.rest().await);
+    let found: Vec<(u8, &str)> = rows.iter().map(|row| (row.0, row.4.as_str())).collect();
+    assert_eq!(
+        found,
+        [(1, "-"), (2, "-"), (3, "OVERLOAD"), (4, "-"), (5, "-"), (6, "-")]
+    );
+
+    stop.send(()).unwrap();
+    emulator.await.unwrap().unwrap();
+}
