@@ -271,7 +271,7 @@ impl SessionApi for SessionService {
             executed_steps: report.executed_steps,
             stop_reason: gripper_stop(report.stop),
             opening_before_m: report.opening_before_m,
-            opening_after_m: report.opening_after_m,
+            opening_after_m: report.opening_after_m(),
         };
         let c = common(outcome.observation);
         Ok(Response::new(v1::GripperResponse {

@@ -2,9 +2,9 @@
 //! real time on a real arm that the twin mirrors (hardware in the loop, in `fakesim-hil-bridge`).
 
 use crate::error::EpisodeError;
-use crate::gripper::GripperState;
-use crate::motion::MoveTarget;
-use crate::runner::{GripperReport, MoveReport, run_gripper, run_move};
+use crate::gripper::{GripperReport, GripperState};
+use crate::motion::{MoveReport, MoveTarget};
+use crate::runner::{run_gripper, run_move};
 use fakesim_twin::TwinHandle;
 use std::future::Future;
 use std::pin::Pin;

@@ -34,6 +34,26 @@ pub enum GripperStop {
     NoOp,
 }
 
+/// What a gripper action did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GripperReport {
+    /// Control ticks run.
+    pub executed_steps: u32,
+    /// Why it stopped.
+    pub stop: GripperStop,
+    /// Opening before the call (m).
+    pub opening_before_m: f64,
+    /// Opening after each tick (m), for the journal; empty for a no-op.
+    pub openings_m: Vec<f64>,
+}
+
+impl GripperReport {
+    /// Opening after the call (m): the last tick's, or the one before for a no-op.
+    pub fn opening_after_m(&self) -> f64 {
+        self.openings_m.last().copied().unwrap_or(self.opening_before_m)
+    }
+}
+
 /// The gripper's command and settle history, kept for the whole episode.
 #[derive(Debug, Clone)]
 pub struct GripperState {

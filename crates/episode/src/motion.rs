@@ -30,6 +30,21 @@ pub const KEEP_ORIENTATION_WEIGHT: f64 = 0.1;
 /// Joint targets stay this far inside the joint range (rad).
 const LIMIT_MARGIN_RAD: f64 = 0.01;
 
+/// What a move did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveReport {
+    /// Control ticks run (each uses one step of the budget).
+    pub executed_steps: u32,
+    /// Why it stopped.
+    pub stop: MoveStop,
+    /// TCP displacement of this call (m).
+    pub achieved_delta_xyz: [f64; 3],
+    /// Distance still missing to the target (m).
+    pub remaining_distance_m: f64,
+    /// TCP travel per tick (m), for the journal.
+    pub tick_travel_m: Vec<f64>,
+}
+
 /// Why a move returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,6 +187,17 @@ impl MoveController {
         let turned: f64 = self.recent.iter().map(|(_, r)| r).sum();
         let rotation_stalled = !self.target.orientation_required || turned < STALL_EPSILON_RAD;
         moved < STALL_EPSILON_M && rotation_stalled
+    }
+
+    /// The report of a move that stopped at `tcp` after `executed_steps` ticks.
+    pub fn report(&self, executed_steps: u32, stop: MoveStop, tcp: &Pose, tick_travel_m: Vec<f64>) -> MoveReport {
+        MoveReport {
+            executed_steps,
+            stop,
+            achieved_delta_xyz: self.achieved_delta(tcp),
+            remaining_distance_m: self.remaining_distance_m(tcp),
+            tick_travel_m,
+        }
     }
 
     /// Distance still missing to the target position (m).

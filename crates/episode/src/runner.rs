@@ -1,39 +1,9 @@
 //! Runs moves and gripper actions tick by tick on the twin (sim mode: lock-step, no wall clock).
 
-use crate::gripper::{GripperCommand, GripperState, GripperStop};
-use crate::motion::{MoveController, MoveStop, MoveTarget};
+use crate::gripper::{GripperCommand, GripperReport, GripperState};
+use crate::motion::{MoveController, MoveReport, MoveTarget};
 use fakesim_twin::Sim;
 use fakesim_twin::joints::GRIPPER_INDEX;
-
-/// What a move did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MoveReport {
-    /// Control ticks run (each uses one step of the budget).
-    pub executed_steps: u32,
-    /// Why it stopped.
-    pub stop: MoveStop,
-    /// TCP displacement of this call (m).
-    pub achieved_delta_xyz: [f64; 3],
-    /// Distance still missing to the target (m).
-    pub remaining_distance_m: f64,
-    /// TCP travel per tick (m), for the journal.
-    pub tick_travel_m: Vec<f64>,
-}
-
-/// What a gripper action did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GripperReport {
-    /// Control ticks run.
-    pub executed_steps: u32,
-    /// Why it stopped.
-    pub stop: GripperStop,
-    /// Opening before the call (m).
-    pub opening_before_m: f64,
-    /// Opening after the call (m).
-    pub opening_after_m: f64,
-    /// Opening after each tick (m), for the journal.
-    pub openings_m: Vec<f64>,
-}
 
 /// Gripper joint angle of "open" (rad): about 6 cm between the jaw tips, wide enough for the
 /// 3 cm task cubes without the moving jaw sweeping the table.
@@ -64,13 +34,7 @@ pub fn run_move(sim: &mut Sim, target: MoveTarget, cap: u32, steps_left: u64) ->
         let now = sim.tcp_pose();
         travel.push(distance(&tcp.pos, &now.pos));
         if let Some(stop) = controller.after_tick(&now, ticks, cap, left) {
-            return MoveReport {
-                executed_steps: ticks,
-                stop,
-                achieved_delta_xyz: controller.achieved_delta(&now),
-                remaining_distance_m: controller.remaining_distance_m(&now),
-                tick_travel_m: travel,
-            };
+            return controller.report(ticks, stop, &now, travel);
         }
     }
 }
@@ -96,13 +60,13 @@ pub fn run_gripper(sim: &mut Sim, state: &mut GripperState, cap: u32, steps_left
                 executed_steps: ticks,
                 stop,
                 opening_before_m: before,
-                opening_after_m: opening,
                 openings_m: openings,
             };
         }
     }
 }
 
-fn distance(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+/// Straight-line distance between two points (m).
+pub fn distance(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }

@@ -3,10 +3,12 @@
 
 use crate::actuation::{Actuation, SimActuation};
 use crate::error::EpisodeError;
+use crate::gripper::GripperReport;
 use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::{Artifacts, Journal};
+use crate::motion::MoveReport;
 use crate::motion::MoveStop;
-use crate::runner::{GripperReport, MoveReport, gripper_setpoint};
+use crate::runner::gripper_setpoint;
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use fakesim_twin::image::encode_rgb_png;
 use fakesim_twin::joints::GRIPPER_INDEX;
@@ -496,7 +498,6 @@ impl Engine {
                     executed_steps: 0,
                     stop: no_op,
                     opening_before_m: opening,
-                    opening_after_m: opening,
                     openings_m: Vec::new(),
                 }
             }
@@ -515,7 +516,7 @@ impl Engine {
             "gripper",
             json!({
                 "command": command, "executed_steps": report.executed_steps, "stop_reason": report.stop,
-                "opening_before_m": report.opening_before_m, "opening_after_m": report.opening_after_m,
+                "opening_before_m": report.opening_before_m, "opening_after_m": report.opening_after_m(),
                 "openings_m": report.openings_m, "step": run.step, "state": state,
             }),
         )?;

@@ -115,7 +115,7 @@ async fn gripper_settles_then_repeats_are_no_ops() {
     assert_eq!(close.report.stop, GripperStop::Settled, "{:?}", close.report);
     assert!(close.report.executed_steps >= 10);
     assert!(
-        close.report.opening_after_m < close.report.opening_before_m - 0.02,
+        close.report.opening_after_m() < close.report.opening_before_m - 0.02,
         "{:?}",
         close.report
     );
@@ -125,7 +125,7 @@ async fn gripper_settles_then_repeats_are_no_ops() {
     );
     let open = e.gripper(GripperCommand::Open).await.unwrap();
     assert_eq!(open.report.stop, GripperStop::Settled);
-    assert!(open.report.opening_after_m > close.report.opening_after_m + 0.02);
+    assert!(open.report.opening_after_m() > close.report.opening_after_m() + 0.02);
 }
 
 #[tokio::test]

@@ -4,6 +4,9 @@
 
 use fakesim_twin::{JointValues, Scene, Sim, TwinError};
 
+/// A call on the twin that should be refused.
+type Call = Box<dyn Fn(&mut Sim) -> Result<(), TwinError>>;
+
 fn sim() -> Sim {
     Sim::load(&Scene::Tabletop, 4).unwrap()
 }
@@ -40,7 +43,7 @@ fn refusals_change_nothing() {
     let mut sim = sim();
     sim.step(10).unwrap();
     let before = sim.physics_state();
-    let bad_calls: Vec<Box<dyn Fn(&mut Sim) -> Result<(), TwinError>>> = vec![
+    let bad_calls: Vec<Call> = vec![
         Box::new(|s| {
             s.set_joint_positions(&named(&[("1", 0.1), ("bogus", 0.2)]), true)
                 .map(drop)
