@@ -33,6 +33,18 @@ pub enum Command {
     Emulate(EmulateArgs),
 }
 
+/// The mode the daemon starts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartMode {
+    /// The twin only.
+    Sim,
+    /// The twin follows the real arm moved by hand; motion calls are refused.
+    Mirror,
+    /// API motions run on the real arm; the twin mirrors it.
+    Hil,
+}
+
 /// Options of the daemon. Each one overrides the same key of `--config`; unset ones fall back to
 /// the file, then to the default shown.
 #[derive(Debug, Default, Args)]
@@ -40,9 +52,21 @@ pub struct DaemonArgs {
     /// Address to serve gRPC on [default: 127.0.0.1:50051]; port 0 picks a free port.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
-    /// Serial device of the real arm's servo bus (hardware mode; not implemented yet).
+    /// Serial device of the real arm's servo bus; without it the twin runs alone.
     #[arg(long, value_name = "DEVICE")]
     pub port: Option<PathBuf>,
+    /// Baud rate of the servo bus [default: 1000000].
+    #[arg(long, value_name = "BAUD")]
+    pub baud: Option<u32>,
+    /// LeRobot calibration file of the follower arm (else found by --robot-id).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Id of the follower arm in LeRobot's calibration directory (robots/so101_follower/ID.json).
+    #[arg(long, value_name = "ID")]
+    pub robot_id: Option<String>,
+    /// Mode to start in with --port [default: mirror]: sim, mirror or hil.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<StartMode>,
     /// Fix the scene every episode starts: ResetTask then refuses scene arguments.
     #[arg(long, num_args = 3, value_names = ["SUITE", "TASK_INDEX", "INIT_STATE_INDEX"])]
     pub lock_task: Option<Vec<String>>,

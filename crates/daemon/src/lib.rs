@@ -4,6 +4,8 @@
 
 pub mod cli;
 pub mod convert;
+pub mod hardware;
+pub mod hardware_service;
 pub mod hardware_tools;
 pub mod logging;
 pub mod robot_service;

@@ -1,12 +1,16 @@
-//! The robot service: the twin's joint-space verbs and the lock-step tick over gRPC.
+//! The robot service: the twin's joint-space verbs and the control tick over gRPC. In `hil`
+//! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
 use crate::convert::{frame_pose, ids_of_labels, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
 use crate::tick::{ImageRequest, observation, observation_keys};
+use fakesim_bridge::hil::{Route, VerbKind};
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
+use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
+use std::time::Duration;
 use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.RobotService` over the shared twin.
@@ -29,13 +33,39 @@ impl RobotService {
         self.state.twin.try_with_sim(f).await.map_err(|e| status::from_twin(&e))
     }
 
-    /// Runs a call that changes the robot, holding the drive lock throughout.
+    /// Runs a simulation-only call that changes the robot, holding the drive lock throughout;
+    /// refused with hardware in the loop or in mirror mode.
     async fn drive<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
     ) -> Result<R, Status> {
         let _drive = self.state.lock_drive().await;
+        self.state
+            .bridge
+            .route(VerbKind::SimOnly)
+            .map_err(|e| status::from_bridge(&e))?;
         self.read(f).await
+    }
+
+    /// Sends joint targets to the real arm through the safety layers (hil mode): the values
+    /// not given keep their last goal. Holds them for `hold_for` of real time, then returns the
+    /// twin's state, which mirrors the measured joints.
+    async fn command_real_arm(&self, values: JointValues, hold_for: Duration) -> Result<RobotState, Status> {
+        let bridge = &self.state.bridge;
+        let (measured, ranges) = self.read(|sim| Ok((sim.arm_qpos(), sim.ctrl_ranges()))).await?;
+        let pairs = resolve(&values, Check::Within(&ranges)).map_err(|e| status::from_twin(&e))?;
+        let mut targets = bridge.last_goals().unwrap_or(measured);
+        for (joint, value) in pairs {
+            targets[joint] = value;
+        }
+        bridge
+            .command(targets, measured)
+            .await
+            .map_err(|e| status::from_bridge(&e))?;
+        tokio::time::sleep(hold_for).await;
+        let seq = bridge.samples().borrow().seq;
+        bridge.next_sample(seq).await;
+        self.read(|sim| Ok(sim.robot_state())).await
     }
 
     fn robot_state(&self, robot: &RobotState) -> v1::GetRobotStateResponse {
@@ -100,12 +130,28 @@ impl RobotApi for RobotService {
         let action = joint_values(request.action, "action")?;
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
-        let time = self
-            .drive(move |sim| {
-                sim.send_action(&action, n_substeps)?;
-                Ok(sim.time())
-            })
-            .await?;
+        let _drive = self.state.lock_drive().await;
+        let time = match self
+            .state
+            .bridge
+            .route(VerbKind::Motion)
+            .map_err(|e| status::from_bridge(&e))?
+        {
+            Route::Twin => {
+                self.read(move |sim| {
+                    sim.send_action(&action, n_substeps)?;
+                    Ok(sim.time())
+                })
+                .await?
+            }
+            Route::Arm => {
+                if n_substeps == 0 {
+                    return Err(status::invalid_argument("n_substeps", "n_substeps must be at least 1"));
+                }
+                let hold_for = Duration::from_secs_f64(self.state.model.timestep * f64::from(n_substeps));
+                self.command_real_arm(action, hold_for).await?.time
+            }
+        };
         Ok(Response::new(v1::SendActionResponse {
             applied_keys,
             substeps_run: n_substeps,
@@ -247,13 +293,25 @@ impl RobotApi for RobotService {
         let action = JointValues::Ordered(request.action);
         let (robot, frames) = {
             let _drive = self.state.lock_drive().await;
-            let robot = self
-                .read(move |sim| {
-                    let substeps = sim.substeps_per_tick();
-                    sim.send_action(&action, substeps)?;
-                    Ok(sim.robot_state())
-                })
-                .await?;
+            let robot = match self
+                .state
+                .bridge
+                .route(VerbKind::Motion)
+                .map_err(|e| status::from_bridge(&e))?
+            {
+                Route::Twin => {
+                    self.read(move |sim| {
+                        let substeps = sim.substeps_per_tick();
+                        sim.send_action(&action, substeps)?;
+                        Ok(sim.robot_state())
+                    })
+                    .await?
+                }
+                Route::Arm => {
+                    self.command_real_arm(action, self.state.bridge.control_period())
+                        .await?
+                }
+            };
             // Rendered before the lock is released, so the frames show the state after this tick.
             let frames = match &images {
                 Some(images) => images.render(&self.state.twin).await?,

@@ -1,12 +1,14 @@
 //! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
 
+use crate::hardware_service::HardwareService;
 use crate::robot_service::RobotService;
 use crate::session_service::SessionService;
 use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use crate::state::AppState;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
+use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
 use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use std::future::Future;
@@ -39,12 +41,6 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    if let Some(port) = &settings.port {
-        bail!(
-            "--port {}: hardware mode not implemented yet; run without --port to serve the twin alone",
-            port.display()
-        );
-    }
     let addr = listener.local_addr().context("the listener has no local address")?;
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
@@ -71,7 +67,8 @@ pub async fn serve(
     let server = Server::builder()
         .add_service(health_service)
         .add_service(reflection)
-        .add_service(RobotServiceServer::new(RobotService::new(state)))
+        .add_service(RobotServiceServer::new(RobotService::new(state.clone())))
+        .add_service(HardwareServiceServer::new(HardwareService::new(state.clone())))
         .add_service(SessionServiceServer::from_arc(session.clone()))
         .serve_with_incoming_shutdown(incoming, signal);
 
@@ -83,6 +80,7 @@ pub async fn serve(
         }
     }
     session.on_shutdown().await;
+    state.shutdown.cancel();
     tracing::info!("stopped");
     Ok(())
 }
@@ -94,6 +92,7 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
         "",
         <RobotServiceServer<RobotService> as NamedService>::NAME,
         <SessionServiceServer<SessionService> as NamedService>::NAME,
+        <HardwareServiceServer<HardwareService> as NamedService>::NAME,
     ] {
         health.set_service_status(name, status).await;
     }

@@ -1,6 +1,6 @@
 //! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
 
-use crate::cli::DaemonArgs;
+use crate::cli::{DaemonArgs, StartMode};
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -13,6 +13,14 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// Serial device of the real arm; `None` runs the twin alone.
     pub port: Option<PathBuf>,
+    /// Baud rate of the servo bus.
+    pub baud: u32,
+    /// The follower's LeRobot calibration file, when given directly.
+    pub calibration: Option<PathBuf>,
+    /// The follower's id in LeRobot's calibration directory.
+    pub robot_id: Option<String>,
+    /// Mode at start (`sim` without a port).
+    pub mode: StartMode,
     /// The scene every episode starts, when fixed with `--lock-task`.
     pub lock_task: Option<LockedTask>,
     /// Step budget of an episode.
@@ -42,6 +50,10 @@ impl Default for Settings {
         Settings {
             listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 50051)),
             port: None,
+            baud: 1_000_000,
+            calibration: None,
+            robot_id: None,
+            mode: StartMode::Sim,
             lock_task: None,
             max_steps: 300,
             runs_dir: PathBuf::from("./runs"),
@@ -57,6 +69,10 @@ impl Default for Settings {
 struct FileConfig {
     listen: Option<SocketAddr>,
     port: Option<PathBuf>,
+    baud: Option<u32>,
+    calibration: Option<PathBuf>,
+    robot_id: Option<String>,
+    mode: Option<StartMode>,
     lock_task: Option<LockedTask>,
     max_steps: Option<u32>,
     runs_dir: Option<PathBuf>,
@@ -84,9 +100,19 @@ impl Settings {
             None => file.lock_task,
         };
         let defaults = Settings::default();
+        let port = args.port.clone().or(file.port);
+        let default_mode = if port.is_some() {
+            StartMode::Mirror
+        } else {
+            StartMode::Sim
+        };
         let settings = Settings {
             listen: args.listen.or(file.listen).unwrap_or(defaults.listen),
-            port: args.port.clone().or(file.port),
+            port,
+            baud: args.baud.or(file.baud).unwrap_or(defaults.baud),
+            calibration: args.calibration.clone().or(file.calibration),
+            robot_id: args.robot_id.clone().or(file.robot_id),
+            mode: args.mode.or(file.mode).unwrap_or(default_mode),
             lock_task,
             max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
             runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
@@ -104,6 +130,15 @@ impl Settings {
         }
         if self.image_size == 0 {
             bail!("image-size must be at least 1 pixel");
+        }
+        if self.port.is_none() && self.mode != StartMode::Sim {
+            bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
+        }
+        if self.port.is_some() && self.calibration.is_none() && self.robot_id.is_none() {
+            bail!(
+                "--port needs the arm's calibration: give --calibration FILE or --robot-id ID \
+                 (run `fakesim-hil calibrate --port DEVICE --role follower --id ID` to make one)"
+            );
         }
         Ok(())
     }

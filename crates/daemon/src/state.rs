@@ -1,13 +1,17 @@
 //! What every service shares: the twin, the lock that serialises driving calls, the settings,
 //! and the model's static facts.
 
+use crate::hardware;
 use crate::settings::Settings;
 use anyhow::{Context, bail};
+use fakesim_bridge::hil::{HardwareBridge, actuation_for};
+use fakesim_bridge::safety::SafetyEvent;
 use fakesim_episode::tasks::TaskRef;
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
 use std::sync::Arc;
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::{Mutex, MutexGuard, mpsc};
+use tokio_util::sync::CancellationToken;
 
 /// State shared by the session and robot services; cheap to clone.
 #[derive(Clone)]
@@ -22,6 +26,10 @@ pub struct AppState {
     pub model: Arc<ModelInfo>,
     /// The episode engine the session service drives.
     pub engine: Arc<Engine>,
+    /// The pairing with the real arm (modes, safety layers); present in sim-only runs too.
+    pub bridge: HardwareBridge,
+    /// Cancelled at shutdown: stops the mirror loop, which switches torque off.
+    pub shutdown: CancellationToken,
 }
 
 impl AppState {
@@ -56,8 +64,15 @@ impl AppState {
                 }),
             },
         );
+        let engine = Arc::new(engine);
+        let shutdown = CancellationToken::new();
+        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model, shutdown.clone()).await?;
+        engine.set_actuation(actuation_for(&bridge, bridge.mode())).await;
+        tokio::spawn(journal_safety_events(engine.clone(), events));
         Ok(AppState {
-            engine: Arc::new(engine),
+            engine,
+            bridge,
+            shutdown,
             twin,
             drive: Arc::new(Mutex::new(())),
             settings: Arc::new(settings),
@@ -75,5 +90,15 @@ impl AppState {
     pub fn physics_steps(&self, time_s: f64) -> u64 {
         // Saturating float-to-int conversion; time is never negative.
         (time_s / self.model.timestep).round() as u64
+    }
+}
+
+/// Writes every safety event into the live run's journal as it happens.
+async fn journal_safety_events(engine: Arc<Engine>, mut events: mpsc::UnboundedReceiver<SafetyEvent>) {
+    while let Some(event) = events.recv().await {
+        let fields = serde_json::json!({ "safety": event });
+        if let Err(e) = engine.journal_event("safety", fields).await {
+            tracing::error!(error = %e, "cannot journal a safety event");
+        }
     }
 }

@@ -16,7 +16,15 @@
 //! | twin stopped (daemon shutting down) | UNAVAILABLE | `stopped` |
 //! | scene failed to load | INTERNAL | `scene` |
 //! | a frame could not be encoded | INTERNAL | `encode_failed` |
+//! | mirror or hil mode without a real arm | FAILED_PRECONDITION | `no_hardware` |
+//! | entering hil while arm and twin disagree | FAILED_PRECONDITION | `arm_twin_disagree` |
+//! | motion in mirror mode / a sim-only verb in hil | FAILED_PRECONDITION | `mirror_mode` / `sim_only_verb` |
+//! | motion while the emergency stop is latched | FAILED_PRECONDITION | `estop_latched` |
+//! | a goal outside the calibrated range / TCP into the table | OUT_OF_RANGE | `out_of_range` / `below_table` |
+//! | the servo bus failed | UNAVAILABLE | `bus_unavailable` |
 
+use fakesim_bridge::hil::BridgeError;
+use fakesim_bridge::safety::SafetyError;
 use fakesim_proto::errors::ErrorStatus;
 use fakesim_twin::TwinError;
 use fakesim_twin::image::EncodeError;
@@ -86,6 +94,33 @@ pub fn from_twin(error: &TwinError) -> Status {
         TwinError::Stopped => ErrorStatus::new(Code::Unavailable, "stopped", message),
     };
     status.into()
+}
+
+/// The status a hardware-bridge refusal or failure is reported with.
+pub fn from_bridge(error: &BridgeError) -> Status {
+    let code = match error {
+        BridgeError::Twin(twin) => return from_twin(twin),
+        BridgeError::NoHardware(_) | BridgeError::Disagree { .. } | BridgeError::Refused { .. } => {
+            Code::FailedPrecondition
+        }
+        BridgeError::Safety(SafetyError::EstopLatched { .. }) => Code::FailedPrecondition,
+        BridgeError::Safety(SafetyError::NonFinite { .. }) => Code::InvalidArgument,
+        BridgeError::Safety(_) => Code::OutOfRange,
+        BridgeError::Arm(_) => Code::Unavailable,
+    };
+    let status = ErrorStatus::new(code, error.reason(), error.to_string());
+    match error {
+        BridgeError::Disagree {
+            joint,
+            error_rad,
+            threshold_rad,
+        } => status
+            .meta("joint", joint)
+            .meta("errorRad", error_rad)
+            .meta("thresholdRad", threshold_rad),
+        _ => status,
+    }
+    .into()
 }
 
 /// A request field that is missing or malformed (as opposed to a value the twin refused).

@@ -81,16 +81,39 @@ fn sigterm_stops_the_serving_daemon_with_exit_code_0() {
 }
 
 #[test]
-fn hardware_port_is_refused_as_not_implemented() {
+fn a_port_without_calibration_is_refused_saying_how_to_make_one() {
     let output = daemon(&["--listen", "127.0.0.1:0", "--port", "/dev/ttyACM0"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--port needs the arm's calibration"), "{stderr}");
     assert!(
-        stderr.contains("--port /dev/ttyACM0: hardware mode not implemented yet"),
+        stderr.contains("fakesim-hil calibrate --port DEVICE --role follower"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_calibration_missing_a_motor_is_refused_naming_the_joint() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("arm.json");
+    std::fs::write(&calibration, "{}").unwrap();
+    let port = dir.path().join("ttyACM9");
+    let output = daemon(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--port",
+        port.to_str().unwrap(),
+        "--calibration",
+        calibration.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("arm.json does not fit the twin"), "{stderr}");
+    assert!(stderr.contains("no motor named \"shoulder_pan\""), "{stderr}");
 }
 
 #[test]

@@ -1,0 +1,242 @@
+//! How the episode engine's moves and gripper actions run in each mode: lock-step on the twin
+//! (sim, refused while the emergency stop is latched), refused (mirror), or on the real arm in
+//! real time with the twin mirroring it (hil).
+
+use super::bridge::{BridgeError, HardwareBridge};
+use super::mode::{Mode, VerbKind};
+use crate::safety::SafetyError;
+use fakesim_episode::EpisodeError;
+use fakesim_episode::actuation::{Actuation, BoxFuture, SimActuation};
+use fakesim_episode::gripper::{GripperReport, GripperState};
+use fakesim_episode::motion::{MoveController, MoveReport, MoveTarget};
+use fakesim_episode::runner::{distance, gripper_setpoint};
+use fakesim_twin::TwinHandle;
+use fakesim_twin::joints::GRIPPER_INDEX;
+use std::sync::Arc;
+
+/// The error the engine reports for a bridge refusal or failure.
+pub fn episode_error(error: BridgeError) -> EpisodeError {
+    match error {
+        BridgeError::Twin(e) => EpisodeError::Twin(e),
+        BridgeError::Arm(e) => EpisodeError::Hardware(e.to_string()),
+        other => EpisodeError::Refused {
+            reason: other.reason(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// The actuation the engine should use in `mode`.
+pub fn actuation_for(bridge: &HardwareBridge, mode: Mode) -> Arc<dyn Actuation> {
+    match mode {
+        Mode::Sim => Arc::new(GuardedSim { bridge: bridge.clone() }),
+        Mode::Mirror => Arc::new(Refusing { bridge: bridge.clone() }),
+        Mode::Hil => Arc::new(HilActuation { bridge: bridge.clone() }),
+    }
+}
+
+/// Sim mode behind the emergency stop: the twin alone, lock-step.
+struct GuardedSim {
+    bridge: HardwareBridge,
+}
+
+impl Actuation for GuardedSim {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn run_move<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        delta_xyz: [f64; 3],
+        delta_rpy: Option<[f64; 3]>,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
+        Box::pin(async move {
+            self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
+            SimActuation.run_move(twin, delta_xyz, delta_rpy, cap, steps_left).await
+        })
+    }
+
+    fn run_gripper<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        state: GripperState,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
+        Box::pin(async move {
+            self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
+            SimActuation.run_gripper(twin, state, cap, steps_left).await
+        })
+    }
+}
+
+/// Mirror mode: a hand or a leader arm moves the arm, so motion calls are refused.
+struct Refusing {
+    bridge: HardwareBridge,
+}
+
+impl Refusing {
+    fn refusal(&self) -> EpisodeError {
+        match self.bridge.route(VerbKind::Motion) {
+            Err(e) => episode_error(e),
+            Ok(_) => EpisodeError::Refused {
+                reason: "mirror_mode",
+                message: "mirror mode refuses motion".into(),
+            },
+        }
+    }
+}
+
+impl Actuation for Refusing {
+    fn name(&self) -> &'static str {
+        "mirror"
+    }
+
+    fn run_move<'a>(
+        &'a self,
+        _: &'a TwinHandle,
+        _: [f64; 3],
+        _: Option<[f64; 3]>,
+        _: u32,
+        _: u64,
+    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
+        Box::pin(async move { Err(self.refusal()) })
+    }
+
+    fn run_gripper<'a>(
+        &'a self,
+        _: &'a TwinHandle,
+        _: GripperState,
+        _: u32,
+        _: u64,
+    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
+        Box::pin(async move { Err(self.refusal()) })
+    }
+}
+
+/// Hardware in the loop: each tick computes targets on the twin (which mirrors the measured
+/// joints), sends them through the safety layers to the real arm, waits for the tick's end in
+/// real time, and judges the stop reasons on the mirrored state.
+pub struct HilActuation {
+    bridge: HardwareBridge,
+}
+
+impl HilActuation {
+    /// Sends one tick's goals. A target the table layer refuses is not sent (the arm holds, so
+    /// a move toward the table ends `stalled`, as in simulation); other refusals end the call.
+    async fn send(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<(), EpisodeError> {
+        match self.bridge.command(targets, measured).await {
+            Ok(_) => Ok(()),
+            Err(BridgeError::Safety(SafetyError::BelowTable { .. })) => Ok(()),
+            Err(e) => Err(episode_error(e)),
+        }
+    }
+
+    /// Waits until `deadline` and for a reading of the arm taken after it, so the twin shows
+    /// where the tick left the arm.
+    async fn end_tick(&self, deadline: tokio::time::Instant) -> Result<(), EpisodeError> {
+        tokio::time::sleep_until(deadline).await;
+        let seq = self.bridge.samples().borrow().seq;
+        self.bridge
+            .next_sample(seq)
+            .await
+            .map(drop)
+            .ok_or_else(|| EpisodeError::Hardware("the mirror loop stopped".into()))
+    }
+
+    fn check_still_hil(&self) -> Result<(), EpisodeError> {
+        self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
+        if self.bridge.mode() != Mode::Hil {
+            return Err(EpisodeError::Refused {
+                reason: "mode_changed",
+                message: format!("the mode changed to {} during the call", self.bridge.mode().name()),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Actuation for HilActuation {
+    fn name(&self) -> &'static str {
+        "hil"
+    }
+
+    fn run_move<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        delta_xyz: [f64; 3],
+        delta_rpy: Option<[f64; 3]>,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
+        Box::pin(async move {
+            let start = twin.with_sim(|sim| sim.tcp_pose()).await?;
+            let mut controller = MoveController::new(start, MoveTarget::from_delta(&start, delta_xyz, delta_rpy));
+            let limits = self.bridge.limits();
+            let period = self.bridge.control_period();
+            let mut deadline = tokio::time::Instant::now();
+            let (mut ticks, mut left, mut travel) = (0u32, steps_left, Vec::new());
+            loop {
+                self.check_still_hil()?;
+                let (tcp, qpos, jacobian) = twin
+                    .with_sim(|sim| (sim.tcp_pose(), sim.arm_qpos(), sim.tcp_jacobian()))
+                    .await?;
+                let current = self.bridge.last_goals().unwrap_or(qpos);
+                let targets = controller.joint_targets(&tcp, &qpos, &current, &jacobian, &limits);
+                self.send(targets, qpos).await?;
+                deadline += period;
+                self.end_tick(deadline).await?;
+                ticks += 1;
+                left = left.saturating_sub(1);
+                let now = twin.with_sim(|sim| sim.tcp_pose()).await?;
+                travel.push(distance(&tcp.pos, &now.pos));
+                if let Some(stop) = controller.after_tick(&now, ticks, cap, left) {
+                    return Ok(controller.report(ticks, stop, &now, travel));
+                }
+            }
+        })
+    }
+
+    fn run_gripper<'a>(
+        &'a self,
+        twin: &'a TwinHandle,
+        mut state: GripperState,
+        cap: u32,
+        steps_left: u64,
+    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
+        Box::pin(async move {
+            let command = state.command();
+            let (before, qpos, setpoint) = twin
+                .with_sim(move |sim| (sim.gripper_opening_m(), sim.arm_qpos(), gripper_setpoint(sim, command)))
+                .await?;
+            let mut goals = self.bridge.last_goals().unwrap_or(qpos);
+            goals[GRIPPER_INDEX] = setpoint;
+            let period = self.bridge.control_period();
+            let mut deadline = tokio::time::Instant::now();
+            let (mut ticks, mut left, mut openings) = (0u32, steps_left, Vec::new());
+            loop {
+                self.check_still_hil()?;
+                let measured = twin.with_sim(|sim| sim.arm_qpos()).await?;
+                self.send(goals, measured).await?;
+                deadline += period;
+                self.end_tick(deadline).await?;
+                ticks += 1;
+                left = left.saturating_sub(1);
+                let opening = twin.with_sim(|sim| sim.gripper_opening_m()).await?;
+                openings.push(opening);
+                if let Some(stop) = state.after_tick(opening, ticks, cap, left) {
+                    let report = GripperReport {
+                        executed_steps: ticks,
+                        stop,
+                        opening_before_m: before,
+                        openings_m: openings,
+                    };
+                    return Ok((report, state));
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,609 @@
+//! The hardware bridge: owns the pairing of the real arm and the twin, the mode, the mirror
+//! loop, and the safety layers every command to the real arm passes through.
+
+use super::mode::{Mode, SyncOption, VerbKind};
+use crate::arm::{Arm, ArmError, ArmHealth};
+use crate::mapping::Joint;
+use crate::safety::{
+    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
+    TcpKinematics, Watchdog, WatchdogAction,
+};
+use crate::telemetry::{HardwareStatus, RecentEvents};
+use fakesim_twin::values::Bounds;
+use fakesim_twin::{JointValues, TwinError, TwinHandle};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Safety events kept for the hardware status.
+const RECENT_EVENTS: usize = 64;
+
+/// How the bridge runs.
+#[derive(Debug, Clone)]
+pub struct BridgeConfig {
+    /// How often the mirror loop reads the real arm (Hz).
+    pub mirror_rate_hz: f64,
+    /// One control tick in real time (the twin's control period).
+    pub control_period: Duration,
+    /// Entering `hil` is refused when any joint differs by more than this (rad).
+    pub disagree_threshold_rad: f64,
+    /// Speed of the slow move that brings the real arm to the twin's pose (rad/s).
+    pub sync_speed_rad_s: f64,
+    /// In `hil`, no command for longer than this holds the arm where it is.
+    pub watchdog_timeout: Duration,
+    /// Largest change of any joint goal from its measured position in one command (rad).
+    pub max_delta_rad: f64,
+}
+
+impl BridgeConfig {
+    /// Defaults for a control period: 100 Hz mirroring, 0.1 rad disagreement, 0.5 rad/s sync,
+    /// a 1 s watchdog and 0.35 rad per command.
+    pub fn new(control_period: Duration) -> Self {
+        BridgeConfig {
+            mirror_rate_hz: 100.0,
+            control_period,
+            disagree_threshold_rad: 0.1,
+            sync_speed_rad_s: 0.5,
+            watchdog_timeout: Duration::from_secs(1),
+            max_delta_rad: 0.35,
+        }
+    }
+}
+
+/// Why the bridge refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// A mode or verb that needs the real arm, without one.
+    #[error("no real arm is connected; start fakesim-hil with --port DEVICE to use {0} mode")]
+    NoHardware(&'static str),
+    /// The real arm and the twin disagree too much to enter `hil` without a sync.
+    #[error(
+        "the real arm and the twin disagree by {error_rad:.3} rad at {joint} (more than {threshold_rad} rad); \
+         ask for sync MOVE_ARM_TO_TWIN or MOVE_TWIN_TO_ARM"
+    )]
+    Disagree {
+        /// The joint that differs most.
+        joint: &'static str,
+        /// By how much (rad).
+        error_rad: f64,
+        /// The threshold (rad).
+        threshold_rad: f64,
+    },
+    /// The current mode does not allow the call.
+    #[error("{message}")]
+    Refused {
+        /// `mirror_mode` or `sim_only_verb`.
+        reason: &'static str,
+        /// Why, and what to do.
+        message: String,
+    },
+    /// A safety layer refused the command.
+    #[error(transparent)]
+    Safety(#[from] SafetyError),
+    /// The real arm failed.
+    #[error(transparent)]
+    Arm(#[from] ArmError),
+    /// The twin refused or failed.
+    #[error(transparent)]
+    Twin(#[from] TwinError),
+}
+
+impl BridgeError {
+    /// The error name clients see (`no_hardware`, `arm_twin_disagree`, `estop_latched`, ...).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            BridgeError::NoHardware(_) => "no_hardware",
+            BridgeError::Disagree { .. } => "arm_twin_disagree",
+            BridgeError::Refused { reason, .. } => reason,
+            BridgeError::Safety(SafetyError::EstopLatched { .. }) => "estop_latched",
+            BridgeError::Safety(SafetyError::BelowTable { .. }) => "below_table",
+            BridgeError::Safety(_) => "out_of_range",
+            BridgeError::Arm(_) => "bus_unavailable",
+            BridgeError::Twin(_) => "twin",
+        }
+    }
+}
+
+/// Where a robot-service call goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// To the twin, as in simulation.
+    Twin,
+    /// To the real arm through the safety layers.
+    Arm,
+}
+
+/// One reading of the joints: the real arm (when there is one) and the twin after mirroring.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Readings since the bridge started.
+    pub seq: u64,
+    /// When the real arm was read (or the twin, without one).
+    pub at: Instant,
+    /// Real joint positions (rad), action-key order.
+    pub real_rad: Option<[f64; 6]>,
+    /// Twin joint positions (rad) after this reading was mirrored.
+    pub twin_rad: [f64; 6],
+    /// How long reading the arm and writing the twin took.
+    pub latency: Duration,
+}
+
+/// What a mode switch did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModeSwitch {
+    /// The mode before.
+    pub previous: Mode,
+    /// Largest joint difference between arm and twin at the switch (rad), with hardware.
+    pub max_joint_error_rad: f64,
+    /// How long the sync move took.
+    pub sync_duration: Duration,
+}
+
+struct Inner {
+    arm: Option<Arc<dyn Arm>>,
+    twin: TwinHandle,
+    config: BridgeConfig,
+    twin_ranges: [Bounds; 6],
+    mode: watch::Sender<Mode>,
+    estop: EstopLatch,
+    range: RangeGuard,
+    table: TableGuard,
+    kinematics: Arc<dyn TcpKinematics>,
+    delta: DeltaCap,
+    watchdog: Mutex<Watchdog>,
+    faults: Mutex<FaultPolicy>,
+    events: Mutex<RecentEvents>,
+    journal: mpsc::UnboundedSender<SafetyEvent>,
+    samples: watch::Sender<Sample>,
+    last_goals: Mutex<Option<[f64; 6]>>,
+    switching: tokio::sync::Mutex<()>,
+    events_total: AtomicU64,
+}
+
+/// The pairing of the real arm and the twin. Cheap to clone.
+#[derive(Clone)]
+pub struct HardwareBridge {
+    inner: Arc<Inner>,
+}
+
+/// What the bridge is built from.
+pub struct BridgeParts {
+    /// The real arm, or `None` for sim-only.
+    pub arm: Option<Arc<dyn Arm>>,
+    /// The twin.
+    pub twin: TwinHandle,
+    /// The range layer (model and, with hardware, calibrated ranges).
+    pub range: RangeGuard,
+    /// The table layer.
+    pub table: TableGuard,
+    /// Forward kinematics for the table layer (never the live twin).
+    pub kinematics: Arc<dyn TcpKinematics>,
+    /// Settings.
+    pub config: BridgeConfig,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl HardwareBridge {
+    /// Starts the bridge in `initial` mode. With an arm, a mirror loop reads it until `cancel`;
+    /// safety events also arrive on the returned receiver (for the run journal).
+    pub async fn start(
+        parts: BridgeParts,
+        initial: Mode,
+        cancel: CancellationToken,
+    ) -> Result<(Self, mpsc::UnboundedReceiver<SafetyEvent>), BridgeError> {
+        if parts.arm.is_none() && initial != Mode::Sim {
+            return Err(BridgeError::NoHardware(initial.name()));
+        }
+        let delta = DeltaCap::uniform(parts.config.max_delta_rad).map_err(|e| BridgeError::Refused {
+            reason: "invalid_setting",
+            message: e.to_string(),
+        })?;
+        let (twin_ranges, twin_rad) = parts.twin.with_sim(|sim| (sim.joint_ranges(), sim.arm_qpos())).await?;
+        let (journal, events_rx) = mpsc::unbounded_channel();
+        let first = Sample {
+            seq: 0,
+            at: Instant::now(),
+            real_rad: None,
+            twin_rad,
+            latency: Duration::ZERO,
+        };
+        let inner = Arc::new(Inner {
+            watchdog: Mutex::new(Watchdog::new(parts.config.watchdog_timeout)),
+            arm: parts.arm,
+            twin: parts.twin,
+            config: parts.config,
+            twin_ranges,
+            mode: watch::channel(Mode::Sim).0,
+            estop: EstopLatch::new(),
+            range: parts.range,
+            table: parts.table,
+            kinematics: parts.kinematics,
+            delta,
+            faults: Mutex::new(FaultPolicy::new()),
+            events: Mutex::new(RecentEvents::new(RECENT_EVENTS)),
+            journal,
+            samples: watch::channel(first).0,
+            last_goals: Mutex::new(None),
+            switching: tokio::sync::Mutex::new(()),
+            events_total: AtomicU64::new(0),
+        });
+        let bridge = HardwareBridge { inner };
+        if let Some(arm) = bridge.inner.arm.clone() {
+            tokio::spawn(mirror_loop(bridge.clone(), arm, cancel));
+        }
+        if initial != Mode::Sim {
+            bridge.set_mode(initial, SyncOption::MoveTwinToArm, None).await?;
+        }
+        Ok((bridge, events_rx))
+    }
+
+    /// The mode now.
+    pub fn mode(&self) -> Mode {
+        *self.inner.mode.borrow()
+    }
+
+    /// Follows mode changes.
+    pub fn watch_mode(&self) -> watch::Receiver<Mode> {
+        self.inner.mode.subscribe()
+    }
+
+    /// Follows the mirror loop's readings (with hardware) as they happen.
+    pub fn samples(&self) -> watch::Receiver<Sample> {
+        self.inner.samples.subscribe()
+    }
+
+    /// The port of the real arm, if there is one.
+    pub fn port(&self) -> Option<String> {
+        self.inner.arm.as_ref().and_then(|a| a.port().map(str::to_owned))
+    }
+
+    /// The real arm's health (none for sim-only).
+    pub fn health(&self) -> Option<ArmHealth> {
+        self.inner.arm.as_ref().map(|a| a.health())
+    }
+
+    /// The hardware status now.
+    pub fn status(&self) -> HardwareStatus {
+        let health = self.health().unwrap_or_else(|| ArmHealth::no_servos(false));
+        let port = self.port();
+        let events = lock(&self.inner.events);
+        HardwareStatus::snapshot(self.mode().name(), port.as_deref(), &health, &self.inner.estop, &events)
+    }
+
+    /// Safety events since the bridge started.
+    pub fn safety_event_count(&self) -> u64 {
+        self.inner.events_total.load(Ordering::Relaxed)
+    }
+
+    /// One control tick in real time.
+    pub fn control_period(&self) -> Duration {
+        self.inner.config.control_period
+    }
+
+    /// Goal limits per joint: the model range narrowed by the calibrated range.
+    pub fn limits(&self) -> [Bounds; 6] {
+        Joint::ALL.map(|j| self.inner.range.limits(j))
+    }
+
+    /// The goals last sent to the real arm.
+    pub fn last_goals(&self) -> Option<[f64; 6]> {
+        *lock(&self.inner.last_goals)
+    }
+
+    /// Refuses motion while the emergency stop is latched.
+    pub fn check_estop(&self) -> Result<(), BridgeError> {
+        self.inner.estop.check().map_err(|e| {
+            self.record(e.event());
+            BridgeError::Safety(e)
+        })
+    }
+
+    /// Latches the emergency stop and switches torque off. Returns whether it was latched already.
+    pub async fn emergency_stop(&self, reason: &str) -> bool {
+        let was = self.inner.estop.is_latched();
+        self.record(self.inner.estop.trip(reason));
+        if let Some(arm) = &self.inner.arm
+            && let Err(e) = arm.set_torque(false).await
+        {
+            tracing::error!(error = %e, "emergency stop: torque off failed");
+        }
+        lock(&self.inner.watchdog).disarm();
+        was
+    }
+
+    /// Clears a latched emergency stop. Returns whether it was latched.
+    pub fn reset_emergency_stop(&self) -> bool {
+        match self.inner.estop.reset() {
+            Some(event) => {
+                self.record(event);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Where a robot-service verb goes in the current mode, or why it is refused.
+    pub fn route(&self, verb: VerbKind) -> Result<Route, BridgeError> {
+        match (self.mode(), verb) {
+            (Mode::Mirror, _) => Err(BridgeError::Refused {
+                reason: "mirror_mode",
+                message:
+                    "the arm is in mirror mode (moved by hand or a leader arm); switch to hil or sim with SetMode \
+                          to command it"
+                        .into(),
+            }),
+            (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::Refused {
+                reason: "sim_only_verb",
+                message:
+                    "this verb only exists in simulation (the real arm cannot be stepped, teleported or restored); \
+                          switch to sim with SetMode first"
+                        .into(),
+            }),
+            (Mode::Hil, VerbKind::Motion) => {
+                self.check_estop()?;
+                Ok(Route::Arm)
+            }
+            (Mode::Sim, VerbKind::Motion) => {
+                self.check_estop()?;
+                Ok(Route::Twin)
+            }
+            (Mode::Sim, VerbKind::SimOnly) => Ok(Route::Twin),
+        }
+    }
+
+    /// Sends goals to the real arm through the layers: emergency stop, range (refuse), table
+    /// (refuse), delta cap (limit, from `measured`). Feeds the watchdog.
+    pub async fn command(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<Capped, BridgeError> {
+        let arm = self.inner.arm.as_ref().ok_or(BridgeError::NoHardware("hil"))?;
+        self.check_estop()?;
+        let checked = self
+            .inner
+            .range
+            .check(&targets)
+            .and_then(|()| self.inner.table.check(&targets, self.inner.kinematics.as_ref()))
+            .and_then(|()| self.inner.delta.limit(&measured, &targets));
+        let capped = checked.map_err(|e| {
+            self.record(e.event());
+            BridgeError::Safety(e)
+        })?;
+        if let Some(event) = capped.event() {
+            self.record(event);
+        }
+        arm.command(capped.goals).await?;
+        *lock(&self.inner.last_goals) = Some(capped.goals);
+        if let Some(event) = lock(&self.inner.watchdog).feed(Instant::now()) {
+            self.record(event);
+        }
+        Ok(capped)
+    }
+
+    /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
+    /// asked, then switches torque on; entering `mirror` switches torque off.
+    /// `sync_speed_rad_s` overrides the configured speed of a `MoveArmToTwin` sync.
+    pub async fn set_mode(
+        &self,
+        mode: Mode,
+        sync: SyncOption,
+        sync_speed_rad_s: Option<f64>,
+    ) -> Result<ModeSwitch, BridgeError> {
+        let _switching = self.inner.switching.lock().await;
+        let previous = self.mode();
+        let started = Instant::now();
+        let mut max_joint_error_rad = 0.0;
+        match (mode, self.inner.arm.clone()) {
+            (Mode::Sim, _) => {
+                lock(&self.inner.watchdog).disarm();
+            }
+            (_, None) => return Err(BridgeError::NoHardware(mode.name())),
+            (Mode::Mirror, Some(arm)) => {
+                lock(&self.inner.watchdog).disarm();
+                arm.set_torque(false).await?;
+            }
+            (Mode::Hil, Some(arm)) => {
+                self.check_estop()?;
+                let real = arm.read_state().await?.positions_rad();
+                let twin = self.inner.twin.with_sim(|sim| sim.arm_qpos()).await?;
+                let (joint, error_rad) = largest_difference(&real, &twin);
+                max_joint_error_rad = error_rad;
+                if error_rad > self.inner.config.disagree_threshold_rad {
+                    match sync {
+                        SyncOption::None => {
+                            return Err(BridgeError::Disagree {
+                                joint: joint.label(),
+                                error_rad,
+                                threshold_rad: self.inner.config.disagree_threshold_rad,
+                            });
+                        }
+                        SyncOption::MoveTwinToArm => self.put_twin_at(real).await?,
+                        SyncOption::MoveArmToTwin => {
+                            let speed = sync_speed_rad_s.unwrap_or(self.inner.config.sync_speed_rad_s);
+                            self.move_arm_slowly(arm.as_ref(), real, twin, speed).await?;
+                        }
+                    }
+                }
+                arm.set_torque(true).await?;
+                *lock(&self.inner.last_goals) = None;
+                if let Some(event) = lock(&self.inner.watchdog).feed(Instant::now()) {
+                    self.record(event);
+                }
+            }
+        }
+        self.inner.mode.send_replace(mode);
+        tracing::info!(from = previous.name(), to = mode.name(), "mode switched");
+        Ok(ModeSwitch {
+            previous,
+            max_joint_error_rad,
+            sync_duration: started.elapsed(),
+        })
+    }
+
+    async fn put_twin_at(&self, joints: [f64; 6]) -> Result<(), BridgeError> {
+        let clamped = clamp_into(&joints, &self.inner.twin_ranges);
+        self.inner
+            .twin
+            .try_with_sim(move |sim| sim.set_joint_positions(&JointValues::Ordered(clamped.to_vec()), true))
+            .await?;
+        Ok(())
+    }
+
+    /// Moves the real arm from `from` to `to` at the sync speed, one control tick at a time.
+    async fn move_arm_slowly(
+        &self,
+        arm: &dyn Arm,
+        from: [f64; 6],
+        to: [f64; 6],
+        speed_rad_s: f64,
+    ) -> Result<(), BridgeError> {
+        if !(speed_rad_s.is_finite() && speed_rad_s > 0.0) {
+            return Err(BridgeError::Refused {
+                reason: "invalid_argument",
+                message: format!("sync speed {speed_rad_s} rad/s must be finite and above 0"),
+            });
+        }
+        arm.set_torque(true).await?;
+        let period = self.inner.config.control_period;
+        let step = speed_rad_s * period.as_secs_f64();
+        let (_, distance) = largest_difference(&from, &to);
+        let ticks = (distance / step).ceil().max(1.0) as u32;
+        let mut deadline = tokio::time::Instant::now();
+        let mut measured = from;
+        for k in 1..=ticks {
+            let fraction = f64::from(k) / f64::from(ticks);
+            let goal: [f64; 6] = std::array::from_fn(|i| from[i] + (to[i] - from[i]) * fraction);
+            self.command(goal, measured).await?;
+            deadline += period;
+            tokio::time::sleep_until(deadline).await;
+            measured = arm.read_state().await?.positions_rad();
+        }
+        Ok(())
+    }
+
+    /// Records a safety event for the status and the journal.
+    pub fn record(&self, event: SafetyEvent) {
+        tracing::warn!(?event, "safety event");
+        self.inner.events_total.fetch_add(1, Ordering::Relaxed);
+        lock(&self.inner.events).push(SystemTime::now(), event.clone());
+        // The journal forwarder may be gone at shutdown; the status still has the event.
+        let _ = self.inner.journal.send(event);
+    }
+
+    /// Waits for the mirror loop's next reading after `seq` (with hardware).
+    pub async fn next_sample(&self, seq: u64) -> Option<Sample> {
+        let mut rx = self.samples();
+        let sample = rx.wait_for(|s| s.seq > seq).await.ok()?;
+        Some(*sample)
+    }
+
+    async fn mirror_once(&self, arm: &dyn Arm, seq: u64) {
+        let read_at = Instant::now();
+        let reading = arm.read_state().await;
+        self.apply_fault_policy(arm).await;
+        let real = match reading {
+            Ok(state) => state.positions_rad(),
+            Err(e) => {
+                tracing::debug!(error = %e, "mirror read failed");
+                return;
+            }
+        };
+        let mode = self.mode();
+        let twin_rad = if mode == Mode::Sim {
+            self.inner.twin.with_sim(|sim| sim.arm_qpos()).await
+        } else {
+            let clamped = clamp_into(&real, &self.inner.twin_ranges);
+            self.inner
+                .twin
+                .try_with_sim(move |sim| {
+                    sim.set_joint_positions(&JointValues::Ordered(clamped.to_vec()), true)?;
+                    Ok(sim.arm_qpos())
+                })
+                .await
+        };
+        let Ok(twin_rad) = twin_rad else {
+            return;
+        };
+        self.inner.samples.send_replace(Sample {
+            seq,
+            at: read_at,
+            real_rad: Some(real),
+            twin_rad,
+            latency: read_at.elapsed(),
+        });
+        if mode == Mode::Hil {
+            self.check_watchdog(arm, real).await;
+        }
+    }
+
+    async fn check_watchdog(&self, arm: &dyn Arm, measured: [f64; 6]) {
+        let verdict = lock(&self.inner.watchdog).check(Instant::now());
+        if let Some(event) = verdict.event {
+            self.record(event);
+            if verdict.action == WatchdogAction::Hold
+                && let Err(e) = arm.command(measured).await
+            {
+                tracing::error!(error = %e, "watchdog hold failed");
+            }
+        }
+    }
+
+    async fn apply_fault_policy(&self, arm: &dyn Arm) {
+        let decision = lock(&self.inner.faults).evaluate(&arm.health());
+        if decision.events.is_empty() {
+            return;
+        }
+        for event in decision.events {
+            self.record(event);
+        }
+        let outcome = match decision.action {
+            FaultAction::TorqueOff => arm.set_torque(false).await,
+            FaultAction::Hold => match arm.read_state().await {
+                Ok(state) => arm.command(state.positions_rad()).await,
+                Err(e) => Err(e),
+            },
+            FaultAction::Continue => Ok(()),
+        };
+        if let Err(e) = outcome {
+            tracing::error!(error = %e, action = ?decision.action, "fault reaction failed");
+        }
+        if decision.latch {
+            self.record(self.inner.estop.trip(decision.reasons.join("; ")));
+            lock(&self.inner.watchdog).disarm();
+        }
+    }
+}
+
+async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: CancellationToken) {
+    let period = Duration::from_secs_f64(1.0 / bridge.inner.config.mirror_rate_hz.max(1.0));
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut seq = 0;
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            _ = interval.tick() => {}
+        }
+        seq += 1;
+        bridge.mirror_once(arm.as_ref(), seq).await;
+    }
+    if let Err(e) = arm.set_torque(false).await {
+        tracing::warn!(error = %e, "torque off at shutdown failed");
+    }
+}
+
+fn largest_difference(a: &[f64; 6], b: &[f64; 6]) -> (Joint, f64) {
+    Joint::ALL
+        .into_iter()
+        .map(|j| (j, (a[j.index()] - b[j.index()]).abs()))
+        .fold(
+            (Joint::ShoulderPan, 0.0),
+            |best, next| if next.1 > best.1 { next } else { best },
+        )
+}
+
+fn clamp_into(joints: &[f64; 6], ranges: &[Bounds; 6]) -> [f64; 6] {
+    std::array::from_fn(|i| joints[i].clamp(ranges[i].lo, ranges[i].hi))
+}

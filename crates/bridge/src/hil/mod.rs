@@ -1,0 +1,15 @@
+//! Hardware in the loop at run time: the modes (sim, mirror, hil), the bridge that mirrors the
+//! real arm into the twin and sends commands through the safety layers, and the actuations the
+//! episode engine uses in each mode.
+//!
+//! Timing differs by mode: in `sim` a tick is lock-step (as fast as physics runs); in `hil` a
+//! tick lasts one control period of real time, and stop reasons are judged on the measured
+//! joints mirrored into the twin.
+
+mod actuation;
+mod bridge;
+mod mode;
+
+pub use actuation::{HilActuation, actuation_for, episode_error};
+pub use bridge::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
+pub use mode::{Mode, SyncOption, VerbKind};

@@ -1,0 +1,77 @@
+//! Counters of a teleop session and the rate it achieved.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::CycleOutcome;
+
+/// What a teleop loop did so far. Every cycle counts in `cycles` and in exactly one of
+/// `commanded`, `skipped`, `refused` and `errors`; `capped` counts the commanded cycles whose
+/// goals the delta cap limited.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct TeleopStats {
+    /// Cycles run.
+    pub cycles: u64,
+    /// Cycles that sent goals to the follower and the twin.
+    pub commanded: u64,
+    /// Commanded cycles limited by the delta cap.
+    pub capped: u64,
+    /// Cycles that sent nothing because a target was outside a range, or the fault policy
+    /// held the follower or had its torque switched off.
+    pub skipped: u64,
+    /// Cycles refused by the emergency stop or the table guard (or an unusable target).
+    pub refused: u64,
+    /// Cycles that failed on an arm or the twin.
+    pub errors: u64,
+    /// Time from the start of the first cycle to the start of the latest one.
+    pub elapsed: Duration,
+    /// Duration of the latest cycle.
+    pub last_cycle: Duration,
+}
+
+impl TeleopStats {
+    /// Cycle starts per second over the session (0 before the second cycle).
+    pub fn achieved_hz(&self) -> f64 {
+        let seconds = self.elapsed.as_secs_f64();
+        if self.cycles < 2 || seconds <= 0.0 {
+            return 0.0;
+        }
+        // Precision loss only beyond 2^53 cycles.
+        #[allow(clippy::cast_precision_loss)]
+        let intervals = (self.cycles - 1) as f64;
+        intervals / seconds
+    }
+
+    /// Counts one finished cycle.
+    pub(super) fn record(&mut self, outcome: &CycleOutcome, elapsed: Duration, last_cycle: Duration) {
+        self.cycles += 1;
+        self.elapsed = elapsed;
+        self.last_cycle = last_cycle;
+        match outcome {
+            CycleOutcome::Commanded { capped, .. } => {
+                self.commanded += 1;
+                self.capped += u64::from(*capped);
+            }
+            CycleOutcome::Skipped(_) => self.skipped += 1,
+            CycleOutcome::Refused(_) => self.refused += 1,
+            CycleOutcome::Failed(_) => self.errors += 1,
+        }
+    }
+}
+
+impl std::fmt::Display for TeleopStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.1} cycles/s, {} cycles: {} commanded ({} capped), {} skipped, {} refused, {} errors",
+            self.achieved_hz(),
+            self.cycles,
+            self.commanded,
+            self.capped,
+            self.skipped,
+            self.refused,
+            self.errors
+        )
+    }
+}

@@ -1,0 +1,84 @@
+//! Pairs the twin with the real arm named by `--port` (or with nothing, sim-only): loads the
+//! calibration, checks the joint mapping against the twin, opens the arm and starts the bridge.
+
+use crate::cli::StartMode;
+use crate::settings::Settings;
+use anyhow::{Context, anyhow};
+use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
+use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
+use fakesim_bridge::mapping::JointMapping;
+use fakesim_bridge::safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_twin::{ModelInfo, Scene, TwinHandle};
+use feetech::bus::BusConfig;
+use feetech::calibration::{ArmRole, Calibration, calibration_root, find_calibration};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The bridge mode a start mode names.
+pub fn mode_of(mode: StartMode) -> Mode {
+    match mode {
+        StartMode::Sim => Mode::Sim,
+        StartMode::Mirror => Mode::Mirror,
+        StartMode::Hil => Mode::Hil,
+    }
+}
+
+fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &settings.calibration {
+        return Ok(path.clone());
+    }
+    let id = settings
+        .robot_id
+        .as_deref()
+        .ok_or_else(|| anyhow!("give --calibration FILE or --robot-id ID for the arm on --port"))?;
+    let root = calibration_root().context("cannot find LeRobot's calibration directory")?;
+    find_calibration(&root, ArmRole::Follower, id).ok_or_else(|| {
+        anyhow!(
+            "no calibration for follower {id:?} under {}; run `fakesim-hil calibrate --port DEVICE --role follower --id {id}`",
+            root.display()
+        )
+    })
+}
+
+/// Starts the bridge for the settings: with `--port`, the calibrated Feetech arm; without, none.
+pub async fn start_bridge(
+    settings: &Settings,
+    twin: &TwinHandle,
+    model: &ModelInfo,
+    cancel: CancellationToken,
+) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
+    let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
+    let control_period = Duration::from_secs_f64(1.0 / model.control_rate_hz());
+    let kinematics =
+        ScratchTwinKinematics::load(&Scene::Tabletop).context("cannot load the twin for the table guard")?;
+    let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &settings.port {
+        None => (None, RangeGuard::model_only(twin_ranges)),
+        Some(port) => {
+            let file = calibration_file(settings)?;
+            let calibration = Calibration::load(&file)?;
+            let mapping = JointMapping::so101()
+                .bind(&calibration, &twin_ranges)
+                .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;
+            let range = RangeGuard::with_calibration(twin_ranges, &mapping);
+            let config = FeetechArmConfig::new(port.display().to_string());
+            let arm = FeetechArm::open(port, settings.baud, BusConfig::default(), mapping, config)
+                .with_context(|| format!("cannot open the arm on {}", port.display()))?;
+            tracing::info!(port = %port.display(), calibration = %file.display(), "real arm connected");
+            (Some(Arc::new(arm)), range)
+        }
+    };
+    let parts = BridgeParts {
+        arm,
+        twin: twin.clone(),
+        range,
+        table: TableGuard::default(),
+        kinematics: Arc::new(kinematics),
+        config: BridgeConfig::new(control_period),
+    };
+    HardwareBridge::start(parts, mode_of(settings.mode), cancel)
+        .await
+        .context("cannot start the hardware bridge")
+}

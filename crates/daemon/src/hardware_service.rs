@@ -1,0 +1,224 @@
+//! The hardware service: mode switching, hardware status, the joint-state stream and the
+//! emergency stop, over the hardware bridge.
+
+use crate::state::AppState;
+use crate::status;
+use fakesim_bridge::hil::{Mode, SyncOption, actuation_for};
+use fakesim_bridge::mapping::Joint;
+use fakesim_proto::v1;
+use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+/// Fastest joint-state stream a client may ask for (Hz).
+pub const MAX_STREAM_RATE_HZ: f64 = 1000.0;
+
+/// Serves `fakesim.v1.HardwareService`.
+pub struct HardwareService {
+    state: AppState,
+}
+
+impl HardwareService {
+    /// The hardware service on the shared state.
+    pub fn new(state: AppState) -> Self {
+        HardwareService { state }
+    }
+}
+
+fn proto_mode(mode: Mode) -> i32 {
+    match mode {
+        Mode::Sim => v1::Mode::Sim,
+        Mode::Mirror => v1::Mode::Mirror,
+        Mode::Hil => v1::Mode::Hil,
+    }
+    .into()
+}
+
+fn bridge_mode(mode: i32) -> Result<Mode, Status> {
+    match v1::Mode::try_from(mode) {
+        Ok(v1::Mode::Sim) => Ok(Mode::Sim),
+        Ok(v1::Mode::Mirror) => Ok(Mode::Mirror),
+        Ok(v1::Mode::Hil) => Ok(Mode::Hil),
+        _ => Err(status::invalid_argument(
+            "mode",
+            "mode must be MODE_SIM, MODE_MIRROR or MODE_HIL",
+        )),
+    }
+}
+
+fn sync_option(sync: i32) -> Result<SyncOption, Status> {
+    match v1::SyncOption::try_from(sync) {
+        Ok(v1::SyncOption::None) => Ok(SyncOption::None),
+        Ok(v1::SyncOption::MoveArmToTwin) => Ok(SyncOption::MoveArmToTwin),
+        Ok(v1::SyncOption::MoveTwinToArm) => Ok(SyncOption::MoveTwinToArm),
+        Err(_) => Err(status::invalid_argument("sync", format!("unknown sync option {sync}"))),
+    }
+}
+
+type SampleStream = Pin<Box<dyn Stream<Item = Result<v1::JointStatesSample, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl HardwareApi for HardwareService {
+    async fn set_mode(&self, request: Request<v1::SetModeRequest>) -> Result<Response<v1::SetModeResponse>, Status> {
+        let request = request.into_inner();
+        let mode = bridge_mode(request.mode)?;
+        let sync = sync_option(request.sync)?;
+        let _drive = self.state.lock_drive().await;
+        let bridge = &self.state.bridge;
+        let switch = bridge
+            .set_mode(mode, sync, request.sync_max_speed_rad_s)
+            .await
+            .map_err(|e| status::from_bridge(&e))?;
+        self.state.engine.set_actuation(actuation_for(bridge, mode)).await;
+        let fields = serde_json::json!({ "from": switch.previous.name(), "to": mode.name() });
+        if let Err(e) = self.state.engine.journal_event("mode", fields).await {
+            tracing::error!(error = %e, "cannot journal the mode switch");
+        }
+        Ok(Response::new(v1::SetModeResponse {
+            mode: proto_mode(mode),
+            previous_mode: proto_mode(switch.previous),
+            max_joint_error_rad: switch.max_joint_error_rad,
+            sync_duration_s: switch.sync_duration.as_secs_f64(),
+        }))
+    }
+
+    async fn get_hardware_status(
+        &self,
+        _: Request<v1::GetHardwareStatusRequest>,
+    ) -> Result<Response<v1::GetHardwareStatusResponse>, Status> {
+        let bridge = &self.state.bridge;
+        let status = bridge.status();
+        let twin = self
+            .state
+            .twin
+            .with_sim(|sim| sim.arm_qpos())
+            .await
+            .map_err(|e| status::from_twin(&e))?;
+        let servos = status
+            .servos
+            .iter()
+            .map(|servo| {
+                let reading = servo.reading.as_ref();
+                v1::ServoStatus {
+                    id: u32::from(servo.id),
+                    label: servo.joint.label().to_owned(),
+                    twin_joint: servo.twin_joint.to_owned(),
+                    position_deg: reading.map_or(0.0, |r| r.degrees),
+                    twin_rad: servo.position_rad.unwrap_or(0.0),
+                    twin_actual_rad: twin[servo.joint.index()],
+                    temperature_c: reading.map_or(0.0, |r| r.temperature_c),
+                    voltage_v: reading.map_or(0.0, |r| r.voltage_v),
+                    load_percent: reading.map_or(0.0, |r| r.load_percent),
+                    current_ma: reading.map_or(0.0, |r| r.current_ma),
+                    error_flags: reading.map_or(0, |r| u32::from(r.error_flags.bits())),
+                    errors: servo.error_flags.clone(),
+                    comm_errors: Some(v1::CommErrorCounts {
+                        timeouts: servo.comm.timeouts,
+                        corrupt_replies: servo.comm.corrupt,
+                        retries: servo.comm.retries,
+                    }),
+                    torque_enabled: status.torque_enabled,
+                }
+            })
+            .collect();
+        Ok(Response::new(v1::GetHardwareStatusResponse {
+            mode: proto_mode(bridge.mode()),
+            port: status.port,
+            bus_connected: status.bus_connected,
+            servos,
+            estop_latched: status.estop.latched,
+            estop_reason: status.estop.reason,
+            safety_events: bridge.safety_event_count(),
+        }))
+    }
+
+    type StreamJointStatesStream = SampleStream;
+
+    async fn stream_joint_states(
+        &self,
+        request: Request<v1::StreamJointStatesRequest>,
+    ) -> Result<Response<Self::StreamJointStatesStream>, Status> {
+        let rate_hz = request.into_inner().rate_hz;
+        if !(rate_hz.is_finite() && rate_hz > 0.0 && rate_hz <= MAX_STREAM_RATE_HZ) {
+            return Err(status::invalid_argument(
+                "rate_hz",
+                format!("rate_hz={rate_hz} must be above 0 and at most {MAX_STREAM_RATE_HZ} Hz"),
+            ));
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let state = self.state.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / rate_hz));
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let mut seq = 0u64;
+            loop {
+                interval.tick().await;
+                let Ok(twin) = state.twin.with_sim(|sim| sim.arm_qpos()).await else {
+                    break;
+                };
+                let real = state
+                    .bridge
+                    .samples()
+                    .borrow()
+                    .real_rad
+                    .filter(|_| state.bridge.health().is_some());
+                seq += 1;
+                let sample = v1::JointStatesSample {
+                    seq,
+                    elapsed_s: started.elapsed().as_secs_f64(),
+                    mode: proto_mode(state.bridge.mode()),
+                    joints: Joint::ALL
+                        .iter()
+                        .map(|joint| {
+                            let real_rad = real.map(|r| r[joint.index()]);
+                            v1::JointSample {
+                                twin_joint: joint.twin_id().to_owned(),
+                                label: joint.label().to_owned(),
+                                real_rad,
+                                real_deg: real_rad.map(f64::to_degrees),
+                                twin_rad: twin[joint.index()],
+                            }
+                        })
+                        .collect(),
+                };
+                // A slow client drops samples instead of queueing them; a gone one ends the stream.
+                match tx.try_send(Ok(sample)) {
+                    Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
+                    Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => break,
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))))
+    }
+
+    async fn emergency_stop(
+        &self,
+        request: Request<v1::EmergencyStopRequest>,
+    ) -> Result<Response<v1::EmergencyStopResponse>, Status> {
+        let reason = request.into_inner().reason;
+        let reason = if reason.is_empty() {
+            "EmergencyStop called".to_owned()
+        } else {
+            reason
+        };
+        let was_latched = self.state.bridge.emergency_stop(&reason).await;
+        Ok(Response::new(v1::EmergencyStopResponse {
+            estop_latched: true,
+            was_latched,
+        }))
+    }
+
+    async fn reset_emergency_stop(
+        &self,
+        _: Request<v1::ResetEmergencyStopRequest>,
+    ) -> Result<Response<v1::ResetEmergencyStopResponse>, Status> {
+        let was_latched = self.state.bridge.reset_emergency_stop();
+        Ok(Response::new(v1::ResetEmergencyStopResponse {
+            estop_latched: false,
+            was_latched,
+        }))
+    }
+}
