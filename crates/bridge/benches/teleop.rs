@@ -15,9 +15,9 @@ use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
 use fakesim_bridge::mapping::{CalibratedMapping, Joint, JointMapping};
 use fakesim_bridge::safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_bridge::teleop::{CycleOutcome, DEFAULT_MAX_STEP_RAD, Teleop, TeleopArms, TeleopConfig, TeleopSafety};
+use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
-use feetech::calibration::{Calibration, MotorCalibration};
 use feetech::control_table::DEFAULT_BAUD_RATE;
 use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, serve_pty};
 
@@ -29,7 +29,7 @@ async fn main() {
     for with_twin in [false, true] {
         let leader_bus = serve_pty(wire_timed()).await.unwrap();
         let follower_bus = serve_pty(wire_timed()).await.unwrap();
-        let (mapping, ranges) = mapping().await;
+        let (mapping, ranges) = mapping();
         let leader = open(&leader_bus, &mapping);
         let follower = open(&follower_bus, &mapping);
         let twin = with_twin.then(|| {
@@ -89,22 +89,11 @@ fn wire_timed() -> EmuConfig {
 }
 
 /// The virtual arm's calibration bound to the twin's ranges (both arms use it).
-async fn mapping() -> (CalibratedMapping, [fakesim_twin::values::Bounds; 6]) {
-    let motors = feetech_emu::so101::JOINTS
-        .iter()
-        .map(|j| {
-            let motor = MotorCalibration {
-                id: j.id,
-                drive_mode: 0,
-                homing_offset: i32::from(j.homing_offset),
-                range_min: i32::from(j.range.0),
-                range_max: i32::from(j.range.1),
-            };
-            (j.name.to_owned(), motor)
-        })
-        .collect();
+fn mapping() -> (CalibratedMapping, [Bounds; 6]) {
     let ranges = fakesim_twin::Sim::load(&Scene::EmptyTable, 1).unwrap().joint_ranges();
-    let mapping = JointMapping::so101().bind(&Calibration { motors }, &ranges).unwrap();
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &ranges)
+        .unwrap();
     (mapping, ranges)
 }
 

@@ -4,6 +4,7 @@ use crate::hardware_tools::calibrate::CalibrateArgs;
 use crate::hardware_tools::emulate::EmulateArgs;
 use crate::hardware_tools::scan::ScanArgs;
 use crate::hardware_tools::setup_ids::SetupIdsArgs;
+use crate::hardware_tools::teleop::TeleopArgs;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,6 +32,8 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Serve a virtual SO-101 servo bus on a pseudo-terminal until Ctrl-C.
     Emulate(EmulateArgs),
+    /// Drive a follower arm and the twin from a leader arm moved by hand, until Ctrl-C.
+    Teleop(TeleopArgs),
 }
 
 /// The mode the daemon starts in.

@@ -26,6 +26,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::SetupIds(args) => hardware_tools::setup_ids::run(args, Console::stdio()).await,
             Command::Calibrate(args) => hardware_tools::calibrate::run(args, Console::stdio()).await,
             Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
+            Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
         };
     }
     let settings = Settings::from_args(&cli.daemon)?;

@@ -14,9 +14,10 @@ use fakesim_hil::hardware_tools::calibrate::{self, CalibrateArgs};
 use fakesim_hil::hardware_tools::emulate::{self, EmulateArgs};
 use fakesim_hil::hardware_tools::scan::{self, ScanArgs};
 use fakesim_hil::hardware_tools::setup_ids::{self, SetupIdsArgs};
+use fakesim_hil::hardware_tools::teleop::{self, TeleopArgs};
 use feetech::bus::{Bus, BusConfig};
-use feetech::calibration::{Calibration, SO101_MOTORS};
-use feetech::control_table::{BAUD_RATE, DEFAULT_BAUD_RATE, HOMING_OFFSET, ID};
+use feetech::calibration::{ArmKind, Calibration, SO101_MOTORS, calibration_path};
+use feetech::control_table::{BAUD_RATE, DEFAULT_BAUD_RATE, GOAL_POSITION, HOMING_OFFSET, ID, TORQUE_ENABLE};
 use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
 use tokio::sync::{mpsc, oneshot};
 
@@ -463,4 +464,140 @@ async fn emulate_prints_the_port_and_serves_until_stopped() {
 
     stop.send(()).unwrap();
     emulator.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teleop_drives_the_follower_to_the_leader_pose_over_two_pseudo_terminals() {
+    let leader = serve_pty(VirtualSo101::config()).await.unwrap();
+    let follower = serve_pty(VirtualSo101::config()).await.unwrap();
+    let leader_port = leader.path().to_str().unwrap().to_owned();
+    let follower_port = follower.path().to_str().unwrap().to_owned();
+    // The leader's calibration given as a file, the follower's found by name in LeRobot's layout.
+    let dir = tempfile::tempdir().unwrap();
+    let leader_file = dir.path().join("my_leader.json");
+    VirtualSo101::calibration().save(&leader_file).unwrap();
+    let follower_file = calibration_path(dir.path(), ArmKind::So101Follower, "my_follower");
+    VirtualSo101::calibration().save(&follower_file).unwrap();
+    // Hand motion: the leader is somewhere else than the follower's rest pose (2047 everywhere).
+    let pose = [2300, 1800, 2250, 1900, 2500, 2400];
+    for (motor, steps) in SO101_MOTORS.iter().zip(pose) {
+        leader.servos().set_present_position(motor.id, steps).unwrap();
+    }
+
+    let (io, mut user) = console();
+    let args: TeleopArgs = parse(&[
+        "--leader",
+        &leader_port,
+        "--port",
+        &follower_port,
+        "--leader-calibration",
+        leader_file.to_str().unwrap(),
+        "--follower-id",
+        "my_follower",
+        "--calibration-dir",
+        dir.path().to_str().unwrap(),
+        "--rate",
+        "100",
+        "--cycles",
+        "150",
+        "--timeout",
+        TIMEOUT_MS,
+    ]);
+    teleop::run_until(args, io, std::future::pending::<std::io::Result<()>>())
+        .await
+        .unwrap();
+    let printed = user.rest().await;
+
+    let banner = format!(
+        "Teleop at 100 Hz: the leader on {leader_port} ({}) drives the follower on {follower_port} ({}) and the twin.",
+        leader_file.display(),
+        follower_file.display()
+    );
+    assert_eq!(printed.first(), Some(&banner), "{printed:#?}");
+    let stopped = printed.iter().find(|line| line.starts_with("Stopped: ")).unwrap();
+    assert!(stopped.ends_with("0 skipped, 0 refused, 0 errors."), "{stopped}");
+    // The follower started 0.2 to 0.4 rad away: the first goals were capped, once reported.
+    let capped = printed
+        .iter()
+        .filter(|line| line.starts_with(r#"safety event: {"event":"delta_capped""#))
+        .count();
+    assert_eq!(capped, 1, "{printed:#?}");
+    for (motor, steps) in SO101_MOTORS.iter().zip(pose) {
+        let servo = follower.servos();
+        assert_eq!(
+            servo.register(motor.id, &GOAL_POSITION).unwrap(),
+            steps,
+            "{}",
+            motor.name
+        );
+        let present = servo.present_position(motor.id).unwrap();
+        assert!((present - steps).abs() <= 1, "{}: {present} vs {steps}", motor.name);
+        assert_eq!(
+            servo.register(motor.id, &TORQUE_ENABLE).unwrap(),
+            0,
+            "follower torque off on stop"
+        );
+        assert_eq!(leader.servos().register(motor.id, &TORQUE_ENABLE).unwrap(), 0);
+    }
+    leader.shutdown().await.unwrap();
+    follower.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    let leader_file = dir.path().join("leader.json");
+    VirtualSo101::calibration().save(&leader_file).unwrap();
+    let run = |argv: Vec<&str>| {
+        let (io, _user) = console();
+        teleop::run_until(parse(&argv), io, std::future::pending::<std::io::Result<()>>())
+    };
+
+    let error = run(vec![
+        "--leader",
+        "/dev/fakesim-no-such-port",
+        "--leader-id",
+        "ghost",
+        "--calibration-dir",
+        dir_arg,
+    ])
+    .await
+    .unwrap_err();
+    let expected = calibration_path(dir.path(), ArmKind::So101Leader, "ghost");
+    assert!(
+        format!("{error:#}").contains(&format!(
+            "no calibration for the leader \"ghost\": expected {}",
+            expected.display()
+        )),
+        "{error:#}"
+    );
+
+    // A follower whose shoulder pan was calibrated over a whole turn, beyond the twin's ±110°.
+    let mut wide = VirtualSo101::calibration();
+    let pan = wide.motors.get_mut("shoulder_pan").unwrap();
+    (pan.range_min, pan.range_max) = (0, 4095);
+    let follower_file = dir.path().join("follower.json");
+    wide.save(&follower_file).unwrap();
+    let error = run(vec![
+        "--leader",
+        "/dev/fakesim-no-such-port",
+        "--port",
+        "/dev/fakesim-no-such-port",
+        "--leader-calibration",
+        leader_file.to_str().unwrap(),
+        "--follower-calibration",
+        follower_file.to_str().unwrap(),
+        "--no-twin",
+    ])
+    .await
+    .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.starts_with(&format!(
+            "the follower calibration {} does not fit the twin: joint shoulder_pan:",
+            follower_file.display()
+        )),
+        "{message}"
+    );
 }

@@ -1,6 +1,7 @@
 //! A ready-made SO-101 arm: six calibrated STS3215 servos, ids 1..=6.
 
 use crate::config::{EmuConfig, ServoConfig};
+use feetech::calibration::{Calibration, MotorCalibration};
 
 /// Present position of the middle pose after LeRobot's half-turn homing (`4095 / 2`).
 pub const MIDDLE_POSITION: u16 = 2047;
@@ -52,6 +53,24 @@ impl VirtualSo101 {
     /// A 1 Mbaud bus carrying the six servos, no wire timing, no faults.
     pub fn config() -> EmuConfig {
         EmuConfig::new(Self::servos())
+    }
+
+    /// The calibration LeRobot would have written for this arm (its file, in memory).
+    pub fn calibration() -> Calibration {
+        let motors = JOINTS
+            .iter()
+            .map(|j| {
+                let motor = MotorCalibration {
+                    id: j.id,
+                    drive_mode: 0,
+                    homing_offset: i32::from(j.homing_offset),
+                    range_min: i32::from(j.range.0),
+                    range_max: i32::from(j.range.1),
+                };
+                (j.name.to_owned(), motor)
+            })
+            .collect();
+        Calibration { motors }
     }
 }
 

@@ -75,3 +75,50 @@ impl std::fmt::Display for TeleopStats {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::{FaultAction, SafetyError};
+    use crate::teleop::{SkipReason, TeleopError};
+
+    #[test]
+    fn every_cycle_counts_once_and_the_rate_spans_the_cycle_starts() {
+        let mut stats = TeleopStats::default();
+        assert_eq!(stats.achieved_hz(), 0.0);
+        let tick = Duration::from_millis(10);
+        let outcomes = [
+            CycleOutcome::Commanded {
+                goals: [0.0; 6],
+                capped: false,
+            },
+            CycleOutcome::Commanded {
+                goals: [0.0; 6],
+                capped: true,
+            },
+            CycleOutcome::Skipped(SkipReason::Fault(FaultAction::Hold)),
+            CycleOutcome::Refused(SafetyError::Kinematics("no model".into())),
+            CycleOutcome::Failed(TeleopError::InvalidRate(0.0)),
+        ];
+        for (n, outcome) in (0_u32..).zip(&outcomes) {
+            stats.record(outcome, tick * n, Duration::from_millis(3));
+        }
+        assert_eq!(
+            (
+                stats.cycles,
+                stats.commanded,
+                stats.capped,
+                stats.skipped,
+                stats.refused,
+                stats.errors
+            ),
+            (5, 2, 1, 1, 1, 1)
+        );
+        // Five cycle starts 10 ms apart: four periods in 40 ms.
+        assert!((stats.achieved_hz() - 100.0).abs() < 1e-9);
+        assert_eq!(
+            stats.to_string(),
+            "100.0 cycles/s, 5 cycles: 2 commanded (1 capped), 1 skipped, 1 refused, 1 errors"
+        );
+    }
+}

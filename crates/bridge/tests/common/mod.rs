@@ -5,7 +5,7 @@ use fakesim_bridge::arm::{FeetechArm, FeetechArmConfig};
 use fakesim_bridge::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
 use fakesim_twin::values::Bounds;
 use feetech::bus::{Bus, BusConfig};
-use feetech::calibration::{Calibration, MotorCalibration};
+use feetech::calibration::Calibration;
 use feetech_emu::{ManualClock, RunningBus, ServoBus, VirtualSo101, spawn_duplex};
 use std::time::Duration;
 
@@ -34,20 +34,7 @@ pub const TWIN_RANGES: [Bounds; 6] = [
 
 /// The calibration LeRobot would have written for the virtual SO-101.
 pub fn virtual_calibration() -> Calibration {
-    let motors = feetech_emu::so101::JOINTS
-        .iter()
-        .map(|j| {
-            let motor = MotorCalibration {
-                id: j.id,
-                drive_mode: 0,
-                homing_offset: i32::from(j.homing_offset),
-                range_min: i32::from(j.range.0),
-                range_max: i32::from(j.range.1),
-            };
-            (j.name.to_owned(), motor)
-        })
-        .collect();
-    Calibration { motors }
+    VirtualSo101::calibration()
 }
 
 /// The default mapping bound to the virtual calibration.

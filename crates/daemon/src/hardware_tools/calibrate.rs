@@ -85,7 +85,7 @@ impl Role {
 }
 
 /// An arm name usable as a file name.
-fn parse_arm_name(name: &str) -> Result<String, String> {
+pub(super) fn parse_arm_name(name: &str) -> Result<String, String> {
     let bad = name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']);
     if bad {
         return Err(format!("`{name}` cannot be used as a file name"));

@@ -1,4 +1,5 @@
-//! The hardware commands of `fakesim-hil`: `scan`, `setup-ids`, `calibrate` and `emulate`.
+//! The hardware commands of `fakesim-hil`: `scan`, `setup-ids`, `calibrate`, `emulate` and
+//! `teleop`.
 //!
 //! Each command has a clap [`clap::Args`] struct and an async `run(args, io)` that talks to
 //! the user through a [`Console`] (stdin lines, stdout, stderr), so tests can script the
@@ -12,6 +13,7 @@ pub mod port;
 pub mod progress;
 pub mod scan;
 pub mod setup_ids;
+pub mod teleop;
 
 pub use console::Console;
 

@@ -1,0 +1,246 @@
+//! Hardware in the loop against a virtual SO-101 on a pseudo-terminal at 1 Mbaud: mirroring
+//! scripted hand motion, episodes in hil with the same stop reasons as in sim, mode switches,
+//! the emergency stop, and injected faults ending in the documented safe state.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_bridge::mapping::{Joint, JointMapping};
+use fakesim_e2e::TestServer;
+use fakesim_hil::cli::StartMode;
+use fakesim_proto::errors::error_reason;
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::*;
+use feetech::control_table::TORQUE_ENABLE;
+use feetech::protocol::status::ServoError;
+use feetech_emu::{PtyBus, VirtualSo101, serve_pty};
+use std::time::Duration;
+use tempfile::TempDir;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic::transport::Channel;
+use uom::si::angle::radian;
+
+struct Rig {
+    server: TestServer,
+    bus: PtyBus,
+    _dir: TempDir,
+}
+
+async fn rig(mode: StartMode) -> Rig {
+    let bus = serve_pty(VirtualSo101::config()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("virtual_so101.json");
+    VirtualSo101::calibration().save(&calibration).unwrap();
+    let port = bus.path().to_owned();
+    let server = TestServer::start_with(move |s| {
+        s.port = Some(port);
+        s.calibration = Some(calibration);
+        s.mode = mode;
+        s.image_size = 16;
+    })
+    .await
+    .unwrap();
+    Rig { server, bus, _dir: dir }
+}
+
+async fn hardware(server: &TestServer) -> HardwareServiceClient<Channel> {
+    HardwareServiceClient::new(server.channel().await.unwrap())
+}
+
+fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
+    MoveRequest { delta_xyz: Some(Vec3 { x, y, z }), delta_rpy: None }
+}
+
+fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
+    assert_eq!(status.code(), code, "{status:?}");
+    assert_eq!(error_reason(&status).as_deref(), Some(reason), "{status:?}");
+}
+
+/// Reads joint-state samples until `done` holds for one, at most `limit` samples.
+async fn until_sample(hw: &mut HardwareServiceClient<Channel>, limit: usize, done: impl Fn(&JointStatesSample) -> bool) -> JointStatesSample {
+    let mut stream = hw.stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 }).await.unwrap().into_inner();
+    let mut last = None;
+    for _ in 0..limit {
+        let sample = stream.next().await.unwrap().unwrap();
+        if done(&sample) {
+            return sample;
+        }
+        last = Some(sample);
+    }
+    panic!("condition not met within {limit} samples; last {last:?}");
+}
+
+/// Reads the hardware status once per joint-state sample until `done` holds.
+async fn until_status(
+    hw: &mut HardwareServiceClient<Channel>,
+    limit: usize,
+    done: impl Fn(&GetHardwareStatusResponse) -> bool,
+) -> GetHardwareStatusResponse {
+    let mut stream = hw.stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 }).await.unwrap().into_inner();
+    for _ in 0..limit {
+        let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+        if done(&status) {
+            return status;
+        }
+        stream.next().await.unwrap().unwrap();
+    }
+    panic!("status condition not met within {limit} samples");
+}
+
+#[tokio::test]
+async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(status.mode(), Mode::Mirror);
+    assert!(status.bus_connected);
+    assert_eq!(status.servos.len(), 6);
+    let mapping = JointMapping::so101().bind(&VirtualSo101::calibration(), &twin_ranges()).unwrap();
+    // The hand moves the elbow and the wrist roll.
+    let servos = rig.bus.servos();
+    servos.set_present_position(3, 2600).unwrap();
+    servos.set_present_position(5, 1500).unwrap();
+    let elbow = mapping.servo_to_twin(Joint::ElbowFlex, 2600).get::<radian>();
+    let roll = mapping.servo_to_twin(Joint::WristRoll, 1500).get::<radian>();
+    let sample = until_sample(&mut hw, 200, |s| {
+        (s.joints[2].twin_rad - elbow).abs() < 1e-3 && (s.joints[4].twin_rad - roll).abs() < 1e-3
+    })
+    .await;
+    assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
+    assert!(elbow.abs() > 0.5, "the scripted motion is a real one: {elbow} rad");
+
+    let mut session = rig.server.session().await.unwrap();
+    session.reset_task(ResetTaskRequest::default()).await.unwrap();
+    assert_reason(session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(), Code::FailedPrecondition, "mirror_mode");
+    let mut robot = rig.server.robot().await.unwrap();
+    let action = SendActionRequest { action: Some(fakesim_e2e::ordered(&[0.0; 6])), n_substeps: None };
+    assert_reason(robot.send_action(action).await.unwrap_err(), Code::FailedPrecondition, "mirror_mode");
+    session.get_observation(GetObservationRequest {}).await.unwrap();
+    rig.server.stop().await.unwrap();
+}
+
+fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
+    fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10).unwrap().joint_ranges()
+}
+
+fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
+    SetModeRequest { mode: mode.into(), sync: sync.into(), sync_max_speed_rad_s: Some(3.0) }
+}
+
+/// The stop reasons of a fixed script: a 5 cm move, a move into the table, closing the gripper.
+async fn script(server: &TestServer) -> Vec<String> {
+    let mut session = server.session().await.unwrap();
+    let mut reasons = Vec::new();
+    let out = session.r#move(move_by(0.0, 0.05, 0.0)).await.unwrap().into_inner();
+    reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
+    let out = session.r#move(move_by(0.0, 0.0, -0.3)).await.unwrap().into_inner();
+    assert!(out.state.unwrap().eef_pos_m.unwrap().z > 0.79);
+    reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
+    let out = session.gripper(GripperRequest { command: GripperCommand::Close.into() }).await.unwrap().into_inner();
+    reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
+    reasons
+}
+
+#[tokio::test]
+async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
+    let sim = TestServer::start_with(|s| s.image_size = 16).await.unwrap();
+    sim.session().await.unwrap().reset_task(ResetTaskRequest::default()).await.unwrap();
+    let in_sim = script(&sim).await;
+    sim.stop().await.unwrap();
+
+    let rig = rig(StartMode::Sim).await;
+    let mut session = rig.server.session().await.unwrap();
+    let started = session.reset_task(ResetTaskRequest::default()).await.unwrap().into_inner();
+    let mut hw = hardware(&rig.server).await;
+    let refused = hw.set_mode(set_mode(Mode::Hil, SyncOption::None)).await.unwrap_err();
+    assert_reason(refused, Code::FailedPrecondition, "arm_twin_disagree");
+    let switched = hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin)).await.unwrap().into_inner();
+    assert_eq!(switched.previous_mode(), Mode::Sim);
+    assert!(switched.max_joint_error_rad > 0.1);
+    let in_hil = script(&rig.server).await;
+    assert_eq!(in_hil, in_sim);
+    let mut robot = rig.server.robot().await.unwrap();
+    assert_reason(robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(), Code::FailedPrecondition, "sim_only_verb");
+
+    let info = session.get_session_info(GetSessionInfoRequest {}).await.unwrap().into_inner();
+    assert_eq!(info.run.as_deref(), Some(started.run.as_str()), "the episode survived the switch");
+    hw.set_mode(set_mode(Mode::Sim, SyncOption::None)).await.unwrap();
+    let out = session.r#move(move_by(0.0, 0.0, 0.05)).await.unwrap().into_inner();
+    assert_eq!(out.action.unwrap().stop_reason(), MoveStopReason::Reached, "back in sim mid-episode");
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
+    assert_eq!(events.matches("\"kind\":\"mode\"").count(), 2, "{events}");
+    rig.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_emergency_stop_latches_torque_off_until_reset() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let mut session = rig.server.session().await.unwrap();
+    session.reset_task(ResetTaskRequest::default()).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    let torque = |id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
+    assert!((1..=6).all(|id| torque(id) == 1), "hil switches torque on");
+    let stop = hw.emergency_stop(EmergencyStopRequest { reason: "hand in the workspace".into() }).await.unwrap().into_inner();
+    assert!(stop.estop_latched && !stop.was_latched);
+    assert!((1..=6).all(|id| torque(id) == 0), "torque off on every servo");
+    assert_reason(session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err(), Code::FailedPrecondition, "estop_latched");
+    assert_reason(hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap_err(), Code::FailedPrecondition, "estop_latched");
+    let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+    assert!(status.estop_latched);
+    assert_eq!(status.estop_reason.as_deref(), Some("hand in the workspace"));
+    let reset = hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap().into_inner();
+    assert!(reset.was_latched && !reset.estop_latched);
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    let out = session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap().into_inner();
+    assert_eq!(out.action.unwrap().stop_reason(), MoveStopReason::Reached);
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
+    assert!(events.contains("estop_latched") && events.contains("estop_reset"), "{events}");
+    rig.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let mut session = rig.server.session().await.unwrap();
+    session.reset_task(ResetTaskRequest::default()).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    rig.bus.servos().update_faults(|f| {
+        f.forced_errors.insert(2, ServoError::OVERLOAD);
+    });
+    let status = until_status(&mut hw, 200, |s| s.servos[1].errors.iter().any(|e| e.contains("overload"))).await;
+    assert!(status.safety_events >= 1);
+    let torque = until_status(&mut hw, 200, |s| !s.servos[0].torque_enabled).await;
+    assert!(!torque.estop_latched, "an overload turns torque off without latching");
+    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
+    session.get_observation(GetObservationRequest {}).await.unwrap();
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
+    assert!(events.contains("servo_fault"), "{events}");
+    rig.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let mut session = rig.server.session().await.unwrap();
+    let started = session.reset_task(ResetTaskRequest::default()).await.unwrap().into_inner();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    rig.bus.servos().unplug();
+    let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
+    assert!(!status.bus_connected);
+    let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
+    assert_reason(refused, Code::FailedPrecondition, "estop_latched");
+    let info = session.get_session_info(GetSessionInfoRequest {}).await.unwrap().into_inner();
+    assert_eq!(info.run.as_deref(), Some(started.run.as_str()));
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    let artifacts = stopped.artifacts.unwrap();
+    let events = std::fs::read_to_string(&artifacts.events).unwrap();
+    assert!(events.contains("bus_lost") || events.contains("servo_lost"), "{events}");
+    assert!(std::path::Path::new(&artifacts.summary).is_file());
+    rig.server.stop().await.unwrap();
+}
+
