@@ -12,7 +12,6 @@ use fakesim_proto::v1::*;
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
 use feetech_emu::{PtyBus, VirtualSo101, serve_pty};
-use std::time::Duration;
 use tempfile::TempDir;
 use tokio_stream::StreamExt;
 use tonic::Code;
@@ -47,7 +46,10 @@ async fn hardware(server: &TestServer) -> HardwareServiceClient<Channel> {
 }
 
 fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
-    MoveRequest { delta_xyz: Some(Vec3 { x, y, z }), delta_rpy: None }
+    MoveRequest {
+        delta_xyz: Some(Vec3 { x, y, z }),
+        delta_rpy: None,
+    }
 }
 
 fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
@@ -56,8 +58,16 @@ fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
 }
 
 /// Reads joint-state samples until `done` holds for one, at most `limit` samples.
-async fn until_sample(hw: &mut HardwareServiceClient<Channel>, limit: usize, done: impl Fn(&JointStatesSample) -> bool) -> JointStatesSample {
-    let mut stream = hw.stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 }).await.unwrap().into_inner();
+async fn until_sample(
+    hw: &mut HardwareServiceClient<Channel>,
+    limit: usize,
+    done: impl Fn(&JointStatesSample) -> bool,
+) -> JointStatesSample {
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .await
+        .unwrap()
+        .into_inner();
     let mut last = None;
     for _ in 0..limit {
         let sample = stream.next().await.unwrap().unwrap();
@@ -75,9 +85,17 @@ async fn until_status(
     limit: usize,
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
 ) -> GetHardwareStatusResponse {
-    let mut stream = hw.stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 }).await.unwrap().into_inner();
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 })
+        .await
+        .unwrap()
+        .into_inner();
     for _ in 0..limit {
-        let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+        let status = hw
+            .get_hardware_status(GetHardwareStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
         if done(&status) {
             return status;
         }
@@ -90,11 +108,17 @@ async fn until_status(
 async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let rig = rig(StartMode::Mirror).await;
     let mut hw = hardware(&rig.server).await;
-    let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+    let status = hw
+        .get_hardware_status(GetHardwareStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(status.mode(), Mode::Mirror);
     assert!(status.bus_connected);
     assert_eq!(status.servos.len(), 6);
-    let mapping = JointMapping::so101().bind(&VirtualSo101::calibration(), &twin_ranges()).unwrap();
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &twin_ranges())
+        .unwrap();
     // The hand moves the elbow and the wrist roll.
     let servos = rig.bus.servos();
     servos.set_present_position(3, 2600).unwrap();
@@ -110,20 +134,37 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
 
     let mut session = rig.server.session().await.unwrap();
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    assert_reason(session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(), Code::FailedPrecondition, "mirror_mode");
+    assert_reason(
+        session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "mirror_mode",
+    );
     let mut robot = rig.server.robot().await.unwrap();
-    let action = SendActionRequest { action: Some(fakesim_e2e::ordered(&[0.0; 6])), n_substeps: None };
-    assert_reason(robot.send_action(action).await.unwrap_err(), Code::FailedPrecondition, "mirror_mode");
+    let action = SendActionRequest {
+        action: Some(fakesim_e2e::ordered(&[0.0; 6])),
+        n_substeps: None,
+    };
+    assert_reason(
+        robot.send_action(action).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "mirror_mode",
+    );
     session.get_observation(GetObservationRequest {}).await.unwrap();
     rig.server.stop().await.unwrap();
 }
 
 fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
-    fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10).unwrap().joint_ranges()
+    fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10)
+        .unwrap()
+        .joint_ranges()
 }
 
 fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
-    SetModeRequest { mode: mode.into(), sync: sync.into(), sync_max_speed_rad_s: Some(3.0) }
+    SetModeRequest {
+        mode: mode.into(),
+        sync: sync.into(),
+        sync_max_speed_rad_s: Some(3.0),
+    }
 }
 
 /// The stop reasons of a fixed script: a 5 cm move, a move into the table, closing the gripper.
@@ -135,7 +176,13 @@ async fn script(server: &TestServer) -> Vec<String> {
     let out = session.r#move(move_by(0.0, 0.0, -0.3)).await.unwrap().into_inner();
     assert!(out.state.unwrap().eef_pos_m.unwrap().z > 0.79);
     reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
-    let out = session.gripper(GripperRequest { command: GripperCommand::Close.into() }).await.unwrap().into_inner();
+    let out = session
+        .gripper(GripperRequest {
+            command: GripperCommand::Close.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
     reasons
 }
@@ -143,29 +190,58 @@ async fn script(server: &TestServer) -> Vec<String> {
 #[tokio::test]
 async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
     let sim = TestServer::start_with(|s| s.image_size = 16).await.unwrap();
-    sim.session().await.unwrap().reset_task(ResetTaskRequest::default()).await.unwrap();
+    sim.session()
+        .await
+        .unwrap()
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap();
     let in_sim = script(&sim).await;
     sim.stop().await.unwrap();
 
     let rig = rig(StartMode::Sim).await;
     let mut session = rig.server.session().await.unwrap();
-    let started = session.reset_task(ResetTaskRequest::default()).await.unwrap().into_inner();
+    let started = session
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
     let mut hw = hardware(&rig.server).await;
     let refused = hw.set_mode(set_mode(Mode::Hil, SyncOption::None)).await.unwrap_err();
     assert_reason(refused, Code::FailedPrecondition, "arm_twin_disagree");
-    let switched = hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin)).await.unwrap().into_inner();
+    let switched = hw
+        .set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(switched.previous_mode(), Mode::Sim);
     assert!(switched.max_joint_error_rad > 0.1);
     let in_hil = script(&rig.server).await;
     assert_eq!(in_hil, in_sim);
     let mut robot = rig.server.robot().await.unwrap();
-    assert_reason(robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(), Code::FailedPrecondition, "sim_only_verb");
+    assert_reason(
+        robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "sim_only_verb",
+    );
 
-    let info = session.get_session_info(GetSessionInfoRequest {}).await.unwrap().into_inner();
-    assert_eq!(info.run.as_deref(), Some(started.run.as_str()), "the episode survived the switch");
+    let info = session
+        .get_session_info(GetSessionInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        info.run.as_deref(),
+        Some(started.run.as_str()),
+        "the episode survived the switch"
+    );
     hw.set_mode(set_mode(Mode::Sim, SyncOption::None)).await.unwrap();
     let out = session.r#move(move_by(0.0, 0.0, 0.05)).await.unwrap().into_inner();
-    assert_eq!(out.action.unwrap().stop_reason(), MoveStopReason::Reached, "back in sim mid-episode");
+    assert_eq!(
+        out.action.unwrap().stop_reason(),
+        MoveStopReason::Reached,
+        "back in sim mid-episode"
+    );
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert_eq!(events.matches("\"kind\":\"mode\"").count(), 2, "{events}");
@@ -178,25 +254,56 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
     let mut hw = hardware(&rig.server).await;
     let mut session = rig.server.session().await.unwrap();
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
     let torque = |id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
     assert!((1..=6).all(|id| torque(id) == 1), "hil switches torque on");
-    let stop = hw.emergency_stop(EmergencyStopRequest { reason: "hand in the workspace".into() }).await.unwrap().into_inner();
+    let stop = hw
+        .emergency_stop(EmergencyStopRequest {
+            reason: "hand in the workspace".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(stop.estop_latched && !stop.was_latched);
     assert!((1..=6).all(|id| torque(id) == 0), "torque off on every servo");
-    assert_reason(session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err(), Code::FailedPrecondition, "estop_latched");
-    assert_reason(hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap_err(), Code::FailedPrecondition, "estop_latched");
-    let status = hw.get_hardware_status(GetHardwareStatusRequest {}).await.unwrap().into_inner();
+    assert_reason(
+        session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "estop_latched",
+    );
+    assert_reason(
+        hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+            .await
+            .unwrap_err(),
+        Code::FailedPrecondition,
+        "estop_latched",
+    );
+    let status = hw
+        .get_hardware_status(GetHardwareStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert!(status.estop_latched);
     assert_eq!(status.estop_reason.as_deref(), Some("hand in the workspace"));
-    let reset = hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap().into_inner();
+    let reset = hw
+        .reset_emergency_stop(ResetEmergencyStopRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert!(reset.was_latched && !reset.estop_latched);
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
     let out = session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap().into_inner();
     assert_eq!(out.action.unwrap().stop_reason(), MoveStopReason::Reached);
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
-    assert!(events.contains("estop_latched") && events.contains("estop_reset"), "{events}");
+    assert!(
+        events.contains("estop_latched") && events.contains("estop_reset"),
+        "{events}"
+    );
     rig.server.stop().await.unwrap();
 }
 
@@ -206,11 +313,16 @@ async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
     let mut hw = hardware(&rig.server).await;
     let mut session = rig.server.session().await.unwrap();
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
     rig.bus.servos().update_faults(|f| {
         f.forced_errors.insert(2, ServoError::OVERLOAD);
     });
-    let status = until_status(&mut hw, 200, |s| s.servos[1].errors.iter().any(|e| e.contains("overload"))).await;
+    let status = until_status(&mut hw, 200, |s| {
+        s.servos[1].errors.iter().any(|e| e.eq_ignore_ascii_case("overload"))
+    })
+    .await;
     assert!(status.safety_events >= 1);
     let torque = until_status(&mut hw, 200, |s| !s.servos[0].torque_enabled).await;
     assert!(!torque.estop_latched, "an overload turns torque off without latching");
@@ -227,14 +339,24 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     let rig = rig(StartMode::Mirror).await;
     let mut hw = hardware(&rig.server).await;
     let mut session = rig.server.session().await.unwrap();
-    let started = session.reset_task(ResetTaskRequest::default()).await.unwrap().into_inner();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm)).await.unwrap();
+    let started = session
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
     rig.bus.servos().unplug();
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(!status.bus_connected);
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
     assert_reason(refused, Code::FailedPrecondition, "estop_latched");
-    let info = session.get_session_info(GetSessionInfoRequest {}).await.unwrap().into_inner();
+    let info = session
+        .get_session_info(GetSessionInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(info.run.as_deref(), Some(started.run.as_str()));
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let artifacts = stopped.artifacts.unwrap();
@@ -244,3 +366,55 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     rig.server.stop().await.unwrap();
 }
 
+#[tokio::test]
+async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+    let mut robot = rig.server.robot().await.unwrap();
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &twin_ranges())
+        .unwrap();
+    let tick = TickRequest {
+        action: vec![0.2, -0.1, 0.3, 0.2, 0.0, 0.4],
+        ..TickRequest::default()
+    };
+    let out = robot.tick(tick).await.unwrap().into_inner();
+    assert_eq!(out.observation.len(), 20);
+    let goal = rig
+        .bus
+        .servos()
+        .register(1, &feetech::control_table::GOAL_POSITION)
+        .unwrap();
+    let expected = mapping
+        .twin_to_servo(Joint::ShoulderPan, uom::si::f64::Angle::new::<radian>(0.2))
+        .unwrap();
+    assert!(
+        (goal - expected).abs() <= 1,
+        "shoulder_pan goal {goal} steps, expected {expected}"
+    );
+
+    let degrees = SendActionRequest {
+        action: Some(fakesim_e2e::named(&[("shoulder_pan", 30.0)])),
+        n_substeps: None,
+    };
+    let err = robot.send_action(degrees).await.unwrap_err();
+    assert_reason(err.clone(), Code::OutOfRange, "out_of_range");
+    assert!(err.message().contains("radians, not degrees"), "{}", err.message());
+    assert_reason(
+        robot
+            .load_state(LoadStateRequest { name: "x".into() })
+            .await
+            .unwrap_err(),
+        Code::FailedPrecondition,
+        "sim_only_verb",
+    );
+    let rate = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 0.0 })
+        .await
+        .unwrap_err();
+    assert_reason(rate, Code::InvalidArgument, "invalid_argument");
+    rig.server.stop().await.unwrap();
+}

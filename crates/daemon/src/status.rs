@@ -106,7 +106,7 @@ pub fn from_bridge(error: &BridgeError) -> Status {
         BridgeError::Safety(SafetyError::EstopLatched { .. }) => Code::FailedPrecondition,
         BridgeError::Safety(SafetyError::NonFinite { .. }) => Code::InvalidArgument,
         BridgeError::Safety(_) => Code::OutOfRange,
-        BridgeError::Arm(_) => Code::Unavailable,
+        BridgeError::Arm(_) | BridgeError::NoReading(_) => Code::Unavailable,
     };
     let status = ErrorStatus::new(code, error.reason(), error.to_string());
     match error {

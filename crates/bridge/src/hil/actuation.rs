@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub fn episode_error(error: BridgeError) -> EpisodeError {
     match error {
         BridgeError::Twin(e) => EpisodeError::Twin(e),
-        BridgeError::Arm(e) => EpisodeError::Hardware(e.to_string()),
+        e @ (BridgeError::Arm(_) | BridgeError::NoReading(_)) => EpisodeError::Hardware(e.to_string()),
         other => EpisodeError::Refused {
             reason: other.reason(),
             message: other.to_string(),
@@ -140,11 +140,7 @@ impl HilActuation {
     async fn end_tick(&self, deadline: tokio::time::Instant) -> Result<(), EpisodeError> {
         tokio::time::sleep_until(deadline).await;
         let seq = self.bridge.samples().borrow().seq;
-        self.bridge
-            .next_sample(seq)
-            .await
-            .map(drop)
-            .ok_or_else(|| EpisodeError::Hardware("the mirror loop stopped".into()))
+        self.bridge.next_sample(seq).await.map(drop).map_err(episode_error)
     }
 
     fn check_still_hil(&self) -> Result<(), EpisodeError> {

@@ -79,6 +79,9 @@ pub enum BridgeError {
         /// Why, and what to do.
         message: String,
     },
+    /// The mirror loop produced no reading of the arm in time.
+    #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
+    NoReading(Duration),
     /// A safety layer refused the command.
     #[error(transparent)]
     Safety(#[from] SafetyError),
@@ -100,7 +103,7 @@ impl BridgeError {
             BridgeError::Safety(SafetyError::EstopLatched { .. }) => "estop_latched",
             BridgeError::Safety(SafetyError::BelowTable { .. }) => "below_table",
             BridgeError::Safety(_) => "out_of_range",
-            BridgeError::Arm(_) => "bus_unavailable",
+            BridgeError::Arm(_) | BridgeError::NoReading(_) => "bus_unavailable",
             BridgeError::Twin(_) => "twin",
         }
     }
@@ -203,7 +206,18 @@ impl HardwareBridge {
             reason: "invalid_setting",
             message: e.to_string(),
         })?;
-        let (twin_ranges, twin_rad) = parts.twin.with_sim(|sim| (sim.joint_ranges(), sim.arm_qpos())).await?;
+        // Mirrored joints are written with hold, so they must fit both the joint and the setpoint range.
+        let (twin_ranges, twin_rad) = parts
+            .twin
+            .with_sim(|sim| {
+                let (joints, ctrl) = (sim.joint_ranges(), sim.ctrl_ranges());
+                let both = std::array::from_fn(|i| Bounds {
+                    lo: joints[i].lo.max(ctrl[i].lo),
+                    hi: joints[i].hi.min(ctrl[i].hi),
+                });
+                (both, sim.arm_qpos())
+            })
+            .await?;
         let (journal, events_rx) = mpsc::unbounded_channel();
         let first = Sample {
             seq: 0,
@@ -492,11 +506,14 @@ impl HardwareBridge {
         let _ = self.inner.journal.send(event);
     }
 
-    /// Waits for the mirror loop's next reading after `seq` (with hardware).
-    pub async fn next_sample(&self, seq: u64) -> Option<Sample> {
+    /// Waits for the mirror loop's next reading after `seq`, for at most ten control periods.
+    pub async fn next_sample(&self, seq: u64) -> Result<Sample, BridgeError> {
         let mut rx = self.samples();
-        let sample = rx.wait_for(|s| s.seq > seq).await.ok()?;
-        Some(*sample)
+        let wait = self.inner.config.control_period * 10;
+        match tokio::time::timeout(wait, rx.wait_for(|s| s.seq > seq)).await {
+            Ok(Ok(sample)) => Ok(*sample),
+            _ => Err(BridgeError::NoReading(wait)),
+        }
     }
 
     async fn mirror_once(&self, arm: &dyn Arm, seq: u64) {
@@ -523,8 +540,12 @@ impl HardwareBridge {
                 })
                 .await
         };
-        let Ok(twin_rad) = twin_rad else {
-            return;
+        let twin_rad = match twin_rad {
+            Ok(twin_rad) => twin_rad,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot mirror the arm into the twin");
+                return;
+            }
         };
         self.inner.samples.send_replace(Sample {
             seq,
