@@ -390,7 +390,7 @@ impl HardwareBridge {
         }
         arm.command(capped.goals).await?;
         *lock(&self.inner.last_goals) = Some(capped.goals);
-        if let Some(event) = lock(&self.inner.watchdog).feed(Instant::now()) {
+        if let Some(event) = lock(&self.inner.watchdog).feed(now()) {
             self.record(event);
         }
         Ok(capped)
@@ -442,7 +442,7 @@ impl HardwareBridge {
                 }
                 arm.set_torque(true).await?;
                 *lock(&self.inner.last_goals) = None;
-                if let Some(event) = lock(&self.inner.watchdog).feed(Instant::now()) {
+                if let Some(event) = lock(&self.inner.watchdog).feed(now()) {
                     self.record(event);
                 }
             }
@@ -517,7 +517,7 @@ impl HardwareBridge {
     }
 
     async fn mirror_once(&self, arm: &dyn Arm, seq: u64) {
-        let read_at = Instant::now();
+        let read_at = now();
         let reading = arm.read_state().await;
         self.apply_fault_policy(arm).await;
         let real = match reading {
@@ -560,7 +560,7 @@ impl HardwareBridge {
     }
 
     async fn check_watchdog(&self, arm: &dyn Arm, measured: [f64; 6]) {
-        let verdict = lock(&self.inner.watchdog).check(Instant::now());
+        let verdict = lock(&self.inner.watchdog).check(now());
         if let Some(event) = verdict.event {
             self.record(event);
             if verdict.action == WatchdogAction::Hold
@@ -613,6 +613,11 @@ async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: Cancella
     if let Err(e) = arm.set_torque(false).await {
         tracing::warn!(error = %e, "torque off at shutdown failed");
     }
+}
+
+/// The runtime's clock (paused and advanced by tokio in tests) as a std instant.
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
 }
 
 fn largest_difference(a: &[f64; 6], b: &[f64; 6]) -> (Joint, f64) {
