@@ -1,0 +1,143 @@
+//! Hardware-in-the-loop figures on a virtual SO-101 over a pseudo-terminal with wire timing on:
+//! the mirror loop's rate, the latency from a servo moving to the twin showing it (p50, p99),
+//! and the same 5 cm move in `hil` (real-time ticks on the arm) against `sim` (lock-step).
+//! Run with `cargo bench -p fakesim-bridge --bench hil`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
+use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption, actuation_for};
+use fakesim_bridge::mapping::{Joint, JointMapping};
+use fakesim_bridge::safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_episode::actuation::{Actuation, SimActuation};
+use fakesim_twin::{JointValues, Scene, TwinConfig, TwinHandle};
+use feetech::bus::BusConfig;
+use feetech_emu::{EmuConfig, VirtualSo101, serve_pty};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use uom::si::angle::radian;
+
+const HOME: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, 0.6];
+
+fn percentile(samples: &mut [Duration], q: f64) -> f64 {
+    samples.sort();
+    samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3
+}
+
+async fn timed_moves(actuation: &dyn Actuation, twin: &TwinHandle, n: usize) -> (Vec<Duration>, Vec<u32>) {
+    let (mut times, mut ticks) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let dy = if i % 2 == 0 { 0.05 } else { -0.05 };
+        let start = Instant::now();
+        let report = actuation
+            .run_move(twin, [0.0, dy, 0.0], None, 30, u64::MAX)
+            .await
+            .unwrap();
+        times.push(start.elapsed());
+        ticks.push(report.executed_steps);
+    }
+    (times, ticks)
+}
+
+#[tokio::main]
+async fn main() {
+    let bus = serve_pty(EmuConfig {
+        wire_timing: true,
+        ..VirtualSo101::config()
+    })
+    .await
+    .unwrap();
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    let (ranges, period) = twin
+        .with_sim(|sim| (sim.joint_ranges(), sim.model_info().control_rate_hz()))
+        .await
+        .unwrap();
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &ranges)
+        .unwrap();
+    let range = RangeGuard::with_calibration(ranges, &mapping);
+    let arm = FeetechArm::open(
+        bus.path(),
+        1_000_000,
+        BusConfig::default(),
+        mapping.clone(),
+        FeetechArmConfig::new("pty"),
+    )
+    .unwrap();
+    let arm: Arc<dyn Arm> = Arc::new(arm);
+    let parts = BridgeParts {
+        arm: Some(arm.clone()),
+        twin: twin.clone(),
+        range,
+        table: TableGuard::default(),
+        kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::Tabletop).unwrap()),
+        config: BridgeConfig::new(Duration::from_secs_f64(1.0 / period)),
+    };
+    let (bridge, _events) = HardwareBridge::start(parts, Mode::Mirror, CancellationToken::new())
+        .await
+        .unwrap();
+
+    // Mirror rate and per-reading latency (read the arm + write the twin).
+    let mut samples = bridge.samples();
+    let first = samples.borrow_and_update().seq;
+    let start = Instant::now();
+    let mut latencies = Vec::new();
+    while latencies.len() < 500 {
+        samples.changed().await.unwrap();
+        latencies.push(samples.borrow_and_update().latency);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let seq = samples.borrow().seq;
+    println!(
+        "mirror loop (wire timing on, 100 Hz target)   {:>8.1} readings/s",
+        (seq - first) as f64 / elapsed
+    );
+    println!(
+        "  read arm + write twin                        p50 {:>6.2} ms   p99 {:>6.2} ms",
+        percentile(&mut latencies, 0.5),
+        percentile(&mut latencies, 0.99)
+    );
+
+    // Servo moved by hand -> twin shows it.
+    let mut lags = Vec::new();
+    for i in 0..60 {
+        let steps = if i % 2 == 0 { 2300 } else { 1800 };
+        let expected = mapping.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
+        let moved = Instant::now();
+        bus.servos().set_present_position(3, steps).unwrap();
+        samples
+            .wait_for(|s| s.twin_rad.get(2).is_some_and(|q| (q - expected).abs() < 1e-9))
+            .await
+            .unwrap();
+        lags.push(moved.elapsed());
+    }
+    println!(
+        "  servo moved -> twin shows it                 p50 {:>6.2} ms   p99 {:>6.2} ms",
+        percentile(&mut lags, 0.5),
+        percentile(&mut lags, 0.99)
+    );
+
+    // The same 5 cm moves in sim and in hil.
+    twin.try_with_sim(|sim| sim.set_joint_positions(&JointValues::Ordered(HOME.to_vec()), true))
+        .await
+        .unwrap();
+    let (mut sim_times, sim_ticks) = timed_moves(&SimActuation, &twin, 10).await;
+    bridge
+        .set_mode(Mode::Hil, SyncOption::MoveArmToTwin, Some(2.0))
+        .await
+        .unwrap();
+    let hil = actuation_for(&bridge, Mode::Hil);
+    let (mut hil_times, hil_ticks) = timed_moves(hil.as_ref(), &twin, 10).await;
+    println!(
+        "5 cm move in sim (lock-step)                   p50 {:>8.2} ms   ticks {:?}",
+        percentile(&mut sim_times, 0.5),
+        sim_ticks
+    );
+    println!(
+        "5 cm move in hil ({:.0} ms ticks, real time)     p50 {:>8.2} ms   ticks {:?}",
+        1000.0 / period,
+        percentile(&mut hil_times, 0.5),
+        hil_ticks
+    );
+    bridge.set_mode(Mode::Mirror, SyncOption::None, None).await.unwrap();
+}
