@@ -8,6 +8,7 @@ use fakesim_e2e::TestServer;
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
@@ -153,6 +154,27 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     rig.server.stop().await.unwrap();
 }
 
+/// A rig started in mirror mode, with an episode running, switched to hil on the arm's pose.
+async fn rig_in_hil() -> (
+    Rig,
+    HardwareServiceClient<Channel>,
+    SessionServiceClient<Channel>,
+    ResetTaskResponse,
+) {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let mut session = rig.server.session().await.unwrap();
+    let started = session
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+    (rig, hw, session, started)
+}
+
 fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
     fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10)
         .unwrap()
@@ -250,13 +272,7 @@ async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
 
 #[tokio::test]
 async fn the_emergency_stop_latches_torque_off_until_reset() {
-    let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
-    let mut session = rig.server.session().await.unwrap();
-    session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
-        .await
-        .unwrap();
+    let (rig, mut hw, mut session, _) = rig_in_hil().await;
     let torque = |id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
     assert!((1..=6).all(|id| torque(id) == 1), "hil switches torque on");
     let stop = hw
@@ -309,13 +325,7 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
 
 #[tokio::test]
 async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
-    let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
-    let mut session = rig.server.session().await.unwrap();
-    session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
-        .await
-        .unwrap();
+    let (rig, mut hw, mut session, _) = rig_in_hil().await;
     rig.bus.servos().update_faults(|f| {
         f.forced_errors.insert(2, ServoError::OVERLOAD);
     });
@@ -336,17 +346,7 @@ async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
 
 #[tokio::test]
 async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
-    let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
-    let mut session = rig.server.session().await.unwrap();
-    let started = session
-        .reset_task(ResetTaskRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
-        .await
-        .unwrap();
+    let (rig, mut hw, mut session, started) = rig_in_hil().await;
     rig.bus.servos().unplug();
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(!status.bus_connected);
@@ -368,11 +368,7 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
 
 #[tokio::test]
 async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
-    let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
-        .await
-        .unwrap();
+    let (rig, mut hw, _session, _) = rig_in_hil().await;
     let mut robot = rig.server.robot().await.unwrap();
     let mapping = JointMapping::so101()
         .bind(&VirtualSo101::calibration(), &twin_ranges())

@@ -47,6 +47,40 @@ impl RobotService {
         self.read(f).await
     }
 
+    /// Writes servo setpoints and holds them for `n_substeps` physics steps (one control tick
+    /// when `None`): on the twin in lock-step, or, in `hil`, on the real arm for that long in real
+    /// time. Returns the state after. The caller holds the drive lock.
+    async fn act(&self, action: JointValues, n_substeps: Option<u32>) -> Result<RobotState, Status> {
+        match self
+            .state
+            .bridge
+            .route(VerbKind::Motion)
+            .map_err(|e| status::from_bridge(&e))?
+        {
+            Route::Twin => {
+                self.read(move |sim| {
+                    sim.send_action(&action, n_substeps.unwrap_or(sim.substeps_per_tick()))?;
+                    Ok(sim.robot_state())
+                })
+                .await
+            }
+            Route::Arm => {
+                let n = n_substeps.unwrap_or(self.state.model.substeps_per_tick);
+                if n == 0 {
+                    let zero = TwinError::CountOutOfRange {
+                        what: "n_substeps",
+                        value: 0,
+                        lo: 1,
+                        hi: u64::from(u32::MAX),
+                    };
+                    return Err(status::from_twin(&zero));
+                }
+                let hold_for = Duration::from_secs_f64(self.state.model.timestep * f64::from(n));
+                self.command_real_arm(action, hold_for).await
+            }
+        }
+    }
+
     /// Sends joint targets to the real arm through the safety layers (hil mode): the values
     /// not given keep their last goal. Holds them for `hold_for` of real time, then returns the
     /// twin's state, which mirrors the measured joints.
@@ -130,27 +164,9 @@ impl RobotApi for RobotService {
         let action = joint_values(request.action, "action")?;
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
-        let _drive = self.state.lock_drive().await;
-        let time = match self
-            .state
-            .bridge
-            .route(VerbKind::Motion)
-            .map_err(|e| status::from_bridge(&e))?
-        {
-            Route::Twin => {
-                self.read(move |sim| {
-                    sim.send_action(&action, n_substeps)?;
-                    Ok(sim.time())
-                })
-                .await?
-            }
-            Route::Arm => {
-                if n_substeps == 0 {
-                    return Err(status::invalid_argument("n_substeps", "n_substeps must be at least 1"));
-                }
-                let hold_for = Duration::from_secs_f64(self.state.model.timestep * f64::from(n_substeps));
-                self.command_real_arm(action, hold_for).await?.time
-            }
+        let time = {
+            let _drive = self.state.lock_drive().await;
+            self.act(action, Some(n_substeps)).await?.time
         };
         Ok(Response::new(v1::SendActionResponse {
             applied_keys,
@@ -293,25 +309,7 @@ impl RobotApi for RobotService {
         let action = JointValues::Ordered(request.action);
         let (robot, frames) = {
             let _drive = self.state.lock_drive().await;
-            let robot = match self
-                .state
-                .bridge
-                .route(VerbKind::Motion)
-                .map_err(|e| status::from_bridge(&e))?
-            {
-                Route::Twin => {
-                    self.read(move |sim| {
-                        let substeps = sim.substeps_per_tick();
-                        sim.send_action(&action, substeps)?;
-                        Ok(sim.robot_state())
-                    })
-                    .await?
-                }
-                Route::Arm => {
-                    self.command_real_arm(action, self.state.bridge.control_period())
-                        .await?
-                }
-            };
+            let robot = self.act(action, None).await?;
             // Rendered before the lock is released, so the frames show the state after this tick.
             let frames = match &images {
                 Some(images) => images.render(&self.state.twin).await?,
