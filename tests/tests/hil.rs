@@ -414,3 +414,53 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
     assert_reason(rate, Code::InvalidArgument, "invalid_argument");
     rig.server.stop().await.unwrap();
 }
+
+/// Injects a fault while in hil and checks the documented safe state: the stop latched, the
+/// API still answering, the journal naming what happened.
+async fn fault_latches_the_stop(inject: impl FnOnce(&feetech_emu::ServoBus), journal_word: &str, listening: &[u8]) {
+    let (rig, mut hw, mut session, started) = rig_in_hil().await;
+    inject(rig.bus.servos());
+    let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
+    assert!(status.estop_reason.is_some());
+    for &id in listening {
+        let torque = rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
+        assert_eq!(torque, 0, "servo {id} still listens, so its torque is off");
+    }
+    let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
+    assert_reason(refused, Code::FailedPrecondition, "estop_latched");
+    let info = session
+        .get_session_info(GetSessionInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(info.run.as_deref(), Some(started.run.as_str()));
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
+    assert!(events.contains(journal_word), "{events}");
+    assert!(events.contains("estop_latched"), "{events}");
+    rig.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_silent_servo_latches_the_stop_and_names_the_servo() {
+    fault_latches_the_stop(
+        |servos| {
+            servos.update_faults(|f| {
+                f.silent.insert(4);
+            })
+        },
+        "servo_lost",
+        &[1, 2, 3, 5, 6],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn corrupted_replies_on_every_read_lose_the_bus_and_latch_the_stop() {
+    fault_latches_the_stop(
+        |servos| servos.update_faults(|f| f.corrupt_checksum = 1.0),
+        "bus_lost",
+        &[1, 2, 3, 4, 5, 6],
+    )
+    .await;
+}

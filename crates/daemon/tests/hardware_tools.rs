@@ -433,9 +433,15 @@ async fn calibrate_writes_a_lerobot_file_and_verify_compares_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulate_prints_the_port_and_serves_until_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration_file = dir.path().join("virtual.json");
+    let file_arg = calibration_file.to_str().unwrap();
     let (io, mut user) = console();
     let (stop, stopped) = oneshot::channel::<()>();
-    let args: EmulateArgs = parse(&["--overload", "3"]);
+    let args: EmulateArgs = parse(&["--overload", "3", "--write-calibration", file_arg]);
+    // The file describes the calibrated arm, not a factory-new servo.
+    let new_servo = ["tool", "--new-servo", "--write-calibration", file_arg];
+    assert!(<Command<EmulateArgs> as clap::Parser>::try_parse_from(new_servo).is_err());
     let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
         stopped.await.map_err(std::io::Error::other)
     }));
@@ -447,6 +453,15 @@ async fn emulate_prints_the_port_and_serves_until_stopped() {
     let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
     let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
     assert!(Path::new(&port).exists(), "{port}");
+    let daemon_hint = user.expect_prefix("     fakesim-hil --port ").await;
+    assert_eq!(
+        daemon_hint,
+        format!("     fakesim-hil --port {port} --calibration {file_arg}")
+    );
+    assert_eq!(
+        Calibration::load(&calibration_file).unwrap(),
+        VirtualSo101::calibration()
+    );
 
     let (scan_io, mut scan_user) = console();
     scan::run(

@@ -24,6 +24,7 @@
 //! `serve_pty(VirtualSo101::config())` serves the same bus on a pseudo-terminal in real
 //! time; the `feetech-emu` binary does that until Ctrl-C and prints the device path.
 
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;

@@ -3,57 +3,36 @@
 use super::*;
 use feetech::calibration::MotorCalibration;
 use feetech::units::{CalibratedRange, NormMode};
+use feetech_emu::VirtualSo101;
 use uom::si::angle::{degree, radian};
 use uom::si::f64::Angle;
 
-/// The twin's joint ranges (assets/so101/so101.xml).
+/// The twin's joint ranges (assets/so101/so101.xml); the arm joints are symmetric. The
+/// integration tests' `TWIN_RANGES` is the copy checked against the compiled model.
 const TWIN: [Bounds; 6] = [
-    Bounds {
-        lo: -1.91986,
-        hi: 1.91986,
-    },
-    Bounds {
-        lo: -1.745_329_3,
-        hi: 1.745_329_3,
-    },
-    Bounds { lo: -1.69, hi: 1.69 },
-    Bounds {
-        lo: -1.658_063,
-        hi: 1.658_063,
-    },
-    Bounds {
-        lo: -2.743_847_3,
-        hi: 2.743_847_3,
-    },
+    symmetric(1.91986),
+    symmetric(1.745_329_3),
+    symmetric(1.69),
+    symmetric(1.658_063),
+    symmetric(2.743_847_3),
     SO101_GRIPPER_RANGE,
 ];
 
-/// The virtual SO-101's calibration.
-fn calibration() -> Calibration {
-    let motors = feetech_emu::so101::JOINTS
-        .iter()
-        .map(|j| {
-            let motor = MotorCalibration {
-                id: j.id,
-                drive_mode: 0,
-                homing_offset: i32::from(j.homing_offset),
-                range_min: i32::from(j.range.0),
-                range_max: i32::from(j.range.1),
-            };
-            (j.name.to_owned(), motor)
-        })
-        .collect();
-    Calibration { motors }
+const fn symmetric(half_width: f64) -> Bounds {
+    Bounds {
+        lo: -half_width,
+        hi: half_width,
+    }
 }
 
 fn with_motor(change: impl FnOnce(&mut MotorCalibration), name: &str) -> Calibration {
-    let mut cal = calibration();
+    let mut cal = VirtualSo101::calibration();
     change(cal.motors.get_mut(name).unwrap());
     cal
 }
 
 fn bound() -> CalibratedMapping {
-    JointMapping::so101().bind(&calibration(), &TWIN).unwrap()
+    JointMapping::so101().bind(&VirtualSo101::calibration(), &TWIN).unwrap()
 }
 
 fn rad(x: f64) -> Angle {
@@ -63,7 +42,7 @@ fn rad(x: f64) -> Angle {
 #[test]
 fn default_mapping_fits_the_virtual_so101_calibration() {
     let mapping = JointMapping::so101();
-    mapping.validate(&calibration(), &TWIN).unwrap();
+    mapping.validate(&VirtualSo101::calibration(), &TWIN).unwrap();
     let ids: Vec<u8> = mapping.joints.iter().map(|r| r.servo_id).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
     assert_eq!(bound().servo_ids(), [1, 2, 3, 4, 5, 6]);
@@ -97,7 +76,7 @@ fn middle_of_the_calibrated_range_is_the_twin_zero_and_the_ends_its_limits() {
 #[test]
 fn normalised_values_match_the_driver_lerobot_normalisation() {
     let m = bound();
-    let cal = calibration();
+    let cal = VirtualSo101::calibration();
     for joint in Joint::ALL {
         let range: CalibratedRange = cal.motors[joint.label()].range();
         let mode = if joint == Joint::Gripper {
@@ -115,7 +94,7 @@ fn normalised_values_match_the_driver_lerobot_normalisation() {
 #[test]
 fn steps_round_trip_through_radians_inside_the_calibrated_range() {
     let m = bound();
-    let cal = calibration();
+    let cal = VirtualSo101::calibration();
     for joint in Joint::ALL {
         let motor = cal.motors[joint.label()];
         for steps in (motor.range_min..=motor.range_max).step_by(7) {
@@ -130,7 +109,7 @@ fn sign_and_offset_apply_after_the_conversion_and_invert_cleanly() {
     let mut table = JointMapping::so101();
     table.joints[2].sign = -1;
     table.joints[2].offset_rad = 0.05;
-    let m = table.bind(&calibration(), &TWIN).unwrap();
+    let m = table.bind(&VirtualSo101::calibration(), &TWIN).unwrap();
     let steps = 2047 + 300;
     let expected = -(300.0 * 360.0 / 4095.0_f64).to_radians() + 0.05;
     let got = m.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
@@ -174,7 +153,7 @@ fn goals_are_clamped_into_the_calibrated_range_and_non_finite_ones_refused() {
 
 #[test]
 fn a_missing_motor_is_named() {
-    let mut cal = calibration();
+    let mut cal = VirtualSo101::calibration();
     cal.motors.remove("wrist_flex");
     let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
     assert_eq!(
@@ -245,7 +224,7 @@ fn a_full_turn_joint_must_cover_the_twin_range() {
 
 #[test]
 fn malformed_tables_are_refused_naming_the_row() {
-    let cal = calibration();
+    let cal = VirtualSo101::calibration();
     let mut t = JointMapping::so101();
     t.joints[1].sign = 2;
     assert_eq!(
