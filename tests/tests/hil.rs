@@ -412,7 +412,12 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         .await
         .unwrap_err();
     assert_reason(rate, Code::InvalidArgument, "invalid_argument");
+    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 1));
     rig.server.stop().await.unwrap();
+    assert!(
+        (1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0),
+        "shutdown switches torque off"
+    );
 }
 
 /// Injects a fault while in hil and checks the documented safe state: the stop latched, the

@@ -14,7 +14,6 @@ use feetech::bus::BusConfig;
 use feetech_emu::{EmuConfig, VirtualSo101, serve_pty};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 use uom::si::angle::radian;
 
 const HOME: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, 0.6];
@@ -73,9 +72,7 @@ async fn main() {
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::Tabletop).unwrap()),
         config: BridgeConfig::new(Duration::from_secs_f64(1.0 / period)),
     };
-    let (bridge, _events) = HardwareBridge::start(parts, Mode::Mirror, CancellationToken::new())
-        .await
-        .unwrap();
+    let (bridge, _events) = HardwareBridge::start(parts, Mode::Mirror).await.unwrap();
 
     // Mirror rate and per-reading latency (read the arm + write the twin).
     let mut samples = bridge.samples();

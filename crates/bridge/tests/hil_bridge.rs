@@ -12,7 +12,6 @@ use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio_util::sync::CancellationToken;
 
 /// A short watchdog so the test waits a fraction of a second.
 const WATCHDOG: Duration = Duration::from_millis(200);
@@ -34,9 +33,7 @@ async fn bridge(arm: Arc<dyn Arm>) -> (HardwareBridge, UnboundedReceiver<SafetyE
             ..BridgeConfig::new(Duration::from_millis(50))
         },
     };
-    let (bridge, events) = HardwareBridge::start(parts, Mode::Mirror, CancellationToken::new())
-        .await
-        .unwrap();
+    let (bridge, events) = HardwareBridge::start(parts, Mode::Mirror).await.unwrap();
     (bridge, events, twin)
 }
 

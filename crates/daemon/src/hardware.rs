@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// The bridge mode a start mode names.
 pub fn mode_of(mode: StartMode) -> Mode {
@@ -48,7 +47,6 @@ pub async fn start_bridge(
     settings: &Settings,
     twin: &TwinHandle,
     model: &ModelInfo,
-    cancel: CancellationToken,
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
     let control_period = Duration::from_secs_f64(1.0 / model.control_rate_hz());
@@ -78,7 +76,7 @@ pub async fn start_bridge(
         kinematics: Arc::new(kinematics),
         config: BridgeConfig::new(control_period),
     };
-    HardwareBridge::start(parts, mode_of(settings.mode), cancel)
+    HardwareBridge::start(parts, mode_of(settings.mode))
         .await
         .context("cannot start the hardware bridge")
 }

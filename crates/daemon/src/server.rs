@@ -80,7 +80,7 @@ pub async fn serve(
         }
     }
     session.on_shutdown().await;
-    state.shutdown.cancel();
+    state.bridge.stop().await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -11,7 +11,6 @@ use fakesim_episode::{Engine, EngineConfig};
 use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
 use std::sync::Arc;
 use tokio::sync::{Mutex, MutexGuard, mpsc};
-use tokio_util::sync::CancellationToken;
 
 /// State shared by the session and robot services; cheap to clone.
 #[derive(Clone)]
@@ -28,8 +27,6 @@ pub struct AppState {
     pub engine: Arc<Engine>,
     /// The pairing with the real arm (modes, safety layers); present in sim-only runs too.
     pub bridge: HardwareBridge,
-    /// Cancelled at shutdown: stops the mirror loop, which switches torque off.
-    pub shutdown: CancellationToken,
 }
 
 impl AppState {
@@ -65,14 +62,12 @@ impl AppState {
             },
         );
         let engine = Arc::new(engine);
-        let shutdown = CancellationToken::new();
-        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model, shutdown.clone()).await?;
+        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model).await?;
         engine.set_actuation(actuation_for(&bridge, bridge.mode())).await;
         tokio::spawn(journal_safety_events(engine.clone(), events));
         Ok(AppState {
             engine,
             bridge,
-            shutdown,
             twin,
             drive: Arc::new(Mutex::new(())),
             settings: Arc::new(settings),

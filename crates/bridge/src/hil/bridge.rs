@@ -163,6 +163,8 @@ struct Inner {
     last_goals: Mutex<Option<[f64; 6]>>,
     switching: tokio::sync::Mutex<()>,
     events_total: AtomicU64,
+    stopping: CancellationToken,
+    mirror: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The pairing of the real arm and the twin. Cheap to clone.
@@ -192,12 +194,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HardwareBridge {
-    /// Starts the bridge in `initial` mode. With an arm, a mirror loop reads it until `cancel`;
-    /// safety events also arrive on the returned receiver (for the run journal).
+    /// Starts the bridge in `initial` mode. With an arm, a mirror loop reads it until
+    /// [`Self::stop`]; safety events also arrive on the returned receiver (for the run journal).
     pub async fn start(
         parts: BridgeParts,
         initial: Mode,
-        cancel: CancellationToken,
     ) -> Result<(Self, mpsc::UnboundedReceiver<SafetyEvent>), BridgeError> {
         if parts.arm.is_none() && initial != Mode::Sim {
             return Err(BridgeError::NoHardware(initial.name()));
@@ -245,15 +246,28 @@ impl HardwareBridge {
             last_goals: Mutex::new(None),
             switching: tokio::sync::Mutex::new(()),
             events_total: AtomicU64::new(0),
+            stopping: CancellationToken::new(),
+            mirror: tokio::sync::Mutex::new(None),
         });
         let bridge = HardwareBridge { inner };
         if let Some(arm) = bridge.inner.arm.clone() {
-            tokio::spawn(mirror_loop(bridge.clone(), arm, cancel));
+            let task = tokio::spawn(mirror_loop(bridge.clone(), arm, bridge.inner.stopping.clone()));
+            *bridge.inner.mirror.lock().await = Some(task);
         }
         if initial != Mode::Sim {
             bridge.set_mode(initial, SyncOption::MoveTwinToArm, None).await?;
         }
         Ok((bridge, events_rx))
+    }
+
+    /// Stops the mirror loop and waits for it to switch the arm's torque off.
+    pub async fn stop(&self) {
+        self.inner.stopping.cancel();
+        if let Some(task) = self.inner.mirror.lock().await.take()
+            && let Err(e) = task.await
+        {
+            tracing::error!(error = %e, "the mirror loop ended abnormally");
+        }
     }
 
     /// The mode now.
