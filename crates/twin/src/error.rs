@@ -95,13 +95,3 @@ pub enum TwinError {
     #[error("the twin has stopped")]
     Stopped,
 }
-
-impl TwinError {
-    /// True when the caller's input was at fault (as opposed to the machine or the twin).
-    pub fn is_invalid_argument(&self) -> bool {
-        !matches!(
-            self,
-            TwinError::RenderUnavailable(_) | TwinError::Scene(_) | TwinError::Stopped | TwinError::StaleState { .. }
-        )
-    }
-}
