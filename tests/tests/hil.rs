@@ -469,3 +469,43 @@ async fn corrupted_replies_on_every_read_lose_the_bus_and_latch_the_stop() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn reset_in_hil_brings_the_real_arm_home() {
+    let (rig, _hw, mut session, _) = rig_in_hil().await;
+    session.r#move(move_by(0.0, 0.04, 0.02)).await.unwrap();
+    session.stop_episode(StopEpisodeRequest {}).await.unwrap();
+    let started = session
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &twin_ranges())
+        .unwrap();
+    let home = fakesim_episode::session::HOME_POSE;
+    for joint in Joint::ALL {
+        let goal = rig
+            .bus
+            .servos()
+            .register(mapping.servo_id(joint), &feetech::control_table::GOAL_POSITION)
+            .unwrap();
+        let expected = mapping
+            .twin_to_servo(joint, uom::si::f64::Angle::new::<radian>(home[joint.index()]))
+            .unwrap();
+        assert!(
+            (goal - expected).abs() <= 1,
+            "{joint:?}: goal {goal} steps, home {expected}"
+        );
+    }
+    let home_tcp = started.state.unwrap().eef_pos_m.unwrap();
+    let info = session
+        .get_session_info(GetSessionInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let now = info.state.unwrap().eef_pos_m.unwrap();
+    let off = ((now.x - home_tcp.x).powi(2) + (now.y - home_tcp.y).powi(2) + (now.z - home_tcp.z).powi(2)).sqrt();
+    assert!(off < 0.01, "the twin, mirroring the arm, is {off} m from the home TCP");
+    rig.server.stop().await.unwrap();
+}

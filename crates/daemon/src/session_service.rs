@@ -2,6 +2,8 @@
 
 use crate::state::AppState;
 use crate::status;
+use fakesim_bridge::hil::{Mode, VerbKind};
+use fakesim_episode::session::HOME_POSE;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{
     Engine, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus,
@@ -201,7 +203,16 @@ impl SessionApi for SessionService {
             init_state_index: r.init_state_index,
         };
         let _drive = self.state.lock_drive().await;
+        let bridge = &self.state.bridge;
+        if bridge.mode() == Mode::Hil {
+            bridge.route(VerbKind::Motion).map_err(|e| status::from_bridge(&e))?;
+        }
         let outcome = self.engine.reset_task(request).await.map_err(|e| from_episode(&e))?;
+        // With the arm in the loop the episode starts from the real arm at the home pose too.
+        bridge
+            .move_arm_to(HOME_POSE)
+            .await
+            .map_err(|e| status::from_bridge(&e))?;
         let c = common(outcome.observation);
         Ok(Response::new(v1::ResetTaskResponse {
             run: outcome.run,

@@ -8,10 +8,9 @@ use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::{Artifacts, Journal};
 use crate::motion::MoveReport;
 use crate::motion::MoveStop;
-use crate::runner::gripper_setpoint;
+use crate::runner::GRIPPER_OPEN_RAD;
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use fakesim_twin::image::encode_rgb_png;
-use fakesim_twin::joints::GRIPPER_INDEX;
 use fakesim_twin::{JointValues, Pose, Sim, TwinHandle};
 use serde::Serialize;
 use serde_json::json;
@@ -23,8 +22,8 @@ use tokio::sync::Mutex;
 
 /// Cameras every observation carries, in order.
 pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
-/// Arm pose at the start of every episode (rad; the gripper entry is replaced by "open").
-pub const HOME_POSE: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, 0.0];
+/// Arm pose at the start of every episode (rad), gripper open.
+pub const HOME_POSE: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, GRIPPER_OPEN_RAD];
 /// Ticks run after a reset so objects come to rest; they use no budget.
 const SETTLE_TICKS: u32 = 10;
 /// Control ticks one move or gripper call may run, by default (a cap, not a quota).
@@ -391,9 +390,7 @@ impl Engine {
             .try_with_sim(move |sim| {
                 sim.reset();
                 tasks::apply_layout(sim, &layout)?;
-                let mut home = HOME_POSE;
-                home[GRIPPER_INDEX] = gripper_setpoint(sim, GripperCommand::Open);
-                sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)?;
+                sim.set_joint_positions(&JointValues::Ordered(HOME_POSE.to_vec()), true)?;
                 for _ in 0..SETTLE_TICKS {
                     sim.step_tick();
                 }

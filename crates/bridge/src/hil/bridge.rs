@@ -470,6 +470,18 @@ impl HardwareBridge {
         })
     }
 
+    /// In `hil`, moves the real arm to `target` at the sync speed through the safety layers
+    /// (the twin follows it); in other modes does nothing.
+    pub async fn move_arm_to(&self, target: [f64; 6]) -> Result<(), BridgeError> {
+        let Some(arm) = self.inner.arm.clone().filter(|_| self.mode() == Mode::Hil) else {
+            return Ok(());
+        };
+        let _switching = self.inner.switching.lock().await;
+        let real = arm.read_state().await?.positions_rad();
+        self.move_arm_slowly(arm.as_ref(), real, target, self.inner.config.sync_speed_rad_s)
+            .await
+    }
+
     async fn put_twin_at(&self, joints: [f64; 6]) -> Result<(), BridgeError> {
         let clamped = clamp_into(&joints, &self.inner.twin_ranges);
         self.inner
