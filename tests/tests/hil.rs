@@ -231,6 +231,15 @@ async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
     let mut hw = hardware(&rig.server).await;
     let refused = hw.set_mode(set_mode(Mode::Hil, SyncOption::None)).await.unwrap_err();
     assert_reason(refused, Code::FailedPrecondition, "arm_twin_disagree");
+    let zero_speed = SetModeRequest {
+        sync_max_speed_rad_s: Some(0.0),
+        ..set_mode(Mode::Hil, SyncOption::MoveArmToTwin)
+    };
+    assert_reason(
+        hw.set_mode(zero_speed).await.unwrap_err(),
+        Code::InvalidArgument,
+        "invalid_argument",
+    );
     let switched = hw
         .set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
         .await

@@ -104,7 +104,7 @@ pub fn from_bridge(error: &BridgeError) -> Status {
             Code::FailedPrecondition
         }
         BridgeError::Safety(SafetyError::EstopLatched { .. }) => Code::FailedPrecondition,
-        BridgeError::Safety(SafetyError::NonFinite { .. }) => Code::InvalidArgument,
+        BridgeError::Safety(SafetyError::NonFinite { .. }) | BridgeError::InvalidArgument(_) => Code::InvalidArgument,
         BridgeError::Safety(_) => Code::OutOfRange,
         BridgeError::Arm(_) | BridgeError::NoReading(_) => Code::Unavailable,
     };

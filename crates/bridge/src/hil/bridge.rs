@@ -79,6 +79,9 @@ pub enum BridgeError {
         /// Why, and what to do.
         message: String,
     },
+    /// A setting or request value the bridge cannot use.
+    #[error("{0}")]
+    InvalidArgument(String),
     /// The mirror loop produced no reading of the arm in time.
     #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
     NoReading(Duration),
@@ -99,6 +102,7 @@ impl BridgeError {
         match self {
             BridgeError::NoHardware(_) => "no_hardware",
             BridgeError::Disagree { .. } => "arm_twin_disagree",
+            BridgeError::InvalidArgument(_) => "invalid_argument",
             BridgeError::Refused { reason, .. } => reason,
             BridgeError::Safety(SafetyError::EstopLatched { .. }) => "estop_latched",
             BridgeError::Safety(SafetyError::BelowTable { .. }) => "below_table",
@@ -500,10 +504,9 @@ impl HardwareBridge {
         speed_rad_s: f64,
     ) -> Result<(), BridgeError> {
         if !(speed_rad_s.is_finite() && speed_rad_s > 0.0) {
-            return Err(BridgeError::Refused {
-                reason: "invalid_argument",
-                message: format!("sync speed {speed_rad_s} rad/s must be finite and above 0"),
-            });
+            return Err(BridgeError::InvalidArgument(format!(
+                "sync_max_speed_rad_s={speed_rad_s} must be finite and above 0 rad/s"
+            )));
         }
         arm.set_torque(true).await?;
         let period = self.inner.config.control_period;
