@@ -23,10 +23,11 @@ pub const GAIN: f64 = 0.6;
 pub const MAX_TRAVEL_PER_TICK_M: f64 = 0.02;
 /// Most TCP rotation asked for in one tick (rad).
 pub const MAX_ROTATION_PER_TICK_RAD: f64 = 0.2;
-/// Weight of orientation against position in the IK when a rotation is asked for.
-pub const ROTATION_WEIGHT: f64 = 0.3;
-/// Weight with which a move without a rotation still tries to keep the starting orientation.
-pub const KEEP_ORIENTATION_WEIGHT: f64 = 0.1;
+/// Share of the orientation error pursued per tick when a rotation is asked for (orientation
+/// is always solved after, and never at the cost of, position).
+pub const ROTATION_WEIGHT: f64 = 1.0;
+/// Share pursued by a move without a rotation, to keep the starting orientation where it can.
+pub const KEEP_ORIENTATION_WEIGHT: f64 = 0.5;
 /// Joint targets stay this far inside the joint range (rad).
 const LIMIT_MARGIN_RAD: f64 = 0.01;
 

@@ -282,3 +282,32 @@ async fn a_scripted_pick_lifts_the_cube_in_several_layouts() {
         "lift succeeded in {results:?}"
     );
 }
+
+#[tokio::test]
+async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    e.reset_task(ResetRequest::default()).await.unwrap();
+    let out = e.move_tcp([0.0, 0.0, 0.0], Some([0.6, 0.0, 0.0])).await.unwrap();
+    assert_eq!(out.report.stop, MoveStop::Stalled, "{:?}", out.report);
+    let state = &out.observation.state;
+    assert!(
+        state
+            .eef_pos_m
+            .iter()
+            .chain(state.eef_rpy_rad.iter())
+            .all(|v| v.is_finite())
+    );
+    assert!(
+        out.report.remaining_distance_m < 0.008,
+        "position comes first: {:?}",
+        out.report
+    );
+    let after = e.move_tcp([0.0, 0.03, 0.0], None).await.unwrap();
+    assert_eq!(
+        after.report.stop,
+        MoveStop::Reached,
+        "the arm still moves afterwards: {:?}",
+        after.report
+    );
+}
