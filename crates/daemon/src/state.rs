@@ -36,6 +36,11 @@ impl AppState {
             .await
             .context("the twin loader panicked")?
             .context("cannot start the twin")?;
+        tracing::info!(
+            mujoco = fakesim_twin::MUJOCO_VERSION,
+            linked_from = fakesim_twin::MUJOCO_LIBRARY_DIR,
+            "twin loaded"
+        );
         let model = twin
             .with_sim(|sim| sim.model_info())
             .await

@@ -20,5 +20,5 @@ pub use scene::Scene;
 pub use sim::{ModelInfo, Pose, RobotState, Sim};
 pub use values::JointValues;
 
-/// Directory MuJoCo was linked from, for diagnostics.
-pub use fakesim_mujoco_runtime::LIBRARY_DIR as MUJOCO_LIBRARY_DIR;
+/// MuJoCo's version and the directory it was linked from, for diagnostics.
+pub use fakesim_mujoco_runtime::{LIBRARY_DIR as MUJOCO_LIBRARY_DIR, MUJOCO_VERSION};
