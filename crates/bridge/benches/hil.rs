@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
-use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption, actuation_for};
+use fakesim_bridge::hil::{BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption};
 use fakesim_bridge::mapping::{Joint, JointMapping};
 use fakesim_bridge::safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_episode::actuation::{Actuation, SimActuation};
@@ -123,8 +123,8 @@ async fn main() {
         .set_mode(Mode::Hil, SyncOption::MoveArmToTwin, Some(2.0))
         .await
         .unwrap();
-    let hil = actuation_for(&bridge, Mode::Hil);
-    let (mut hil_times, hil_ticks) = timed_moves(hil.as_ref(), &twin, 10).await;
+    let hil = BridgeActuation::new(bridge.clone());
+    let (mut hil_times, hil_ticks) = timed_moves(&hil, &twin, 10).await;
     println!(
         "5 cm move in sim (lock-step)                   p50 {:>8.2} ms   ticks {:?}",
         percentile(&mut sim_times, 0.5),

@@ -3,7 +3,7 @@
 
 use crate::state::AppState;
 use crate::status;
-use fakesim_bridge::hil::{Mode, SyncOption, actuation_for};
+use fakesim_bridge::hil::{Mode, SyncOption};
 use fakesim_bridge::mapping::Joint;
 use fakesim_proto::v1;
 use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;
@@ -71,7 +71,6 @@ impl HardwareApi for HardwareService {
             .set_mode(mode, sync, request.sync_max_speed_rad_s)
             .await
             .map_err(|e| status::from_bridge(&e))?;
-        self.state.engine.set_actuation(actuation_for(bridge, mode)).await;
         let fields = serde_json::json!({ "from": switch.previous.name(), "to": mode.name() });
         if let Err(e) = self.state.engine.journal_event("mode", fields).await {
             tracing::error!(error = %e, "cannot journal the mode switch");

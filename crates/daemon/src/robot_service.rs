@@ -97,8 +97,7 @@ impl RobotService {
             .await
             .map_err(|e| status::from_bridge(&e))?;
         tokio::time::sleep(hold_for).await;
-        let seq = bridge.samples().borrow().seq;
-        bridge.next_sample(seq).await.map_err(|e| status::from_bridge(&e))?;
+        bridge.next_sample().await.map_err(|e| status::from_bridge(&e))?;
         self.read(|sim| Ok(sim.robot_state())).await
     }
 

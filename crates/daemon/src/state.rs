@@ -4,7 +4,7 @@
 use crate::hardware;
 use crate::settings::Settings;
 use anyhow::{Context, bail};
-use fakesim_bridge::hil::{HardwareBridge, actuation_for};
+use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_bridge::safety::SafetyEvent;
 use fakesim_episode::tasks::TaskRef;
 use fakesim_episode::{Engine, EngineConfig};
@@ -52,7 +52,8 @@ impl AppState {
                 settings.image_size
             );
         }
-        let engine = Engine::new(
+        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model).await?;
+        let engine = Engine::with_actuation(
             twin.clone(),
             EngineConfig {
                 max_steps: u64::from(settings.max_steps),
@@ -65,10 +66,9 @@ impl AppState {
                     init_state_index: t.init_state_index,
                 }),
             },
+            Arc::new(BridgeActuation::new(bridge.clone())),
         );
         let engine = Arc::new(engine);
-        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model).await?;
-        engine.set_actuation(actuation_for(&bridge, bridge.mode())).await;
         tokio::spawn(journal_safety_events(engine.clone(), events));
         Ok(AppState {
             engine,

@@ -1,5 +1,5 @@
 //! How moves and gripper actions reach an arm: lock-step on the twin alone (sim), or paced in
-//! real time on a real arm that the twin mirrors (hardware in the loop, in `fakesim-hil-bridge`).
+//! real time on a real arm that the twin mirrors (hardware in the loop, in `fakesim-bridge`).
 
 use crate::error::EpisodeError;
 use crate::gripper::{GripperReport, GripperState};
@@ -9,14 +9,11 @@ use fakesim_twin::TwinHandle;
 use std::future::Future;
 use std::pin::Pin;
 
-/// A boxed future, so actuations can be swapped at run time behind `dyn`.
+/// A boxed future, so an actuation can be used behind `dyn`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Runs the per-tick loop of a move or a gripper action somewhere.
 pub trait Actuation: Send + Sync {
-    /// Short name for logs and journals (`sim`, `hil`, ...).
-    fn name(&self) -> &'static str;
-
     /// Moves toward a target computed from the TCP pose at the start of the call.
     fn run_move<'a>(
         &'a self,
@@ -42,10 +39,6 @@ pub trait Actuation: Send + Sync {
 pub struct SimActuation;
 
 impl Actuation for SimActuation {
-    fn name(&self) -> &'static str {
-        "sim"
-    }
-
     fn run_move<'a>(
         &'a self,
         twin: &'a TwinHandle,

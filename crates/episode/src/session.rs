@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Mutex;
 
@@ -277,12 +277,17 @@ pub struct Engine {
     twin: TwinHandle,
     config: EngineConfig,
     session: Mutex<Session>,
-    actuation: RwLock<Arc<dyn Actuation>>,
+    actuation: Arc<dyn Actuation>,
 }
 
 impl Engine {
-    /// An idle engine over a twin.
+    /// An idle engine over a twin, moving it in lock-step.
     pub fn new(twin: TwinHandle, config: EngineConfig) -> Self {
+        Self::with_actuation(twin, config, Arc::new(SimActuation))
+    }
+
+    /// An idle engine whose moves and gripper actions run through `actuation`.
+    pub fn with_actuation(twin: TwinHandle, config: EngineConfig, actuation: Arc<dyn Actuation>) -> Self {
         Engine {
             twin,
             config,
@@ -290,27 +295,7 @@ impl Engine {
                 status: Status::Idle,
                 run: None,
             }),
-            actuation: RwLock::new(Arc::new(SimActuation)),
-        }
-    }
-
-    /// Switches how motions reach the arm; waits for the motion in flight, keeps the episode.
-    pub async fn set_actuation(&self, actuation: Arc<dyn Actuation>) {
-        let session = self.session.lock().await;
-        if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
-            tracing::info!(run = %run.id, to = actuation.name(), "actuation switched mid-episode");
-        }
-        match self.actuation.write() {
-            Ok(mut current) => *current = actuation,
-            Err(poisoned) => *poisoned.into_inner() = actuation,
-        }
-        drop(session);
-    }
-
-    fn current_actuation(&self) -> Arc<dyn Actuation> {
-        match self.actuation.read() {
-            Ok(current) => current.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
+            actuation,
         }
     }
 
@@ -455,8 +440,8 @@ impl Engine {
         let steps_left = self.steps_left(run)?;
         let cap = self.config.max_steps_per_call;
         let command = run.gripper.command();
-        let actuation = self.current_actuation();
-        let report = actuation
+        let report = self
+            .actuation
             .run_move(&self.twin, delta_xyz, delta_rpy, cap, steps_left)
             .await?;
         let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
@@ -499,8 +484,7 @@ impl Engine {
                 }
             }
             None => {
-                let actuation = self.current_actuation();
-                let (report, after) = actuation.run_gripper(&self.twin, gripper, cap, steps_left).await?;
+                let (report, after) = self.actuation.run_gripper(&self.twin, gripper, cap, steps_left).await?;
                 gripper = after;
                 report
             }

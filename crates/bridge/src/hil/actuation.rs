@@ -1,9 +1,10 @@
-//! How the episode engine's moves and gripper actions run in each mode: lock-step on the twin
-//! (sim, refused while the emergency stop is latched), refused (mirror), or on the real arm in
-//! real time with the twin mirroring it (hil).
+//! How the episode engine's moves and gripper actions run: wherever the bridge routes motion
+//! in the current mode. In `sim` on the twin alone, lock-step; in `mirror` (and while the
+//! emergency stop is latched) refused; in `hil` on the real arm in real time, with the twin
+//! mirroring it.
 
-use super::bridge::{BridgeError, HardwareBridge};
-use super::mode::{Mode, VerbKind};
+use super::bridge::{BridgeError, HardwareBridge, Route};
+use super::mode::VerbKind;
 use crate::safety::SafetyError;
 use fakesim_episode::EpisodeError;
 use fakesim_episode::actuation::{Actuation, BoxFuture, SimActuation};
@@ -12,7 +13,6 @@ use fakesim_episode::motion::{MoveController, MoveReport, MoveTarget};
 use fakesim_episode::runner::{distance, gripper_setpoint};
 use fakesim_twin::TwinHandle;
 use fakesim_twin::joints::GRIPPER_INDEX;
-use std::sync::Arc;
 
 /// The error the engine reports for a bridge refusal or failure.
 pub fn episode_error(error: BridgeError) -> EpisodeError {
@@ -26,105 +26,25 @@ pub fn episode_error(error: BridgeError) -> EpisodeError {
     }
 }
 
-/// The actuation the engine should use in `mode`.
-pub fn actuation_for(bridge: &HardwareBridge, mode: Mode) -> Arc<dyn Actuation> {
-    match mode {
-        Mode::Sim => Arc::new(GuardedSim { bridge: bridge.clone() }),
-        Mode::Mirror => Arc::new(Refusing { bridge: bridge.clone() }),
-        Mode::Hil => Arc::new(HilActuation { bridge: bridge.clone() }),
-    }
-}
-
-/// Sim mode behind the emergency stop: the twin alone, lock-step.
-struct GuardedSim {
+/// The engine's actuation with a bridge: each call asks the bridge where motion goes now.
+///
+/// On the real arm each tick computes targets on the twin (which mirrors the measured joints),
+/// sends them through the safety layers, waits for the tick's end in real time, and judges the
+/// stop reasons on the mirrored state.
+pub struct BridgeActuation {
     bridge: HardwareBridge,
 }
 
-impl Actuation for GuardedSim {
-    fn name(&self) -> &'static str {
-        "sim"
+impl BridgeActuation {
+    /// Motion routed by `bridge`.
+    pub fn new(bridge: HardwareBridge) -> Self {
+        BridgeActuation { bridge }
     }
 
-    fn run_move<'a>(
-        &'a self,
-        twin: &'a TwinHandle,
-        delta_xyz: [f64; 3],
-        delta_rpy: Option<[f64; 3]>,
-        cap: u32,
-        steps_left: u64,
-    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
-        Box::pin(async move {
-            self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
-            SimActuation.run_move(twin, delta_xyz, delta_rpy, cap, steps_left).await
-        })
+    fn route(&self) -> Result<Route, EpisodeError> {
+        self.bridge.route(VerbKind::Motion).map_err(episode_error)
     }
 
-    fn run_gripper<'a>(
-        &'a self,
-        twin: &'a TwinHandle,
-        state: GripperState,
-        cap: u32,
-        steps_left: u64,
-    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
-        Box::pin(async move {
-            self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
-            SimActuation.run_gripper(twin, state, cap, steps_left).await
-        })
-    }
-}
-
-/// Mirror mode: a hand or a leader arm moves the arm, so motion calls are refused.
-struct Refusing {
-    bridge: HardwareBridge,
-}
-
-impl Refusing {
-    fn refusal(&self) -> EpisodeError {
-        match self.bridge.route(VerbKind::Motion) {
-            Err(e) => episode_error(e),
-            Ok(_) => EpisodeError::Refused {
-                reason: "mirror_mode",
-                message: "mirror mode refuses motion".into(),
-            },
-        }
-    }
-}
-
-impl Actuation for Refusing {
-    fn name(&self) -> &'static str {
-        "mirror"
-    }
-
-    fn run_move<'a>(
-        &'a self,
-        _: &'a TwinHandle,
-        _: [f64; 3],
-        _: Option<[f64; 3]>,
-        _: u32,
-        _: u64,
-    ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
-        Box::pin(async move { Err(self.refusal()) })
-    }
-
-    fn run_gripper<'a>(
-        &'a self,
-        _: &'a TwinHandle,
-        _: GripperState,
-        _: u32,
-        _: u64,
-    ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
-        Box::pin(async move { Err(self.refusal()) })
-    }
-}
-
-/// Hardware in the loop: each tick computes targets on the twin (which mirrors the measured
-/// joints), sends them through the safety layers to the real arm, waits for the tick's end in
-/// real time, and judges the stop reasons on the mirrored state.
-pub struct HilActuation {
-    bridge: HardwareBridge,
-}
-
-impl HilActuation {
     /// Sends one tick's goals. A target the table layer refuses is not sent (the arm holds, so
     /// a move toward the table ends `stalled`, as in simulation); other refusals end the call.
     async fn send(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<(), EpisodeError> {
@@ -139,13 +59,11 @@ impl HilActuation {
     /// where the tick left the arm.
     async fn end_tick(&self, deadline: tokio::time::Instant) -> Result<(), EpisodeError> {
         tokio::time::sleep_until(deadline).await;
-        let seq = self.bridge.samples().borrow().seq;
-        self.bridge.next_sample(seq).await.map(drop).map_err(episode_error)
+        self.bridge.next_sample().await.map(drop).map_err(episode_error)
     }
 
     fn check_still_hil(&self) -> Result<(), EpisodeError> {
-        self.bridge.route(VerbKind::Motion).map_err(episode_error)?;
-        if self.bridge.mode() != Mode::Hil {
+        if self.route()? != Route::Arm {
             return Err(EpisodeError::Refused {
                 reason: "mode_changed",
                 message: format!("the mode changed to {} during the call", self.bridge.mode().name()),
@@ -153,13 +71,81 @@ impl HilActuation {
         }
         Ok(())
     }
-}
 
-impl Actuation for HilActuation {
-    fn name(&self) -> &'static str {
-        "hil"
+    async fn hil_move(
+        &self,
+        twin: &TwinHandle,
+        delta_xyz: [f64; 3],
+        delta_rpy: Option<[f64; 3]>,
+        cap: u32,
+        steps_left: u64,
+    ) -> Result<MoveReport, EpisodeError> {
+        let start = twin.with_sim(|sim| sim.tcp_pose()).await?;
+        let mut controller = MoveController::new(start, MoveTarget::from_delta(&start, delta_xyz, delta_rpy));
+        let limits = self.bridge.limits();
+        let period = self.bridge.control_period();
+        let mut deadline = tokio::time::Instant::now();
+        let (mut ticks, mut left, mut travel) = (0u32, steps_left, Vec::new());
+        loop {
+            self.check_still_hil()?;
+            let (tcp, qpos, jacobian) = twin
+                .with_sim(|sim| (sim.tcp_pose(), sim.arm_qpos(), sim.tcp_jacobian()))
+                .await?;
+            let current = self.bridge.last_goals().unwrap_or(qpos);
+            let targets = controller.joint_targets(&tcp, &qpos, &current, &jacobian, &limits);
+            self.send(targets, qpos).await?;
+            deadline += period;
+            self.end_tick(deadline).await?;
+            ticks += 1;
+            left = left.saturating_sub(1);
+            let now = twin.with_sim(|sim| sim.tcp_pose()).await?;
+            travel.push(distance(&tcp.pos, &now.pos));
+            if let Some(stop) = controller.after_tick(&now, ticks, cap, left) {
+                return Ok(controller.report(ticks, stop, &now, travel));
+            }
+        }
     }
 
+    async fn hil_gripper(
+        &self,
+        twin: &TwinHandle,
+        mut state: GripperState,
+        cap: u32,
+        steps_left: u64,
+    ) -> Result<(GripperReport, GripperState), EpisodeError> {
+        let command = state.command();
+        let (before, qpos, setpoint) = twin
+            .with_sim(move |sim| (sim.gripper_opening_m(), sim.arm_qpos(), gripper_setpoint(sim, command)))
+            .await?;
+        let mut goals = self.bridge.last_goals().unwrap_or(qpos);
+        goals[GRIPPER_INDEX] = setpoint;
+        let period = self.bridge.control_period();
+        let mut deadline = tokio::time::Instant::now();
+        let (mut ticks, mut left, mut openings) = (0u32, steps_left, Vec::new());
+        loop {
+            self.check_still_hil()?;
+            let measured = twin.with_sim(|sim| sim.arm_qpos()).await?;
+            self.send(goals, measured).await?;
+            deadline += period;
+            self.end_tick(deadline).await?;
+            ticks += 1;
+            left = left.saturating_sub(1);
+            let opening = twin.with_sim(|sim| sim.gripper_opening_m()).await?;
+            openings.push(opening);
+            if let Some(stop) = state.after_tick(opening, ticks, cap, left) {
+                let report = GripperReport {
+                    executed_steps: ticks,
+                    stop,
+                    opening_before_m: before,
+                    openings_m: openings,
+                };
+                return Ok((report, state));
+            }
+        }
+    }
+}
+
+impl Actuation for BridgeActuation {
     fn run_move<'a>(
         &'a self,
         twin: &'a TwinHandle,
@@ -169,29 +155,9 @@ impl Actuation for HilActuation {
         steps_left: u64,
     ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
         Box::pin(async move {
-            let start = twin.with_sim(|sim| sim.tcp_pose()).await?;
-            let mut controller = MoveController::new(start, MoveTarget::from_delta(&start, delta_xyz, delta_rpy));
-            let limits = self.bridge.limits();
-            let period = self.bridge.control_period();
-            let mut deadline = tokio::time::Instant::now();
-            let (mut ticks, mut left, mut travel) = (0u32, steps_left, Vec::new());
-            loop {
-                self.check_still_hil()?;
-                let (tcp, qpos, jacobian) = twin
-                    .with_sim(|sim| (sim.tcp_pose(), sim.arm_qpos(), sim.tcp_jacobian()))
-                    .await?;
-                let current = self.bridge.last_goals().unwrap_or(qpos);
-                let targets = controller.joint_targets(&tcp, &qpos, &current, &jacobian, &limits);
-                self.send(targets, qpos).await?;
-                deadline += period;
-                self.end_tick(deadline).await?;
-                ticks += 1;
-                left = left.saturating_sub(1);
-                let now = twin.with_sim(|sim| sim.tcp_pose()).await?;
-                travel.push(distance(&tcp.pos, &now.pos));
-                if let Some(stop) = controller.after_tick(&now, ticks, cap, left) {
-                    return Ok(controller.report(ticks, stop, &now, travel));
-                }
+            match self.route()? {
+                Route::Twin => SimActuation.run_move(twin, delta_xyz, delta_rpy, cap, steps_left).await,
+                Route::Arm => self.hil_move(twin, delta_xyz, delta_rpy, cap, steps_left).await,
             }
         })
     }
@@ -199,39 +165,14 @@ impl Actuation for HilActuation {
     fn run_gripper<'a>(
         &'a self,
         twin: &'a TwinHandle,
-        mut state: GripperState,
+        state: GripperState,
         cap: u32,
         steps_left: u64,
     ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
         Box::pin(async move {
-            let command = state.command();
-            let (before, qpos, setpoint) = twin
-                .with_sim(move |sim| (sim.gripper_opening_m(), sim.arm_qpos(), gripper_setpoint(sim, command)))
-                .await?;
-            let mut goals = self.bridge.last_goals().unwrap_or(qpos);
-            goals[GRIPPER_INDEX] = setpoint;
-            let period = self.bridge.control_period();
-            let mut deadline = tokio::time::Instant::now();
-            let (mut ticks, mut left, mut openings) = (0u32, steps_left, Vec::new());
-            loop {
-                self.check_still_hil()?;
-                let measured = twin.with_sim(|sim| sim.arm_qpos()).await?;
-                self.send(goals, measured).await?;
-                deadline += period;
-                self.end_tick(deadline).await?;
-                ticks += 1;
-                left = left.saturating_sub(1);
-                let opening = twin.with_sim(|sim| sim.gripper_opening_m()).await?;
-                openings.push(opening);
-                if let Some(stop) = state.after_tick(opening, ticks, cap, left) {
-                    let report = GripperReport {
-                        executed_steps: ticks,
-                        stop,
-                        opening_before_m: before,
-                        openings_m: openings,
-                    };
-                    return Ok((report, state));
-                }
+            match self.route()? {
+                Route::Twin => SimActuation.run_gripper(twin, state, cap, steps_left).await,
+                Route::Arm => self.hil_gripper(twin, state, cap, steps_left).await,
             }
         })
     }

@@ -535,9 +535,10 @@ impl HardwareBridge {
         let _ = self.inner.journal.send(event);
     }
 
-    /// Waits for the mirror loop's next reading after `seq`, for at most ten control periods.
-    pub async fn next_sample(&self, seq: u64) -> Result<Sample, BridgeError> {
+    /// Waits for the mirror loop's next reading, for at most ten control periods.
+    pub async fn next_sample(&self) -> Result<Sample, BridgeError> {
         let mut rx = self.samples();
+        let seq = rx.borrow_and_update().seq;
         let wait = self.inner.config.control_period * 10;
         match tokio::time::timeout(wait, rx.wait_for(|s| s.seq > seq)).await {
             Ok(Ok(sample)) => Ok(*sample),

@@ -10,6 +10,6 @@ mod actuation;
 mod bridge;
 mod mode;
 
-pub use actuation::{HilActuation, actuation_for, episode_error};
+pub use actuation::{BridgeActuation, episode_error};
 pub use bridge::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
 pub use mode::{Mode, SyncOption, VerbKind};
