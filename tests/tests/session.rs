@@ -239,7 +239,7 @@ async fn every_session_error_has_its_code_and_reason() {
 async fn a_locked_task_refuses_scene_arguments() {
     let server = TestServer::start_with(|s| {
         s.image_size = 32;
-        s.lock_task = Some(fakesim_hil::LockedTask {
+        s.lock_task = Some(fakesim_episode::tasks::TaskRef {
             suite: tasks::SUITE.into(),
             task_index: 3,
             init_state_index: 4,

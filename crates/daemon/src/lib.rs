@@ -18,5 +18,5 @@ pub mod status;
 pub mod tick;
 
 pub use server::{run, serve};
-pub use settings::{LockedTask, Settings};
+pub use settings::Settings;
 pub use state::AppState;

@@ -2,6 +2,7 @@
 
 use crate::cli::{DaemonArgs, StartMode};
 use anyhow::{Context, bail};
+use fakesim_episode::tasks::TaskRef;
 use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ pub struct Settings {
     /// Mode at start (`sim` without a port).
     pub mode: StartMode,
     /// The scene every episode starts, when fixed with `--lock-task`.
-    pub lock_task: Option<LockedTask>,
+    pub lock_task: Option<TaskRef>,
     /// Step budget of an episode.
     pub max_steps: u32,
     /// Directory episode artifacts are written under.
@@ -31,18 +32,6 @@ pub struct Settings {
     pub image_size: u32,
     /// Log filter (`tracing_subscriber::EnvFilter` syntax).
     pub log_level: String,
-}
-
-/// A scene fixed by `--lock-task SUITE TASK_INDEX INIT_STATE_INDEX`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct LockedTask {
-    /// Suite name.
-    pub suite: String,
-    /// Task index inside the suite.
-    pub task_index: u32,
-    /// Initial layout index.
-    pub init_state_index: u32,
 }
 
 impl Default for Settings {
@@ -73,7 +62,7 @@ struct FileConfig {
     calibration: Option<PathBuf>,
     robot_id: Option<String>,
     mode: Option<StartMode>,
-    lock_task: Option<LockedTask>,
+    lock_task: Option<TaskRef>,
     max_steps: Option<u32>,
     runs_dir: Option<PathBuf>,
     image_size: Option<u32>,
@@ -144,7 +133,7 @@ impl Settings {
     }
 }
 
-fn parse_lock_task(values: &[String]) -> anyhow::Result<LockedTask> {
+fn parse_lock_task(values: &[String]) -> anyhow::Result<TaskRef> {
     let [suite, task_index, init_state_index] = values else {
         bail!(
             "--lock-task takes 3 values (SUITE TASK_INDEX INIT_STATE_INDEX), got {}",
@@ -155,7 +144,7 @@ fn parse_lock_task(values: &[String]) -> anyhow::Result<LockedTask> {
         text.parse::<u32>()
             .with_context(|| format!("--lock-task {name} must be a whole number from 0, got {text:?}"))
     };
-    Ok(LockedTask {
+    Ok(TaskRef {
         suite: suite.clone(),
         task_index: index("TASK_INDEX", task_index)?,
         init_state_index: index("INIT_STATE_INDEX", init_state_index)?,
@@ -211,7 +200,7 @@ mod tests {
         assert_eq!(settings.listen.port(), 0);
         assert_eq!(
             settings.lock_task,
-            Some(LockedTask {
+            Some(TaskRef {
                 suite: "so101_tabletop".into(),
                 task_index: 2,
                 init_state_index: 7

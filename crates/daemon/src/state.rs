@@ -6,7 +6,6 @@ use crate::settings::Settings;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_bridge::safety::SafetyEvent;
-use fakesim_episode::tasks::TaskRef;
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
 use std::sync::Arc;
@@ -60,11 +59,7 @@ impl AppState {
                 max_steps_per_call: fakesim_episode::session::MAX_STEPS_PER_CALL,
                 runs_dir: settings.runs_dir.clone(),
                 image_size: settings.image_size,
-                locked_task: settings.lock_task.as_ref().map(|t| TaskRef {
-                    suite: t.suite.clone(),
-                    task_index: t.task_index,
-                    init_state_index: t.init_state_index,
-                }),
+                locked_task: settings.lock_task.clone(),
             },
             Arc::new(BridgeActuation::new(bridge.clone())),
         );

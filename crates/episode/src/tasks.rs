@@ -1,7 +1,7 @@
 //! The SO-101 tabletop task suite: instructions, seeded object layouts, success predicates.
 
 use fakesim_twin::{Sim, TwinError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The only suite this build ships.
 pub const SUITE: &str = "so101_tabletop";
@@ -54,8 +54,10 @@ pub const TASKS: [TaskDef; 4] = [
     },
 ];
 
-/// A task picked by suite, index and layout.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A task picked by suite, index and layout (in a config file: `suite`, `task-index`,
+/// `init-state-index`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TaskRef {
     /// Suite name.
     pub suite: String,
