@@ -3,7 +3,7 @@
 //! the emergency stop, and injected faults ending in the documented safe state.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_bridge::mapping::{Joint, JointMapping};
+use fakesim_arm::mapping::{Joint, JointMapping};
 use fakesim_e2e::TestServer;
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::errors::error_reason;

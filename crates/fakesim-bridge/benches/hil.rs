@@ -4,11 +4,12 @@
 //! Run with `cargo bench -p fakesim-bridge --bench hil`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
+use fakesim_arm::Arm;
+use fakesim_arm::mapping::{Joint, JointMapping};
 use fakesim_bridge::hil::{BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption};
-use fakesim_bridge::mapping::{Joint, JointMapping};
-use fakesim_bridge::safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_episode::actuation::{Actuation, SimActuation};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
+use fakesim_safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::{JointValues, Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
 use feetech_emu::{EmuConfig, VirtualSo101, serve_pty};

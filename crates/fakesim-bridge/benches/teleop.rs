@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
-use fakesim_bridge::mapping::{CalibratedMapping, Joint, JointMapping};
-use fakesim_bridge::safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_arm::Arm;
+use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
 use fakesim_bridge::teleop::{CycleOutcome, DEFAULT_MAX_STEP_RAD, Teleop, TeleopArms, TeleopConfig, TeleopSafety};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
+use fakesim_safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;

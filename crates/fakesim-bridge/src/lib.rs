@@ -1,19 +1,15 @@
-//! The hardware side of hardware-in-the-loop for the SO-101.
+//! The hil runtime of fakesim-hil: the modes (sim, mirror, hil), the bridge that mirrors the
+//! real arm into the twin and sends commands through the safety layers, the actuations the
+//! episode engine uses in each mode, teleoperation, and the hardware status.
 //!
-//! - [`mapping`]: the joint mapping table between Feetech servos (LeRobot calibration) and
-//!   the twin's joints `"1"`..`"6"`, checked at start-up.
-//! - [`arm`]: one trait for "an arm", with the Feetech SO-101 (a serial-port actor) and the
-//!   twin itself as implementations.
-//! - [`safety`]: the safety layers, one small type each, and the events they produce.
-//! - [`telemetry`]: the hardware status snapshot.
 //! - [`hil`]: the modes, the mirror loop and the actuations of hardware in the loop.
+//! - [`teleop`]: a leader arm drives a follower and the twin.
+//! - [`telemetry`]: the hardware status snapshot.
 //!
-//! Positions cross the public boundary of [`mapping`] as `uom` angles; everywhere else they
-//! are plain `f64` radians in the twin's frame, in action-key order.
+//! The arm interface lives in `fakesim-arm`, the Feetech backend in `fakesim-feetech-arm`,
+//! the safety layers in `fakesim-safety`. Positions are plain `f64` radians in the twin's
+//! frame, in action-key order.
 
-pub mod arm;
 pub mod hil;
-pub mod mapping;
-pub mod safety;
 pub mod telemetry;
 pub mod teleop;

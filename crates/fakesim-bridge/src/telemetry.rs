@@ -5,9 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::arm::{ArmHealth, CommCounters, ServoHealth, ServoReading};
-use crate::mapping::Joint;
-use crate::safety::{EstopLatch, SafetyEvent};
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{ArmHealth, CommCounters, ServoHealth, ServoReading};
+use fakesim_safety::{EstopLatch, SafetyEvent};
 
 /// Everything `GetHardwareStatus` reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +170,7 @@ mod tests {
     use feetech::protocol::status::ServoError;
 
     use super::*;
-    use crate::arm::JointState;
+    use fakesim_arm::JointState;
 
     fn health() -> ArmHealth {
         let mut servos: Vec<ServoHealth> = Joint::ALL

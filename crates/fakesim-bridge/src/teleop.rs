@@ -34,8 +34,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use crate::arm::Arm;
-use crate::safety::{
+use fakesim_arm::Arm;
+use fakesim_safety::{
     DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard, TcpKinematics,
 };
 use outcome::Condition;

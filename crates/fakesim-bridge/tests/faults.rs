@@ -5,9 +5,10 @@
 mod common;
 
 use common::virtual_arm;
-use fakesim_bridge::arm::{Arm, ArmError, FeetechArmConfig};
-use fakesim_bridge::mapping::Joint;
-use fakesim_bridge::safety::{FaultAction, FaultPolicy, SafetyEvent};
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{Arm, ArmError};
+use fakesim_feetech_arm::FeetechArmConfig;
+use fakesim_safety::{FaultAction, FaultPolicy, SafetyEvent};
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
 

@@ -6,8 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{TWIN_RANGES, virtual_arm, virtual_arm_with, virtual_calibration};
-use fakesim_bridge::arm::{Arm, ArmError, FeetechArmConfig};
-use fakesim_bridge::mapping::{Joint, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_arm::mapping::{Joint, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_arm::{Arm, ArmError};
+use fakesim_feetech_arm::FeetechArmConfig;
 use feetech::calibration::Calibration;
 use feetech::control_table::{GOAL_POSITION, TORQUE_ENABLE};
 use feetech::protocol::status::ServoError;

@@ -5,9 +5,10 @@
 mod common;
 
 use common::{TWIN_RANGES, mapping, virtual_arm};
-use fakesim_bridge::arm::{Arm, FeetechArmConfig};
+use fakesim_arm::Arm;
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption};
-use fakesim_bridge::safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_feetech_arm::FeetechArmConfig;
+use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,7 +92,7 @@ async fn mirror_mode_writes_readings_into_the_twin_and_hil_needs_agreement() {
     let arm: Arc<dyn Arm> = Arc::new(virt.arm.clone());
     let (bridge, _events, twin) = bridge(arm.clone()).await;
     virt.servos.set_present_position(2, 2600).unwrap();
-    let expected = mapping().servo_to_twin(fakesim_bridge::mapping::Joint::ShoulderLift, 2600);
+    let expected = mapping().servo_to_twin(fakesim_arm::mapping::Joint::ShoulderLift, 2600);
     let expected = expected.get::<uom::si::angle::radian>();
     let mut samples = bridge.samples();
     samples

@@ -6,8 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use fakesim_bridge::arm::{Arm, ArmError, ArmState, FeetechArm, FeetechArmConfig};
-use fakesim_bridge::mapping::Joint;
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{Arm, ArmError, ArmState};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use feetech::bus::BusConfig;
 use feetech::control_table::DEFAULT_BAUD_RATE;
 use feetech_emu::{VirtualSo101, serve_pty};

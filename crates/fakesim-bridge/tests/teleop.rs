@@ -10,14 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{TWIN_RANGES, VirtualArm, virtual_arm, virtual_arm_with, virtual_calibration};
-use fakesim_bridge::arm::{Arm, ArmError, FeetechArmConfig};
-use fakesim_bridge::mapping::{CalibratedMapping, Joint, JointMapping};
-use fakesim_bridge::safety::{
-    DeltaCap, EstopLatch, FaultAction, LimitSource, RangeGuard, SafetyError, SafetyEvent, ScratchTwinKinematics,
-    TableGuard,
-};
+use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
+use fakesim_arm::{Arm, ArmError};
 use fakesim_bridge::teleop::{
     CycleOutcome, Role, SkipReason, Teleop, TeleopArms, TeleopConfig, TeleopError, TeleopSafety,
+};
+use fakesim_feetech_arm::FeetechArmConfig;
+use fakesim_safety::{
+    DeltaCap, EstopLatch, FaultAction, LimitSource, RangeGuard, SafetyError, SafetyEvent, ScratchTwinKinematics,
+    TableGuard,
 };
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::control_table::{GOAL_POSITION, TORQUE_ENABLE};

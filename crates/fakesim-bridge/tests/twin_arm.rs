@@ -5,9 +5,9 @@
 mod common;
 
 use common::{TWIN_RANGES, virtual_calibration};
-use fakesim_bridge::arm::{Arm, ArmError, TwinArm};
-use fakesim_bridge::mapping::JointMapping;
-use fakesim_bridge::safety::{SafetyError, ScratchTwinKinematics, TableGuard, TcpKinematics};
+use fakesim_arm::mapping::JointMapping;
+use fakesim_arm::{Arm, ArmError, TwinArm};
+use fakesim_safety::{SafetyError, ScratchTwinKinematics, TableGuard, TcpKinematics};
 use fakesim_twin::{Scene, TwinConfig, TwinError, TwinHandle};
 
 fn twin() -> TwinHandle {

@@ -1,11 +1,11 @@
 //! The command line of `fakesim-hil`: without a subcommand it runs the daemon.
 
-use crate::hardware_tools::calibrate::CalibrateArgs;
-use crate::hardware_tools::emulate::EmulateArgs;
-use crate::hardware_tools::scan::ScanArgs;
-use crate::hardware_tools::setup_ids::SetupIdsArgs;
-use crate::hardware_tools::teleop::TeleopArgs;
 use clap::{Args, Parser, Subcommand};
+use fakesim_hardware_tools::calibrate::CalibrateArgs;
+use fakesim_hardware_tools::emulate::EmulateArgs;
+use fakesim_hardware_tools::scan::ScanArgs;
+use fakesim_hardware_tools::setup_ids::SetupIdsArgs;
+use fakesim_hardware_tools::teleop::TeleopArgs;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

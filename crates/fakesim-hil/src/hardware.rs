@@ -4,10 +4,11 @@
 use crate::cli::StartMode;
 use crate::settings::Settings;
 use anyhow::{Context, anyhow};
-use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
+use fakesim_arm::Arm;
+use fakesim_arm::mapping::JointMapping;
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
-use fakesim_bridge::mapping::JointMapping;
-use fakesim_bridge::safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
+use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
 use feetech::bus::BusConfig;
 use feetech::calibration::{ArmRole, Calibration, calibration_root, find_calibration};

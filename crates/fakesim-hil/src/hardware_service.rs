@@ -3,8 +3,8 @@
 
 use crate::state::AppState;
 use crate::status;
+use fakesim_arm::mapping::Joint;
 use fakesim_bridge::hil::{Mode, SyncOption};
-use fakesim_bridge::mapping::Joint;
 use fakesim_proto::v1;
 use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;
 use std::pin::Pin;

@@ -6,7 +6,6 @@ pub mod cli;
 pub mod convert;
 pub mod hardware;
 pub mod hardware_service;
-pub mod hardware_tools;
 pub mod logging;
 pub mod robot_service;
 pub mod server;

@@ -1,8 +1,8 @@
 //! `fakesim-hil`: parses the command line and runs the daemon or one of the hardware tools.
 
 use clap::Parser;
+use fakesim_hardware_tools::{self as hardware_tools, Console};
 use fakesim_hil::cli::{Cli, Command};
-use fakesim_hil::hardware_tools::{self, Console};
 use fakesim_hil::{Settings, logging, run};
 use std::process::ExitCode;
 

@@ -24,8 +24,8 @@
 //! | the servo bus failed | UNAVAILABLE | `bus_unavailable` |
 
 use fakesim_bridge::hil::BridgeError;
-use fakesim_bridge::safety::SafetyError;
 use fakesim_proto::errors::ErrorStatus;
+use fakesim_safety::SafetyError;
 use fakesim_twin::TwinError;
 use fakesim_twin::image::EncodeError;
 use tonic::{Code, Status};

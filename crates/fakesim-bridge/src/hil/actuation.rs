@@ -5,12 +5,12 @@
 
 use super::bridge::{BridgeError, HardwareBridge, Route};
 use super::mode::VerbKind;
-use crate::safety::SafetyError;
 use fakesim_episode::EpisodeError;
 use fakesim_episode::actuation::{Actuation, BoxFuture, SimActuation};
 use fakesim_episode::gripper::{GripperReport, GripperState};
 use fakesim_episode::motion::{MoveController, MoveReport, MoveTarget};
 use fakesim_episode::runner::{distance, gripper_setpoint};
+use fakesim_safety::SafetyError;
 use fakesim_twin::TwinHandle;
 use fakesim_twin::joints::GRIPPER_INDEX;
 

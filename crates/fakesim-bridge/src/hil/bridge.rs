@@ -2,13 +2,13 @@
 //! loop, and the safety layers every command to the real arm passes through.
 
 use super::mode::{Mode, SyncOption, VerbKind};
-use crate::arm::{Arm, ArmError, ArmHealth};
-use crate::mapping::Joint;
-use crate::safety::{
+use crate::telemetry::{HardwareStatus, RecentEvents};
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{Arm, ArmError, ArmHealth};
+use fakesim_safety::{
     Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
     TcpKinematics, Watchdog, WatchdogAction,
 };
-use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinError, TwinHandle};
 use std::sync::atomic::{AtomicU64, Ordering};

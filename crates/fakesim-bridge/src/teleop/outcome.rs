@@ -2,9 +2,9 @@
 
 use fakesim_twin::TwinError;
 
-use crate::arm::ArmError;
-use crate::mapping::Joint;
-use crate::safety::{FaultAction, InvalidSetting, LimitSource, SafetyError, SafetyEvent};
+use fakesim_arm::ArmError;
+use fakesim_arm::mapping::Joint;
+use fakesim_safety::{FaultAction, InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 
 /// Which arm an error came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

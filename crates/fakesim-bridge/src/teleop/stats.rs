@@ -79,8 +79,8 @@ impl std::fmt::Display for TeleopStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safety::{FaultAction, SafetyError};
     use crate::teleop::{SkipReason, TeleopError};
+    use fakesim_safety::{FaultAction, SafetyError};
 
     #[test]
     fn every_cycle_counts_once_and_the_rate_spans_the_cycle_starts() {

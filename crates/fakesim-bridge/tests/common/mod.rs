@@ -1,8 +1,8 @@
 //! Shared fixtures: the virtual SO-101's calibration and an arm on a simulated virtual bus.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_bridge::arm::{FeetechArm, FeetechArmConfig};
-use fakesim_bridge::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_twin::values::Bounds;
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::Calibration;

@@ -6,7 +6,7 @@ use feetech::protocol::status::ServoError;
 use serde::Serialize;
 
 use super::SafetyEvent;
-use crate::arm::{ArmHealth, ServoHealth};
+use fakesim_arm::{ArmHealth, ServoHealth};
 
 /// What the control loop must do, from least to most drastic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -153,7 +153,7 @@ impl FaultPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapping::Joint;
+    use fakesim_arm::mapping::Joint;
 
     fn healthy() -> ArmHealth {
         ArmHealth {

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use fakesim_bridge::arm::{Arm, FeetechArm, FeetechArmConfig};
-use fakesim_bridge::mapping::{CalibratedMapping, JointMapping};
-use fakesim_bridge::safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_arm::Arm;
+use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_bridge::teleop::{
     DEFAULT_MAX_STEP_RAD, DEFAULT_RATE_HZ, Teleop, TeleopArms, TeleopConfig, TeleopSafety, TeleopStats,
 };
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
+use fakesim_safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, Sim, TwinConfig, TwinHandle};

@@ -3,7 +3,7 @@
 use feetech::bus::BusError;
 use feetech::protocol::status::ServoError;
 
-use super::JointState;
+use crate::JointState;
 use crate::mapping::Joint;
 
 /// A snapshot of an arm's health.
@@ -79,7 +79,7 @@ impl ServoHealth {
     }
 
     /// Counts one failed attempt (before any retry).
-    pub(crate) fn attempt_failed(&mut self, error: &BusError) {
+    pub fn attempt_failed(&mut self, error: &BusError) {
         match error {
             BusError::NoReply { .. } | BusError::Timeout { .. } => self.comm.timeouts += 1,
             BusError::Checksum { .. } | BusError::BadLength { .. } | BusError::EchoMismatch => self.comm.corrupt += 1,
@@ -89,12 +89,12 @@ impl ServoHealth {
     }
 
     /// Counts one retry.
-    pub(crate) fn retried(&mut self) {
+    pub fn retried(&mut self) {
         self.comm.retries += 1;
     }
 
     /// Ends a transaction (all its attempts): updates the failure streak and `responding`.
-    pub(crate) fn transaction_done(&mut self, ok: bool, lost_after: u32) {
+    pub fn transaction_done(&mut self, ok: bool, lost_after: u32) {
         self.comm.transactions += 1;
         if ok {
             self.comm.consecutive_failures = 0;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fakesim_twin::TwinHandle;
 use fakesim_twin::values::{Check, JointValues, resolve};
 
-use super::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState};
+use crate::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState};
 
 /// The twin's arm: reads its joint positions, commands set its position-servo setpoints.
 /// Stepping physics stays with whoever owns the episode. The twin has no torque switch:

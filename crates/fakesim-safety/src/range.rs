@@ -3,7 +3,7 @@
 use fakesim_twin::values::Bounds;
 
 use super::{LimitSource, SafetyError, require_finite};
-use crate::mapping::{CalibratedMapping, Joint};
+use fakesim_arm::mapping::{CalibratedMapping, Joint};
 
 /// The range layer: a target must be finite and inside the twin model's range and, on a
 /// real arm, inside the servo's calibrated range (mapped to the twin's radians). A target
@@ -78,7 +78,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::safety::SafetyEvent;
+    use crate::SafetyEvent;
 
     const MODEL: [Bounds; 6] = [Bounds { lo: -1.0, hi: 1.0 }; 6];
 
@@ -139,9 +139,9 @@ mod tests {
                 (joint.label().to_owned(), motor)
             })
             .collect();
-        let mut table = crate::mapping::JointMapping::so101();
-        table.joints[4].range_rule = crate::mapping::RangeRule::WithinTwin;
-        table.joints[5].conversion = crate::mapping::Conversion::Percent {
+        let mut table = fakesim_arm::mapping::JointMapping::so101();
+        table.joints[4].range_rule = fakesim_arm::mapping::RangeRule::WithinTwin;
+        table.joints[5].conversion = fakesim_arm::mapping::Conversion::Percent {
             at_0_rad: -0.5,
             at_100_rad: 0.5,
         };

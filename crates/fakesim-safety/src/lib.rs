@@ -25,7 +25,7 @@ pub use watchdog::{Watchdog, WatchdogAction, WatchdogVerdict};
 
 /// Checks that every value is finite, naming the first joint that is not.
 fn require_finite(values: &[f64; 6]) -> Result<(), SafetyError> {
-    for joint in crate::mapping::Joint::ALL {
+    for joint in fakesim_arm::mapping::Joint::ALL {
         let value = values[joint.index()];
         if !value.is_finite() {
             return Err(SafetyError::NonFinite { joint, value });

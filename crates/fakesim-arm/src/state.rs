@@ -68,7 +68,7 @@ pub struct ServoReading {
 
 impl JointState {
     /// Converts one servo's state-block reply through the mapping.
-    pub(crate) fn from_reply(mapping: &CalibratedMapping, joint: Joint, reply: &Reply<ServoState>) -> Self {
+    pub fn from_reply(mapping: &CalibratedMapping, joint: Joint, reply: &Reply<ServoState>) -> Self {
         let state = &reply.value;
         let steps = state.position;
         Self {

@@ -116,7 +116,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::safety::SafetyEvent;
+    use crate::SafetyEvent;
 
     /// A fake arm whose TCP height is 1.0 m minus the shoulder lift angle / 10.
     fn fake(joints: &[f64; 6]) -> Result<[f64; 3], String> {

@@ -9,12 +9,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fakesim_hil::hardware_tools::Console;
-use fakesim_hil::hardware_tools::calibrate::{self, CalibrateArgs};
-use fakesim_hil::hardware_tools::emulate::{self, EmulateArgs};
-use fakesim_hil::hardware_tools::scan::{self, ScanArgs};
-use fakesim_hil::hardware_tools::setup_ids::{self, SetupIdsArgs};
-use fakesim_hil::hardware_tools::teleop::{self, TeleopArgs};
+use fakesim_hardware_tools::Console;
+use fakesim_hardware_tools::calibrate::{self, CalibrateArgs};
+use fakesim_hardware_tools::emulate::{self, EmulateArgs};
+use fakesim_hardware_tools::scan::{self, ScanArgs};
+use fakesim_hardware_tools::setup_ids::{self, SetupIdsArgs};
+use fakesim_hardware_tools::teleop::{self, TeleopArgs};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::{ArmKind, Calibration, SO101_MOTORS, calibration_path};
 use feetech::control_table::{BAUD_RATE, DEFAULT_BAUD_RATE, GOAL_POSITION, HOMING_OFFSET, ID, TORQUE_ENABLE};

@@ -6,9 +6,9 @@ use feetech::control_table::ServoState;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::feetech_arm::FeetechArmConfig;
-use super::{ArmError, ArmHealth, ArmState, JointState, ServoFailure, ServoHealth};
-use crate::mapping::{CalibratedMapping, Joint};
+use crate::feetech_arm::FeetechArmConfig;
+use fakesim_arm::mapping::{CalibratedMapping, Joint};
+use fakesim_arm::{ArmError, ArmHealth, ArmState, JointState, ServoFailure, ServoHealth};
 
 /// A call from a [`super::FeetechArm`] handle.
 pub(super) enum Request {

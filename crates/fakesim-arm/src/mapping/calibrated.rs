@@ -168,12 +168,12 @@ impl CalibratedMapping {
     }
 
     /// [`CalibratedMapping::servo_to_twin`] in plain radians.
-    pub(crate) fn servo_to_rad(&self, joint: Joint, steps: i32) -> f64 {
+    pub fn servo_to_rad(&self, joint: Joint, steps: i32) -> f64 {
         self.joint(joint).radians(steps)
     }
 
     /// [`CalibratedMapping::twin_to_servo`] from plain radians.
-    pub(crate) fn rad_to_servo(&self, joint: Joint, rad: f64) -> Option<i32> {
+    pub fn rad_to_servo(&self, joint: Joint, rad: f64) -> Option<i32> {
         self.joint(joint).steps(rad)
     }
 

@@ -6,9 +6,9 @@ use feetech::bus::{Bus, BusConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::actor::{Actor, Request};
-use super::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
-use crate::mapping::CalibratedMapping;
+use crate::actor::{Actor, Request};
+use fakesim_arm::mapping::CalibratedMapping;
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
 
 /// Requests waiting for the port task at most.
 const QUEUE: usize = 8;

@@ -1,11 +1,12 @@
-//! One trait for "an arm", and its two implementations: the Feetech SO-101 on a serial bus
-//! ([`FeetechArm`]) and the twin itself ([`TwinArm`]), so sim-only runs share the code path.
+//! The arm interface: one trait for "an arm" (the Feetech SO-101 in `fakesim-feetech-arm`,
+//! the twin itself here as [`TwinArm`]), its state and health types, and the joint [`mapping`]
+//! between servos and the twin's joints.
 //!
 //! Positions are the twin's radians in action-key order. The arm applies no safety policy of
-//! its own beyond refusing non-finite goals: the layers in [`crate::safety`] run first.
+//! its own beyond refusing non-finite goals: the layers in `fakesim-safety` run first.
 
-mod actor;
-mod feetech_arm;
+pub mod mapping;
+
 mod health;
 mod state;
 mod twin;
@@ -18,7 +19,6 @@ use feetech::bus::BusError;
 
 use crate::mapping::Joint;
 
-pub use feetech_arm::{FeetechArm, FeetechArmConfig};
 pub use health::{ArmHealth, CommCounters, ServoHealth};
 pub use state::{ArmState, JointState, ServoReading};
 pub use twin::TwinArm;
