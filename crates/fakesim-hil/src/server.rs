@@ -73,6 +73,8 @@ pub async fn serve(
         .serve_with_incoming_shutdown(incoming, signal);
 
     tracing::info!("listening on {addr}");
+    // The bound address alone on a line of stdout, for scripts that start the daemon on port 0.
+    println!("{addr}");
     tokio::select! {
         result = server => result.context("the gRPC server failed")?,
         () = async { draining.notified().await; tokio::time::sleep(DRAIN_GRACE).await } => {

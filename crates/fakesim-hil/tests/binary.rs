@@ -1,5 +1,5 @@
 //! The real `fakesim-hil` binary: runs without `LD_LIBRARY_PATH` (rpath), announces its
-//! address, serves, and exits 0 on SIGTERM; refuses hardware mode for now.
+//! address (log and stdout), serves, and exits 0 on SIGTERM; refuses hardware mode for now.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use nix::sys::signal::{Signal, kill};
@@ -61,10 +61,20 @@ async fn health(addr: SocketAddr) -> i32 {
 fn sigterm_stops_the_serving_daemon_with_exit_code_0() {
     let runs = tempfile::tempdir().unwrap();
     let mut child = daemon(&["--listen", "127.0.0.1:0", "--runs-dir", runs.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let addr = listening_address(&mut stderr, &mut child);
+    let mut announced = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut announced)
+        .unwrap();
+    assert_eq!(
+        announced,
+        format!("{addr}\n"),
+        "stdout's first line is the bound address alone"
+    );
     assert_eq!(addr.ip().to_string(), "127.0.0.1");
     assert_ne!(addr.port(), 0);
 

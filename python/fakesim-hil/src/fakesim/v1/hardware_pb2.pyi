@@ -1,0 +1,172 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Mode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MODE_UNSPECIFIED: _ClassVar[Mode]
+    MODE_SIM: _ClassVar[Mode]
+    MODE_MIRROR: _ClassVar[Mode]
+    MODE_HIL: _ClassVar[Mode]
+
+class SyncOption(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SYNC_OPTION_NONE: _ClassVar[SyncOption]
+    SYNC_OPTION_MOVE_ARM_TO_TWIN: _ClassVar[SyncOption]
+    SYNC_OPTION_MOVE_TWIN_TO_ARM: _ClassVar[SyncOption]
+MODE_UNSPECIFIED: Mode
+MODE_SIM: Mode
+MODE_MIRROR: Mode
+MODE_HIL: Mode
+SYNC_OPTION_NONE: SyncOption
+SYNC_OPTION_MOVE_ARM_TO_TWIN: SyncOption
+SYNC_OPTION_MOVE_TWIN_TO_ARM: SyncOption
+
+class SetModeRequest(_message.Message):
+    __slots__ = ("mode", "sync", "sync_max_speed_rad_s")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    SYNC_FIELD_NUMBER: _ClassVar[int]
+    SYNC_MAX_SPEED_RAD_S_FIELD_NUMBER: _ClassVar[int]
+    mode: Mode
+    sync: SyncOption
+    sync_max_speed_rad_s: float
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., sync: _Optional[_Union[SyncOption, str]] = ..., sync_max_speed_rad_s: _Optional[float] = ...) -> None: ...
+
+class SetModeResponse(_message.Message):
+    __slots__ = ("mode", "previous_mode", "max_joint_error_rad", "sync_duration_s")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_MODE_FIELD_NUMBER: _ClassVar[int]
+    MAX_JOINT_ERROR_RAD_FIELD_NUMBER: _ClassVar[int]
+    SYNC_DURATION_S_FIELD_NUMBER: _ClassVar[int]
+    mode: Mode
+    previous_mode: Mode
+    max_joint_error_rad: float
+    sync_duration_s: float
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., previous_mode: _Optional[_Union[Mode, str]] = ..., max_joint_error_rad: _Optional[float] = ..., sync_duration_s: _Optional[float] = ...) -> None: ...
+
+class CommErrorCounts(_message.Message):
+    __slots__ = ("timeouts", "corrupt_replies", "retries")
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    CORRUPT_REPLIES_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_FIELD_NUMBER: _ClassVar[int]
+    timeouts: int
+    corrupt_replies: int
+    retries: int
+    def __init__(self, timeouts: _Optional[int] = ..., corrupt_replies: _Optional[int] = ..., retries: _Optional[int] = ...) -> None: ...
+
+class ServoStatus(_message.Message):
+    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
+    POSITION_DEG_FIELD_NUMBER: _ClassVar[int]
+    TWIN_RAD_FIELD_NUMBER: _ClassVar[int]
+    TWIN_ACTUAL_RAD_FIELD_NUMBER: _ClassVar[int]
+    TEMPERATURE_C_FIELD_NUMBER: _ClassVar[int]
+    VOLTAGE_V_FIELD_NUMBER: _ClassVar[int]
+    LOAD_PERCENT_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_MA_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FLAGS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    COMM_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TORQUE_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    label: str
+    twin_joint: str
+    position_deg: float
+    twin_rad: float
+    twin_actual_rad: float
+    temperature_c: float
+    voltage_v: float
+    load_percent: float
+    current_ma: float
+    error_flags: int
+    errors: _containers.RepeatedScalarFieldContainer[str]
+    comm_errors: CommErrorCounts
+    torque_enabled: bool
+    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ...) -> None: ...
+
+class GetHardwareStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetHardwareStatusResponse(_message.Message):
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    SERVOS_FIELD_NUMBER: _ClassVar[int]
+    ESTOP_LATCHED_FIELD_NUMBER: _ClassVar[int]
+    ESTOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    SAFETY_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    mode: Mode
+    port: str
+    bus_connected: bool
+    servos: _containers.RepeatedCompositeFieldContainer[ServoStatus]
+    estop_latched: bool
+    estop_reason: str
+    safety_events: int
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ...) -> None: ...
+
+class StreamJointStatesRequest(_message.Message):
+    __slots__ = ("rate_hz",)
+    RATE_HZ_FIELD_NUMBER: _ClassVar[int]
+    rate_hz: float
+    def __init__(self, rate_hz: _Optional[float] = ...) -> None: ...
+
+class JointSample(_message.Message):
+    __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad")
+    TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    REAL_RAD_FIELD_NUMBER: _ClassVar[int]
+    REAL_DEG_FIELD_NUMBER: _ClassVar[int]
+    TWIN_RAD_FIELD_NUMBER: _ClassVar[int]
+    twin_joint: str
+    label: str
+    real_rad: float
+    real_deg: float
+    twin_rad: float
+    def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ...) -> None: ...
+
+class JointStatesSample(_message.Message):
+    __slots__ = ("seq", "elapsed_s", "mode", "joints")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    JOINTS_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    elapsed_s: float
+    mode: Mode
+    joints: _containers.RepeatedCompositeFieldContainer[JointSample]
+    def __init__(self, seq: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., mode: _Optional[_Union[Mode, str]] = ..., joints: _Optional[_Iterable[_Union[JointSample, _Mapping]]] = ...) -> None: ...
+
+class EmergencyStopRequest(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class EmergencyStopResponse(_message.Message):
+    __slots__ = ("estop_latched", "was_latched")
+    ESTOP_LATCHED_FIELD_NUMBER: _ClassVar[int]
+    WAS_LATCHED_FIELD_NUMBER: _ClassVar[int]
+    estop_latched: bool
+    was_latched: bool
+    def __init__(self, estop_latched: bool = ..., was_latched: bool = ...) -> None: ...
+
+class ResetEmergencyStopRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ResetEmergencyStopResponse(_message.Message):
+    __slots__ = ("estop_latched", "was_latched")
+    ESTOP_LATCHED_FIELD_NUMBER: _ClassVar[int]
+    WAS_LATCHED_FIELD_NUMBER: _ClassVar[int]
+    estop_latched: bool
+    was_latched: bool
+    def __init__(self, estop_latched: bool = ..., was_latched: bool = ...) -> None: ...

@@ -1,0 +1,302 @@
+"""A small typed client over the daemon's session, robot and hardware services."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, TypeVar
+
+import grpc
+import numpy as np
+
+from fakesim.v1 import common_pb2, hardware_pb2, robot_pb2, session_pb2
+from fakesim.v1.hardware_pb2_grpc import HardwareServiceStub
+from fakesim.v1.robot_pb2_grpc import RobotServiceStub
+from fakesim.v1.session_pb2_grpc import SessionServiceStub
+
+from .connection import DEFAULT_ADDRESS, Connection
+from .errors import FakesimError
+from .images import decode_depth_png, decode_png
+
+Response = TypeVar("Response")
+
+#: Operating modes by name.
+ModeName = Literal["sim", "mirror", "hil"]
+_MODES: dict[str, int] = {
+    "sim": hardware_pb2.MODE_SIM,
+    "mirror": hardware_pb2.MODE_MIRROR,
+    "hil": hardware_pb2.MODE_HIL,
+}
+_SYNCS: dict[str, int] = {
+    "none": hardware_pb2.SYNC_OPTION_NONE,
+    "arm_to_twin": hardware_pb2.SYNC_OPTION_MOVE_ARM_TO_TWIN,
+    "twin_to_arm": hardware_pb2.SYNC_OPTION_MOVE_TWIN_TO_ARM,
+}
+_GRIPPER: dict[str, int] = {
+    "open": session_pb2.GRIPPER_COMMAND_OPEN,
+    "close": session_pb2.GRIPPER_COMMAND_CLOSE,
+}
+
+#: The session service's camera names, in the order `Images` carries them.
+SESSION_CAMERAS = ("agentview", "robot0_eye_in_hand")
+
+
+def mode_name(mode: int) -> str:
+    """The name (``sim``, ``mirror``, ``hil``) of a `fakesim.v1.Mode` value."""
+    for name, value in _MODES.items():
+        if value == mode:
+            return name
+    raise ValueError(f"unknown mode value {mode}")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """End-effector state and the session's camera images as arrays."""
+
+    #: Camera name to a (height, width, 3) uint8 image.
+    images: dict[str, np.ndarray]
+    #: TCP position, metres, world frame.
+    eef_pos_m: np.ndarray
+    #: TCP roll, pitch, yaw, radians.
+    eef_rpy_rad: np.ndarray
+    #: Distance between the jaw tips, metres.
+    gripper_opening_m: float
+    #: Steps used in the episode so far.
+    step: int
+    #: Steps left in the episode.
+    steps_left: int
+
+    @classmethod
+    def from_proto(cls, images: session_pb2.Images, state: session_pb2.EefState, step: int, steps_left: int) -> Observation:
+        """Decodes the images and state of a session response."""
+        pos, rpy = state.eef_pos_m, state.eef_rpy_rad
+        return cls(
+            images={name: decode_png(getattr(images, name)) for name in SESSION_CAMERAS if getattr(images, name)},
+            eef_pos_m=np.array([pos.x, pos.y, pos.z]),
+            eef_rpy_rad=np.array([rpy.roll_x, rpy.pitch_y, rpy.yaw_z]),
+            gripper_opening_m=state.gripper.opening_m,
+            step=step,
+            steps_left=steps_left,
+        )
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """What one control tick returned."""
+
+    #: Observation vector laid out as `ModelInfo.observation_keys`.
+    observation: np.ndarray
+    #: Camera name to a (height, width, 3) uint8 image; empty unless images were asked for.
+    images: dict[str, np.ndarray]
+    #: Camera name to a (height, width) uint16 depth image in millimetres, when asked for.
+    depth: dict[str, np.ndarray]
+    #: Physics steps since the model was loaded.
+    physics_steps: int
+    #: Simulation time, seconds.
+    time_s: float
+
+
+class Client:
+    """A connection to one daemon; every failed call raises `FakesimError`."""
+
+    def __init__(
+        self,
+        address: str = DEFAULT_ADDRESS,
+        *,
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
+        timeout_s: float | None = 60.0,
+    ) -> None:
+        self.connection = Connection.resolve(
+            address, token=token, token_file=token_file, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key
+        )
+        self.timeout_s = timeout_s
+        self._channel = self.connection.channel([("grpc.max_receive_message_length", 64 * 1024 * 1024)])
+        self.session = SessionServiceStub(self._channel)
+        self.robot = RobotServiceStub(self._channel)
+        self.hardware = HardwareServiceStub(self._channel)
+        self._model: robot_pb2.GetModelInfoResponse | None = None
+
+    def close(self) -> None:
+        """Closes the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        """Blocks until the channel is connected, or raises `FakesimError` (DEADLINE_EXCEEDED)."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+        except grpc.FutureTimeoutError:
+            raise FakesimError(grpc.StatusCode.DEADLINE_EXCEEDED, f"no connection to {self.connection.address}") from None
+
+    def call(self, method: Callable[..., Response], request: Any) -> Response:
+        """Runs one unary call with the connection's metadata, raising `FakesimError` on failure."""
+        try:
+            return method(request, timeout=self.timeout_s, metadata=self.connection.call_metadata())
+        except grpc.RpcError as error:
+            raise FakesimError.from_rpc_error(error) from None
+
+    # --- session ---------------------------------------------------------------------------
+
+    def suites(self) -> list[session_pb2.SuiteSummary]:
+        """The suites the daemon knows."""
+        return list(self.call(self.session.ListTasks, session_pb2.ListTasksRequest()).suites)
+
+    def tasks(self, suite: str = "so101_tabletop") -> list[session_pb2.TaskSummary]:
+        """The tasks of one suite, in index order."""
+        return list(self.call(self.session.ListTasks, session_pb2.ListTasksRequest(suite=suite)).tasks)
+
+    def reset(
+        self, suite: str | None = None, task_index: int | None = None, init_state_index: int | None = None
+    ) -> session_pb2.ResetTaskResponse:
+        """Starts an episode (the default scene when every argument is None)."""
+        request = session_pb2.ResetTaskRequest(suite=suite, task_index=task_index, init_state_index=init_state_index)
+        return self.call(self.session.ResetTask, request)
+
+    def observe(self) -> Observation:
+        """The current images and end-effector state, without advancing anything."""
+        answer = self.call(self.session.GetObservation, session_pb2.GetObservationRequest())
+        return Observation.from_proto(answer.images, answer.state, answer.step, answer.steps_left)
+
+    def move(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0, *, rpy: Sequence[float] | None = None) -> session_pb2.MoveResponse:
+        """Moves the TCP by a Cartesian delta (metres), optionally rotating it (radians)."""
+        request = session_pb2.MoveRequest(delta_xyz=common_pb2.Vec3(x=dx, y=dy, z=dz))
+        if rpy is not None:
+            roll, pitch, yaw = rpy
+            request.delta_rpy.CopyFrom(common_pb2.Rpy(roll_x=roll, pitch_y=pitch, yaw_z=yaw))
+        return self.call(self.session.Move, request)
+
+    def gripper(self, command: Literal["open", "close"]) -> session_pb2.GripperResponse:
+        """Opens or closes the gripper until it settles."""
+        if command not in _GRIPPER:
+            raise ValueError(f"gripper command must be 'open' or 'close', not {command!r}")
+        return self.call(self.session.Gripper, session_pb2.GripperRequest(command=_GRIPPER[command]))
+
+    def stop(self) -> session_pb2.StopEpisodeResponse:
+        """Ends the episode; the answer names its artifacts (summary.json, events, frames)."""
+        return self.call(self.session.StopEpisode, session_pb2.StopEpisodeRequest())
+
+    def session_info(self) -> session_pb2.GetSessionInfoResponse:
+        """Status, task, step counts and state of the session."""
+        return self.call(self.session.GetSessionInfo, session_pb2.GetSessionInfoRequest())
+
+    # --- robot -----------------------------------------------------------------------------
+
+    def model_info(self) -> robot_pb2.GetModelInfoResponse:
+        """Joints, action keys, control rate and cameras (fetched once, then cached)."""
+        if self._model is None:
+            self._model = self.call(self.robot.GetModelInfo, robot_pb2.GetModelInfoRequest())
+        return self._model
+
+    def robot_state(self) -> robot_pb2.GetRobotStateResponse:
+        """Joint positions, velocities, targets and the TCP pose."""
+        return self.call(self.robot.GetRobotState, robot_pb2.GetRobotStateRequest())
+
+    def send_action(
+        self, action: Mapping[str, float] | Sequence[float], n_substeps: int | None = None
+    ) -> robot_pb2.SendActionResponse:
+        """Writes joint targets (by name, or ordered as the action keys) and steps the physics."""
+        request = robot_pb2.SendActionRequest(action=joint_values(action), n_substeps=n_substeps)
+        return self.call(self.robot.SendAction, request)
+
+    def set_joint_positions(self, positions: Mapping[str, float] | Sequence[float], hold: bool = True) -> robot_pb2.SetJointPositionsResponse:
+        """Teleports joints (simulation only), moving the servo setpoints along when ``hold``."""
+        request = robot_pb2.SetJointPositionsRequest(positions=joint_values(positions), hold=hold)
+        return self.call(self.robot.SetJointPositions, request)
+
+    def tick(
+        self,
+        action: Sequence[float],
+        *,
+        images: bool = False,
+        cameras: Sequence[str] = (),
+        width: int = 0,
+        height: int = 0,
+        depth: bool = False,
+    ) -> TickResult:
+        """One control tick with an ordered action vector; images rendered after it on request."""
+        request = robot_pb2.TickRequest(
+            action=[float(v) for v in action],
+            want_images=images,
+            cameras=list(cameras),
+            width=width,
+            height=height,
+            want_depth=depth,
+            depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
+        )
+        answer = self.call(self.robot.Tick, request)
+        return TickResult(
+            observation=np.array(answer.observation, dtype=np.float64),
+            images={frame.camera: decode_png(frame.color_png) for frame in answer.frames},
+            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
+            physics_steps=answer.physics_steps,
+            time_s=answer.time_s,
+        )
+
+    # --- hardware --------------------------------------------------------------------------
+
+    def status(self) -> hardware_pb2.GetHardwareStatusResponse:
+        """Mode, port, servos, emergency stop and safety event count."""
+        return self.call(self.hardware.GetHardwareStatus, hardware_pb2.GetHardwareStatusRequest())
+
+    def mode(self) -> str:
+        """The mode in force: ``sim``, ``mirror`` or ``hil``."""
+        return mode_name(self.status().mode)
+
+    def set_mode(
+        self,
+        mode: ModeName,
+        *,
+        sync: Literal["none", "arm_to_twin", "twin_to_arm"] = "none",
+        sync_max_speed_rad_s: float | None = None,
+    ) -> hardware_pb2.SetModeResponse:
+        """Switches the operating mode; the episode is kept."""
+        if mode not in _MODES or sync not in _SYNCS:
+            raise ValueError(f"mode must be one of {sorted(_MODES)} and sync one of {sorted(_SYNCS)}")
+        request = hardware_pb2.SetModeRequest(mode=_MODES[mode], sync=_SYNCS[sync], sync_max_speed_rad_s=sync_max_speed_rad_s)
+        return self.call(self.hardware.SetMode, request)
+
+    def emergency_stop(self, reason: str = "") -> hardware_pb2.EmergencyStopResponse:
+        """Latches the emergency stop (torque off; motion refused until reset)."""
+        return self.call(self.hardware.EmergencyStop, hardware_pb2.EmergencyStopRequest(reason=reason))
+
+    def reset_emergency_stop(self) -> hardware_pb2.ResetEmergencyStopResponse:
+        """Clears a latched emergency stop."""
+        return self.call(self.hardware.ResetEmergencyStop, hardware_pb2.ResetEmergencyStopRequest())
+
+    def joint_states(self, rate_hz: float) -> Iterator[hardware_pb2.JointStatesSample]:
+        """Streams real and twin joint states until the iterator is closed."""
+        try:
+            stream = self.hardware.StreamJointStates(
+                hardware_pb2.StreamJointStatesRequest(rate_hz=rate_hz), metadata=self.connection.call_metadata()
+            )
+        except grpc.RpcError as error:
+            raise FakesimError.from_rpc_error(error) from None
+        try:
+            yield from _guarded(stream)
+        finally:
+            stream.cancel()
+
+
+def _guarded(stream: Iterator[Response]) -> Iterator[Response]:
+    """Iterates a server stream, turning its failure into `FakesimError`."""
+    try:
+        yield from stream
+    except grpc.RpcError as error:
+        raise FakesimError.from_rpc_error(error) from None
+
+
+def joint_values(values: Mapping[str, float] | Sequence[float]) -> common_pb2.JointValues:
+    """Joint values by name (mapping) or in action-key order (sequence)."""
+    if isinstance(values, Mapping):
+        return common_pb2.JointValues(named=common_pb2.NamedJointValues(values={k: float(v) for k, v in values.items()}))
+    return common_pb2.JointValues(ordered=common_pb2.OrderedJointValues(values=[float(v) for v in values]))

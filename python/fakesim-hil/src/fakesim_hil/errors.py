@@ -1,0 +1,45 @@
+"""Refusals of the daemon as Python exceptions carrying the gRPC code and the ErrorInfo reason."""
+
+from __future__ import annotations
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+#: ErrorInfo domain of every refusal the daemon sends.
+DOMAIN = "fakesim-hil"
+
+
+class FakesimError(Exception):
+    """A call the daemon refused (or that failed in transport), with its code and reason."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        reason: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{code.name}: {message}" + (f" [{reason}]" if reason else ""))
+        #: The gRPC status code, e.g. ``grpc.StatusCode.OUT_OF_RANGE``.
+        self.code = code
+        #: The status message as the daemon wrote it.
+        self.message = message
+        #: The ErrorInfo reason (``out_of_range``, ``not_running``, ...); None for transport errors.
+        self.reason = reason
+        #: The ErrorInfo metadata: every value named in the message.
+        self.metadata = metadata or {}
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> FakesimError:
+        """Builds the exception from a failed call, reading the ErrorInfo detail when present."""
+        code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+        message = error.details() if isinstance(error, grpc.Call) else str(error)
+        reason, metadata = None, {}
+        status = rpc_status.from_call(error) if isinstance(error, grpc.Call) else None
+        for detail in status.details if status is not None else ():
+            info = error_details_pb2.ErrorInfo()
+            if detail.Is(info.DESCRIPTOR) and detail.Unpack(info) and info.domain == DOMAIN:
+                reason, metadata = info.reason, dict(info.metadata)
+                break
+        return cls(code, message or "", reason, metadata)

@@ -1,0 +1,169 @@
+"""Gymnasium env over the daemon's control tick: joint-target actions on the suite's tasks.
+
+Importing this module registers one id per task of the ``so101_tabletop`` suite
+(``fakesim_hil/LiftCube-v0`` ...); ``gymnasium.make("fakesim_hil.gym:fakesim_hil/LiftCube-v0")``
+imports and registers in one go. Observations carry joint positions and velocities and the camera
+images rendered after each tick. The task's success is judged by the daemon only when the episode
+ends; it is reported as ``info["is_success"]`` (and a reward of 1.0) on the last step, never in an
+observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.make``; its
+``max_episode_steps`` adds a TimeLimit wrapper that truncates without the judgement, so use
+``env.unwrapped.end_episode()`` with it). The episode's ``summary.json`` must be readable from this process (daemon on the same
+machine or a shared runs directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from fakesim.v1 import session_pb2
+
+from .client import Client
+
+#: The suite the registered envs run.
+SUITE = "so101_tabletop"
+#: Registered env ids by task index.
+ENV_IDS = {
+    0: "fakesim_hil/LiftCube-v0",
+    1: "fakesim_hil/CubeInBowl-v0",
+    2: "fakesim_hil/PushToTarget-v0",
+    3: "fakesim_hil/StackCubes-v0",
+}
+#: Environment variable naming the daemon's address when none is passed.
+ADDRESS_ENV = "FAKESIM_HIL_ADDRESS"
+
+
+class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
+    """One task of the suite, an episode per reset, one daemon control tick per step."""
+
+    metadata = {"render_modes": ["rgb_array"]}
+
+    def __init__(
+        self,
+        task_index: int = 0,
+        *,
+        address: str | None = None,
+        client: Client | None = None,
+        init_states: list[int] | None = None,
+        episode_ticks: int = 200,
+        image_size: tuple[int, int] | None = (96, 96),
+        cameras: list[str] | None = None,
+        render_mode: str | None = None,
+        **connection: Any,
+    ) -> None:
+        self.client = client or Client(address or os.environ.get(ADDRESS_ENV, "127.0.0.1:50051"), **connection)
+        self._owns_client = client is None
+        model = self.client.model_info()
+        task = self.client.tasks(SUITE)[task_index]
+        self.task_index = task_index
+        self.instruction = task.instruction
+        self.init_states = list(init_states) if init_states is not None else list(range(task.n_init_states))
+        self.episode_ticks = episode_ticks
+        self.cameras = list(cameras) if cameras is not None else list(model.cameras)
+        self.render_mode = render_mode
+        width, height = image_size or (model.default_image_width, model.default_image_height)
+        self._size = (width, height)
+        self._keys = list(model.observation_keys)
+        n = len(model.action_keys)
+        low = np.array([j.range_min for j in model.joints], dtype=np.float64)
+        high = np.array([j.range_max for j in model.joints], dtype=np.float64)
+        self.action_space = spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64)
+        self.observation_space = spaces.Dict(
+            {
+                "joint_pos": spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64),
+                "joint_vel": spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64),
+                "pixels": spaces.Dict(
+                    {cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras}
+                ),
+            }
+        )
+        self._steps = 0
+        self._running = False
+        self._last: dict[str, Any] | None = None
+
+    def _observe(self, action: np.ndarray) -> dict[str, Any]:
+        width, height = self._size
+        result = self.client.tick(action, images=True, cameras=self.cameras, width=width, height=height)
+        n = self.action_space.shape[0]
+        return {
+            "joint_pos": result.observation[:n].copy(),
+            "joint_vel": result.observation[n : 2 * n].copy(),
+            "pixels": result.images,
+        }
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Starts an episode on a layout: ``options["init_state_index"]``, else one drawn by the seed."""
+        super().reset(seed=seed)
+        self._finish()
+        if options and "init_state_index" in options:
+            layout = int(options["init_state_index"])
+        else:
+            layout = int(self.init_states[self.np_random.integers(len(self.init_states))])
+        started = self.client.reset(SUITE, self.task_index, layout)
+        self._running = True
+        self._steps = 0
+        # A hold tick on the current targets renders the first frames and settles the layout.
+        self._last = self._observe(np.array(self.client.robot_state().ctrl_targets))
+        info = {"run": started.run, "task": started.task.name, "init_state_index": layout, "instruction": self.instruction}
+        return self._last, info
+
+    def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """One control tick toward the joint targets; the last step reports the judged success."""
+        if not self._running:
+            raise RuntimeError("call reset() before step()")
+        action = np.asarray(action, dtype=np.float64)
+        if action.shape != self.action_space.shape:
+            raise ValueError(f"action must have shape {self.action_space.shape}, not {action.shape}")
+        self._last = self._observe(action)
+        self._steps += 1
+        info: dict[str, Any] = {}
+        truncated = self._steps >= self.episode_ticks
+        reward = 0.0
+        if truncated:
+            success = self._finish()
+            info["is_success"] = success
+            reward = 1.0 if success else 0.0
+        return self._last, reward, False, truncated, info
+
+    def end_episode(self) -> bool:
+        """Ends the running episode now and returns the daemon's judgement of it."""
+        return bool(self._finish())
+
+    def _finish(self) -> bool | None:
+        """Stops our running episode, if any, and reads its success from summary.json."""
+        if not self._running:
+            return None
+        self._running = False
+        if self.client.session_info().status != session_pb2.EPISODE_STATUS_RUNNING:
+            return None
+        stopped = self.client.stop()
+        summary = json.loads(Path(stopped.artifacts.summary).read_text(encoding="utf-8"))
+        return bool(summary["success"])
+
+    def render(self) -> np.ndarray | None:
+        """The first camera's latest frame (``rgb_array``)."""
+        if self.render_mode != "rgb_array" or self._last is None:
+            return None
+        return self._last["pixels"][self.cameras[0]]
+
+    def close(self) -> None:
+        """Ends a running episode and closes the connection the env opened."""
+        self._finish()
+        if self._owns_client:
+            self.client.close()
+
+
+def register_envs() -> None:
+    """Registers one env id per task of the suite (idempotent)."""
+    for task_index, env_id in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=FakesimEnv, kwargs={"task_index": task_index}, disable_env_checker=True)
+
+
+register_envs()

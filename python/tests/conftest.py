@@ -1,0 +1,93 @@
+"""Shared fixtures: real sim-only daemons started from $FAKESIM_HIL_BIN on 127.0.0.1:0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fakesim.v1 import session_pb2
+from fakesim_hil import Client
+
+
+@dataclass
+class Daemon:
+    """A running daemon: its process, bound address and runs directory."""
+
+    process: subprocess.Popen[str]
+    address: str
+    runs_dir: Path
+
+    def stop(self) -> None:
+        """Terminates the daemon (SIGTERM) and waits for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def daemon_binary() -> str:
+    """Path of the fakesim-hil binary under test (scripts/test-all exports it)."""
+    binary = os.environ.get("FAKESIM_HIL_BIN")
+    if not binary or not Path(binary).is_file():
+        pytest.fail("FAKESIM_HIL_BIN must name the fakesim-hil binary (scripts/test-all sets it)")
+    return binary
+
+
+def start_daemon(runs_dir: Path, *args: str) -> Daemon:
+    """Starts a sim-only daemon on 127.0.0.1:0 and reads its bound address from stdout's first line."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    log = open(runs_dir / "daemon.log", "w")  # noqa: SIM115 - lives as long as the daemon
+    process = subprocess.Popen(
+        [daemon_binary(), "--listen", "127.0.0.1:0", "--runs-dir", str(runs_dir), *args],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    if not line:
+        process.wait()
+        log.close()
+        pytest.fail(f"the daemon ended ({process.returncode}) before listening:\n{(runs_dir / 'daemon.log').read_text()}")
+    return Daemon(process, line, runs_dir)
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One sim-only daemon for the whole test session."""
+    running = start_daemon(tmp_path_factory.mktemp("daemon") / "runs")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def daemon_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Daemon]]:
+    """Starts extra daemons with their own arguments; all are stopped at the end of the session."""
+    started: list[Daemon] = []
+
+    def factory(*args: str) -> Daemon:
+        running = start_daemon(tmp_path_factory.mktemp("daemon") / "runs", *args)
+        started.append(running)
+        return running
+
+    yield factory
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> Iterator[Client]:
+    """A client of the session daemon; an episode left running by the test is stopped after it."""
+    with Client(daemon.address) as connected:
+        connected.wait_ready()
+        yield connected
+        if connected.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
+            connected.stop()

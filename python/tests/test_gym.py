@@ -1,0 +1,118 @@
+"""The Gymnasium env against a real sim-only daemon."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from fakesim.v1 import robot_pb2
+from fakesim_hil import Client
+from fakesim_hil.gym import ENV_IDS, FakesimEnv
+
+LAYOUT = 2
+
+
+def expert_waypoints(client: Client, layout: int) -> list[np.ndarray]:
+    """Joint targets of a lift_cube grasp planned with the daemon's own IK moves (a scratch run)."""
+    client.reset("so101_tabletop", 0, layout)
+    waypoints: list[np.ndarray] = []
+
+    def record() -> None:
+        waypoints.append(np.array(client.robot_state().ctrl_targets))
+
+    cube = client.call(client.robot.ForwardKinematics, robot_pb2.ForwardKinematicsRequest(name="cube_red")).frames[0]
+    cube_pos = np.array([cube.pose.position_m.x, cube.pose.position_m.y, cube.pose.position_m.z])
+    client.gripper("open")
+    record()
+    for height in (0.06, 0.0):
+        for _ in range(4):  # a move may stop at its per-call cap; repeat toward the same point
+            tcp = client.observe().eef_pos_m
+            dx, dy, dz = cube_pos + [0.0, 0.0, height] - tcp
+            if np.hypot(np.hypot(dx, dy), dz) < 0.005:
+                break
+            client.move(dx, dy, dz)
+        record()
+    client.gripper("close")
+    record()
+    client.move(dz=0.10)
+    record()
+    client.stop()
+    return waypoints
+
+
+def replay(env: FakesimEnv, waypoints: list[np.ndarray], ticks_per_leg: int = 12) -> None:
+    """Drives the env through the waypoints, interpolating joint targets over a few ticks each."""
+    current = env.unwrapped.client.robot_state().ctrl_targets
+    start = np.array(current)
+    for target in waypoints:
+        for k in range(1, ticks_per_leg + 1):
+            env.step(start + (target - start) * k / ticks_per_leg)
+        start = target
+
+
+def test_registered_ids_make_envs_on_their_tasks(daemon) -> None:
+    assert set(ENV_IDS.values()) <= set(gym.registry)
+    env = gym.make(ENV_IDS[1], address=daemon.address, image_size=(64, 48), episode_ticks=3)
+    try:
+        obs, info = env.reset(seed=0)
+        assert info["task"] == "cube_in_bowl"
+        assert obs["pixels"]["agentview"].shape == (48, 64, 3) and obs["pixels"]["agentview"].dtype == np.uint8
+        assert env.observation_space["pixels"].contains(obs["pixels"])
+        assert obs["joint_pos"].shape == (6,)
+        assert set(obs["pixels"]) == {"agentview", "robot0_eye_in_hand"}
+        assert "is_success" not in info
+        for _ in range(3):
+            obs, reward, terminated, truncated, info = env.step(obs["joint_pos"])
+        assert truncated and not terminated
+        assert info["is_success"] is False and reward == 0.0
+    finally:
+        env.close()
+
+
+def test_seeded_resets_are_deterministic(daemon) -> None:
+    env = FakesimEnv(0, address=daemon.address, image_size=(48, 48), cameras=["agentview"], episode_ticks=50)
+    try:
+        runs = []
+        for _ in range(2):
+            obs, info = env.reset(seed=7)
+            trace = [obs["joint_pos"]]
+            for k in range(5):
+                obs, *_ = env.step(np.full(6, 0.05 * k))
+                trace.append(obs["joint_pos"])
+            runs.append((info["init_state_index"], np.array(trace), obs["pixels"]["agentview"]))
+        assert runs[0][0] == runs[1][0]
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])
+        np.testing.assert_array_equal(runs[0][2], runs[1][2])
+        other = {env.reset(seed=seed)[1]["init_state_index"] for seed in range(8)}
+        assert len(other) > 1, "different seeds draw different layouts"
+    finally:
+        env.close()
+
+
+def test_a_scripted_lift_succeeds_and_doing_nothing_fails(daemon, client: Client) -> None:
+    waypoints = expert_waypoints(client, LAYOUT)
+    env = FakesimEnv(0, address=daemon.address, image_size=(32, 32), cameras=["agentview"], episode_ticks=500)
+    try:
+        env.reset(options={"init_state_index": LAYOUT})
+        replay(env, waypoints)
+        assert env.end_episode() is True
+
+        obs, _ = env.reset(options={"init_state_index": LAYOUT})
+        for _ in range(10):
+            obs, *_ = env.step(obs["joint_pos"])
+        assert env.end_episode() is False
+    finally:
+        env.close()
+
+
+def test_step_before_reset_and_a_wrong_action_shape_are_refused(daemon) -> None:
+    env = FakesimEnv(0, address=daemon.address, image_size=(32, 32))
+    try:
+        with pytest.raises(RuntimeError):
+            env.step(np.zeros(6))
+        env.reset(seed=1)
+        with pytest.raises(ValueError):
+            env.step(np.zeros(5))
+    finally:
+        env.close()
