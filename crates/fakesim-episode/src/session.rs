@@ -617,12 +617,21 @@ impl Engine {
 
     async fn images(&self, run: &mut Run, label: &str) -> Result<Images, EpisodeError> {
         let size = self.config.image_size;
+        let started = Instant::now();
+        let frames = self.twin.render_cameras(&CAMERAS, size, size, false).await?;
+        let rendered = Instant::now();
         let mut pngs = Vec::with_capacity(CAMERAS.len());
-        for camera in CAMERAS {
-            let frame = self.twin.render(camera, size, size, false).await?;
-            let png = encode_rgb_png(&frame)?;
-            run.journal.frame(label, camera, &png)?;
-            pngs.push(png);
+        for frame in &frames {
+            pngs.push(encode_rgb_png(frame)?);
+        }
+        let encoded = Instant::now();
+        tracing::debug!(
+            render_ms = (rendered - started).as_secs_f64() * 1e3,
+            encode_ms = (encoded - rendered).as_secs_f64() * 1e3,
+            "observation images"
+        );
+        for (camera, png) in CAMERAS.iter().zip(&pngs) {
+            run.journal.frame(label, camera, png)?;
         }
         let robot0_eye_in_hand = pngs.pop().unwrap_or_default();
         let agentview = pngs.pop().unwrap_or_default();

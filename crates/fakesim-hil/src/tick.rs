@@ -109,15 +109,12 @@ impl ImageRequest {
 
     /// Renders every requested camera from the twin's current state, in request order.
     pub async fn render(&self, twin: &TwinHandle) -> Result<Vec<(String, Frame)>, Status> {
-        let mut frames = Vec::with_capacity(self.cameras.len());
-        for camera in &self.cameras {
-            let frame = twin
-                .render(camera, self.width, self.height, self.depth.is_some())
-                .await
-                .map_err(|e| status::from_twin(&e))?;
-            frames.push((camera.clone(), frame));
-        }
-        Ok(frames)
+        let cameras: Vec<&str> = self.cameras.iter().map(String::as_str).collect();
+        let frames = twin
+            .render_cameras(&cameras, self.width, self.height, self.depth.is_some())
+            .await
+            .map_err(|e| status::from_twin(&e))?;
+        Ok(self.cameras.iter().cloned().zip(frames).collect())
     }
 
     /// Encodes rendered frames: colour as PNG, depth as PNG or raw codes as asked.

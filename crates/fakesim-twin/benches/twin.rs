@@ -1,15 +1,23 @@
 //! Twin figures: physics steps per second against a raw `mj_step` loop on the same model in
-//! the same run, one control tick through the async handle, FK and Jacobian time, and the
-//! time to render a 256x256 camera frame. Run with `cargo bench -p fakesim-twin`.
+//! the same run, one control tick per call on `Sim` and through the async handle, FK and
+//! Jacobian time, and 256x256 camera frames at each render quality, with PNG encoding apart.
+//! Every line checks that what it counts is what ran (simulated time, frame count and size).
+//! Run with `cargo bench -p fakesim-twin --bench twin`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
+use fakesim_twin::image::encode_rgb_png;
+use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
+use fakesim_twin::{Frame, JointValues, RenderQuality, Scene, Sim, TwinConfig, TwinHandle};
 use mujoco_rs::prelude::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const STEPS: u32 = 20_000;
+const TICKS: u32 = STEPS / DEFAULT_SUBSTEPS_PER_TICK;
 const ROUNDS: usize = 5;
+const FRAMES: u32 = 20;
+const SIZE: u32 = 256;
+const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 
 /// Best of a few rounds, to keep the shared machine's noise out of the ratio.
 fn best_of(mut f: impl FnMut() -> Duration) -> Duration {
@@ -20,9 +28,26 @@ fn per_second(count: u32, d: Duration) -> f64 {
     f64::from(count) / d.as_secs_f64()
 }
 
+/// Panics unless `time` is exactly `steps` physics steps of `dt`.
+fn check_steps(what: &str, time: f64, steps: u32, dt: f64) {
+    let expected = f64::from(steps) * dt;
+    assert!(
+        (time - expected).abs() < dt * 1e-3,
+        "{what}: simulated {time} s, expected {steps} steps = {expected} s"
+    );
+}
+
+fn check_frames(what: &str, frames: &[Frame], count: usize) {
+    assert_eq!(frames.len(), count, "{what}: frame count");
+    for f in frames {
+        assert_eq!((f.width, f.height, f.rgb.len()), (SIZE, SIZE, (SIZE * SIZE * 3) as usize), "{what}");
+    }
+}
+
 fn main() {
-    let sim = Sim::load(&Scene::Tabletop, 4).unwrap();
+    let sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
     let model = sim.model().clone();
+    let dt = model.opt().timestep;
     drop(sim);
 
     let raw = best_of(|| {
@@ -31,39 +56,62 @@ fn main() {
         for _ in 0..STEPS {
             data.step();
         }
-        start.elapsed()
+        let elapsed = start.elapsed();
+        check_steps("raw", data.time(), STEPS, dt);
+        elapsed
     });
     let twin = best_of(|| {
-        let mut sim = Sim::load(&Scene::Tabletop, 4).unwrap();
+        let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
         let start = Instant::now();
         sim.step(STEPS).unwrap();
-        start.elapsed()
+        let elapsed = start.elapsed();
+        check_steps("Sim::step", sim.time(), STEPS, dt);
+        elapsed
+    });
+    let sim_ticks = best_of(|| {
+        let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
+        let start = Instant::now();
+        for _ in 0..TICKS {
+            sim.step_tick();
+        }
+        let elapsed = start.elapsed();
+        check_steps("Sim::step_tick", sim.time(), TICKS * DEFAULT_SUBSTEPS_PER_TICK, dt);
+        elapsed
     });
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let handle = TwinHandle::spawn(TwinConfig::default()).unwrap();
-    let ticks = STEPS / 4;
     let through_handle = best_of(|| {
         runtime.block_on(async {
+            let handle = TwinHandle::spawn(TwinConfig::default()).unwrap();
             let start = Instant::now();
-            for _ in 0..ticks {
+            for _ in 0..TICKS {
                 handle.with_sim(|sim| sim.step_tick()).await.unwrap();
             }
-            start.elapsed()
+            let elapsed = start.elapsed();
+            let time = handle.with_sim(|sim| sim.time()).await.unwrap();
+            check_steps("handle ticks", time, TICKS * DEFAULT_SUBSTEPS_PER_TICK, dt);
+            elapsed
         })
     });
-    println!("raw mj_step loop           {:>10.0} steps/s", per_second(STEPS, raw));
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!("raw mj_step loop                 {:>10.0} steps/s", per_second(STEPS, raw));
     println!(
-        "Sim::step                  {:>10.0} steps/s  ({:.3} of raw)",
+        "Sim::step                        {:>10.0} steps/s  ({:.3} of raw)",
         per_second(STEPS, twin),
-        raw.as_secs_f64() / twin.as_secs_f64()
+        ratio(raw, twin)
     );
     println!(
-        "handle, one tick per call  {:>10.0} steps/s  ({:.3} of raw)",
+        "Sim, one tick ({DEFAULT_SUBSTEPS_PER_TICK} steps) per call   {:>10.0} steps/s  ({:.3} of raw)",
+        per_second(STEPS, sim_ticks),
+        ratio(raw, sim_ticks)
+    );
+    println!(
+        "handle, one tick per call        {:>10.0} steps/s  ({:.3} of raw, {:.3} of the same ticks on Sim)",
         per_second(STEPS, through_handle),
-        raw.as_secs_f64() / through_handle.as_secs_f64()
+        ratio(raw, through_handle),
+        ratio(sim_ticks, through_handle)
     );
 
-    let mut sim = Sim::load(&Scene::Tabletop, 4).unwrap();
+    let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
     sim.set_joint_positions(&JointValues::Ordered(vec![0.2, -0.3, 0.4, 0.1, 0.0, 0.5]), true)
         .unwrap();
     let n = 10_000;
@@ -82,28 +130,62 @@ fn main() {
         start.elapsed()
     });
     println!(
-        "forward_kinematics(tcp)    {:>10.2} us",
+        "forward_kinematics(tcp)          {:>10.2} us",
         fk.as_secs_f64() * 1e6 / f64::from(n)
     );
     println!(
-        "tcp Jacobian               {:>10.2} us",
+        "tcp Jacobian                     {:>10.2} us",
         jac.as_secs_f64() * 1e6 / f64::from(n)
     );
 
-    runtime.block_on(async {
-        for camera in ["agentview", "robot0_eye_in_hand"] {
-            match handle.render(camera, 256, 256, false).await {
-                Err(e) => println!("render {camera}: {e}"),
-                Ok(_) => {
-                    let frames = 20;
-                    let start = Instant::now();
-                    for _ in 0..frames {
-                        black_box(handle.render(camera, 256, 256, false).await.unwrap());
-                    }
-                    let each = start.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
-                    println!("render {camera:<19} {each:>10.2} ms per 256x256 RGB frame");
-                }
+    runtime.block_on(render_figures());
+}
+
+/// Milliseconds per frame of `FRAMES` frames.
+fn per_frame(d: Duration, frames: u32) -> f64 {
+    d.as_secs_f64() * 1e3 / f64::from(frames)
+}
+
+async fn render_figures() {
+    for quality in RenderQuality::ALL {
+        let handle = TwinHandle::spawn(TwinConfig {
+            render_quality: quality,
+            ..TwinConfig::default()
+        })
+        .unwrap();
+        // The first frame builds the GL context.
+        if let Err(e) = handle.render(CAMERAS[0], SIZE, SIZE, false).await {
+            println!("render at {quality}: {e}");
+            return;
+        }
+        let mut last = Vec::new();
+        for camera in CAMERAS {
+            let start = Instant::now();
+            for _ in 0..FRAMES {
+                last = vec![handle.render(camera, SIZE, SIZE, false).await.unwrap()];
+            }
+            let each = per_frame(start.elapsed(), FRAMES);
+            check_frames(camera, &last, 1);
+            println!("render {quality:<4} {camera:<19}   {each:>10.2} ms per {SIZE}x{SIZE} RGB frame");
+        }
+        let start = Instant::now();
+        for _ in 0..FRAMES {
+            last = handle.render_cameras(&CAMERAS, SIZE, SIZE, false).await.unwrap();
+        }
+        let both = per_frame(start.elapsed(), FRAMES);
+        check_frames("both", &last, 2);
+        let start = Instant::now();
+        let mut bytes = 0;
+        for _ in 0..FRAMES {
+            for frame in &last {
+                bytes += encode_rgb_png(frame).unwrap().len();
             }
         }
-    });
+        let encode = per_frame(start.elapsed(), FRAMES);
+        assert!(bytes > 0);
+        println!(
+            "render {quality:<4} both cameras, one call {both:>10.2} ms; PNG encode of both {encode:.2} ms ({} bytes)",
+            bytes / FRAMES as usize
+        );
+    }
 }

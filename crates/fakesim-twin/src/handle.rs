@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::error::TwinError;
+use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::Sim;
@@ -16,6 +17,8 @@ pub struct TwinConfig {
     pub scene: Scene,
     /// Physics steps per control tick.
     pub substeps_per_tick: u32,
+    /// Image quality of the cameras.
+    pub render_quality: RenderQuality,
 }
 
 impl Default for TwinConfig {
@@ -23,6 +26,7 @@ impl Default for TwinConfig {
         TwinConfig {
             scene: Scene::Tabletop,
             substeps_per_tick: crate::sim::DEFAULT_SUBSTEPS_PER_TICK,
+            render_quality: RenderQuality::default(),
         }
     }
 }
@@ -57,7 +61,7 @@ impl TwinHandle {
         let model = ready_rx.recv().map_err(|_| TwinError::Stopped)??;
         Ok(TwinHandle {
             jobs,
-            renderer: RenderQueue::spawn(model)?,
+            renderer: RenderQueue::spawn(&model, config.render_quality)?,
         })
     }
 
@@ -84,8 +88,20 @@ impl TwinHandle {
 
     /// Renders a camera's RGB (and depth, when asked) at a size, from the state right now.
     pub async fn render(&self, camera: &str, width: u32, height: u32, depth: bool) -> Result<Frame, TwinError> {
-        let camera_name = camera.to_owned();
-        let (snapshot, camera) = self
+        let mut frames = self.render_cameras(&[camera], width, height, depth).await?;
+        frames.pop().ok_or(TwinError::Stopped)
+    }
+
+    /// Renders several cameras, in the order given, from one snapshot of the state right now.
+    pub async fn render_cameras(
+        &self,
+        cameras: &[&str],
+        width: u32,
+        height: u32,
+        depth: bool,
+    ) -> Result<Vec<Frame>, TwinError> {
+        let names: Vec<String> = cameras.iter().map(|c| (*c).to_owned()).collect();
+        let (snapshot, cameras) = self
             .try_with_sim(move |sim| {
                 let (max_width, max_height) = sim.model_info().max_image;
                 if width == 0 || height == 0 || width > max_width || height > max_height {
@@ -96,13 +112,14 @@ impl TwinHandle {
                         max_height,
                     });
                 }
-                Ok((sim.render_snapshot(), sim.camera_id(&camera_name)?))
+                let ids = names.iter().map(|name| sim.camera_id(name)).collect::<Result<Vec<_>, _>>()?;
+                Ok((sim.render_snapshot(), ids))
             })
             .await?;
         self.renderer
             .render(|reply| RenderJob {
                 snapshot,
-                camera,
+                cameras,
                 width,
                 height,
                 depth,

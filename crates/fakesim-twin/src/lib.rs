@@ -8,6 +8,7 @@ pub mod error;
 pub mod handle;
 pub mod image;
 pub mod joints;
+pub mod quality;
 pub mod render;
 pub mod scene;
 pub mod sim;
@@ -15,6 +16,7 @@ pub mod values;
 
 pub use error::TwinError;
 pub use handle::{TwinConfig, TwinHandle};
+pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;
 pub use sim::{ModelInfo, Pose, RobotState, Sim};

@@ -2,6 +2,7 @@
 //! state snapshots.
 
 use crate::error::TwinError;
+use crate::quality::RenderQuality;
 use crate::sim::{RENDER_STATE, RenderSnapshot};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
@@ -23,14 +24,14 @@ pub struct Frame {
     pub depth: Option<Vec<f32>>,
 }
 
-/// One frame to draw.
+/// Frames of one or more cameras to draw from one state.
 pub(crate) struct RenderJob {
     pub snapshot: RenderSnapshot,
-    pub camera: usize,
+    pub cameras: Vec<usize>,
     pub width: u32,
     pub height: u32,
     pub depth: bool,
-    pub reply: oneshot::Sender<Result<Frame, TwinError>>,
+    pub reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
 }
 
 /// Sends jobs to the render thread.
@@ -38,8 +39,9 @@ pub(crate) struct RenderJob {
 pub(crate) struct RenderQueue(mpsc::Sender<RenderJob>);
 
 impl RenderQueue {
-    /// Starts the render thread for a model.
-    pub fn spawn(model: Arc<MjModel>) -> Result<Self, TwinError> {
+    /// Starts the render thread for a model, drawing at `quality`.
+    pub fn spawn(model: &MjModel, quality: RenderQuality) -> Result<Self, TwinError> {
+        let model = Arc::new(quality.render_model(model));
         let (tx, rx) = mpsc::channel::<RenderJob>();
         std::thread::Builder::new()
             .name("twin-render".into())
@@ -48,11 +50,11 @@ impl RenderQueue {
         Ok(RenderQueue(tx))
     }
 
-    /// Draws one frame.
+    /// Draws the frames of one job.
     pub async fn render(
         &self,
-        job: impl FnOnce(oneshot::Sender<Result<Frame, TwinError>>) -> RenderJob,
-    ) -> Result<Frame, TwinError> {
+        job: impl FnOnce(oneshot::Sender<Result<Vec<Frame>, TwinError>>) -> RenderJob,
+    ) -> Result<Vec<Frame>, TwinError> {
         let (reply, rx) = oneshot::channel();
         self.0.send(job(reply)).map_err(|_| TwinError::Stopped)?;
         rx.await.map_err(|_| TwinError::Stopped)?
@@ -82,53 +84,60 @@ impl RenderThread {
         }
     }
 
-    fn draw(&mut self, job: &RenderJob) -> Result<Frame, TwinError> {
+    fn draw(&mut self, job: &RenderJob) -> Result<Vec<Frame>, TwinError> {
         if let Some(reason) = &self.unavailable {
             return Err(TwinError::RenderUnavailable(reason.clone()));
         }
         self.data
             .set_state(&job.snapshot.0, RENDER_STATE)
             .map_err(|e| TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}")))?;
-        self.data.forward();
-        let key = (job.width, job.height);
-        if !self.renderers.contains_key(&key) {
-            let built = MjRenderer::builder()
-                .width(job.width)
-                .height(job.height)
-                .rgb(true)
-                .depth(true)
-                .build(self.data.model());
-            match built {
-                Ok(renderer) => {
-                    self.renderers.insert(key, renderer);
-                }
-                Err(e) => {
-                    let reason = format!(
-                        "no usable EGL device ({e}); install an EGL driver such as Debian's \
-                         libegl1, libegl-mesa0 and libgl1-mesa-dri (software rendering works)"
-                    );
-                    tracing::warn!(%reason, "offscreen rendering disabled; physics keeps running");
-                    self.unavailable = Some(reason.clone());
-                    return Err(TwinError::RenderUnavailable(reason));
-                }
-            }
+        // Drawing needs only the poses of bodies, geoms, cameras and lights.
+        self.data.kinematics();
+        self.data.camlight();
+        let renderer = renderer(&mut self.renderers, &mut self.unavailable, self.data.model(), job.width, job.height)?;
+        if renderer.depth_enabled() != job.depth {
+            renderer.set_depth_rendering(job.depth);
         }
-        let Some(renderer) = self.renderers.get_mut(&key) else {
-            return Err(TwinError::RenderUnavailable("renderer missing".into()));
-        };
-        renderer.set_camera(MjvCamera::new_fixed(job.camera));
         let fail = |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
-        renderer.sync_data(&mut self.data).map_err(fail)?;
-        renderer.render().map_err(fail)?;
-        let rgb = renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default();
-        let depth = job
-            .depth
-            .then(|| renderer.depth_flat().map(<[f32]>::to_vec).unwrap_or_default());
-        Ok(Frame {
-            width: job.width,
-            height: job.height,
-            rgb,
-            depth,
-        })
+        let mut frames = Vec::with_capacity(job.cameras.len());
+        for &camera in &job.cameras {
+            renderer.set_camera(MjvCamera::new_fixed(camera));
+            renderer.sync_data(&mut self.data).map_err(fail)?;
+            renderer.render().map_err(fail)?;
+            frames.push(Frame {
+                width: job.width,
+                height: job.height,
+                rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
+                depth: renderer.depth_flat().map(<[f32]>::to_vec),
+            });
+        }
+        Ok(frames)
+    }
+}
+
+/// The renderer of one image size, made on first use; one GL context serves every camera. A
+/// failure to make one marks rendering unavailable for good.
+fn renderer<'a>(
+    renderers: &'a mut HashMap<(u32, u32), MjRenderer>,
+    unavailable: &mut Option<String>,
+    model: &MjModel,
+    width: u32,
+    height: u32,
+) -> Result<&'a mut MjRenderer, TwinError> {
+    use std::collections::hash_map::Entry;
+    match renderers.entry((width, height)) {
+        Entry::Occupied(entry) => Ok(entry.into_mut()),
+        Entry::Vacant(entry) => match MjRenderer::builder().width(width).height(height).rgb(true).build(model) {
+            Ok(renderer) => Ok(entry.insert(renderer)),
+            Err(e) => {
+                let reason = format!(
+                    "no usable EGL device ({e}); install an EGL driver such as Debian's \
+                     libegl1, libegl-mesa0 and libgl1-mesa-dri (software rendering works)"
+                );
+                tracing::warn!(%reason, "offscreen rendering disabled; physics keeps running");
+                *unavailable = Some(reason.clone());
+                Err(TwinError::RenderUnavailable(reason))
+            }
+        },
     }
 }

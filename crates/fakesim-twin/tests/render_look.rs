@@ -4,7 +4,7 @@
 //! write the grids from the current code instead of checking them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::{Frame, TwinConfig, TwinHandle};
+use fakesim_twin::{Frame, RenderQuality, TwinConfig, TwinHandle};
 use std::path::PathBuf;
 
 const SIZE: u32 = 256;
@@ -15,8 +15,8 @@ const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 #[tokio::test]
 async fn todays_look_matches_the_reference() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
-    for camera in CAMERAS {
-        let frame = twin.render(camera, SIZE, SIZE, false).await.unwrap();
+    let frames = twin.render_cameras(&CAMERAS, SIZE, SIZE, false).await.unwrap();
+    for (camera, frame) in CAMERAS.into_iter().zip(frames) {
         let grid = block_means(&frame);
         let path = reference_path(camera);
         if std::env::var_os("FAKESIM_WRITE_REFERENCE").is_some() {
@@ -25,8 +25,29 @@ async fn todays_look_matches_the_reference() {
         }
         let reference = read_grid(&path);
         let (mean, max) = difference(&grid, &reference);
+        println!("{camera}: full vs reference: mean {mean:.2}, max {max:.0}");
         assert!(
             mean <= 1.0 && max <= 12.0,
+            "{camera}: block means differ from the reference by {mean:.2} on average, {max:.0} at most"
+        );
+    }
+}
+
+/// The fast level draws the same scene: the same colours in the same places, without shadows,
+/// reflections and smoothed edges.
+#[tokio::test]
+async fn the_fast_level_shows_the_same_scene() {
+    let twin = TwinHandle::spawn(TwinConfig {
+        render_quality: RenderQuality::Fast,
+        ..TwinConfig::default()
+    })
+    .unwrap();
+    let frames = twin.render_cameras(&CAMERAS, SIZE, SIZE, false).await.unwrap();
+    for (camera, frame) in CAMERAS.into_iter().zip(frames) {
+        let (mean, max) = difference(&block_means(&frame), &read_grid(&reference_path(camera)));
+        println!("{camera}: fast vs reference: mean {mean:.2}, max {max:.0}");
+        assert!(
+            mean <= 4.0 && max > 0.0,
             "{camera}: block means differ from the reference by {mean:.2} on average, {max:.0} at most"
         );
     }
