@@ -6,6 +6,7 @@ use fakesim_hardware_tools::emulate::EmulateArgs;
 use fakesim_hardware_tools::scan::ScanArgs;
 use fakesim_hardware_tools::setup_ids::SetupIdsArgs;
 use fakesim_hardware_tools::teleop::TeleopArgs;
+use fakesim_twin::RenderQuality;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -82,8 +83,13 @@ pub struct DaemonArgs {
     /// Default width and height of camera images, pixels [default: 256].
     #[arg(long, value_name = "PIXELS")]
     pub image_size: Option<u32>,
+    /// Camera image quality [default: full]: fast (no multisampling, shadows or reflections)
+    /// or full (the scene as written).
+    #[arg(long, value_name = "LEVEL")]
+    pub render_quality: Option<RenderQuality>,
     /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
-    /// init-state-index), max-steps, runs-dir, image-size, log-level. Unknown keys are refused.
+    /// init-state-index), max-steps, runs-dir, image-size, render-quality, log-level. Unknown
+    /// keys are refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].

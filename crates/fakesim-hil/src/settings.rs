@@ -3,6 +3,7 @@
 use crate::cli::{DaemonArgs, StartMode};
 use anyhow::{Context, bail};
 use fakesim_episode::tasks::TaskRef;
+use fakesim_twin::RenderQuality;
 use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,8 @@ pub struct Settings {
     pub runs_dir: PathBuf,
     /// Default width and height of camera images, pixels.
     pub image_size: u32,
+    /// Camera image quality.
+    pub render_quality: RenderQuality,
     /// Log filter (`tracing_subscriber::EnvFilter` syntax).
     pub log_level: String,
 }
@@ -47,6 +50,7 @@ impl Default for Settings {
             max_steps: 300,
             runs_dir: PathBuf::from("./runs"),
             image_size: 256,
+            render_quality: RenderQuality::default(),
             log_level: "info".to_owned(),
         }
     }
@@ -66,6 +70,7 @@ struct FileConfig {
     max_steps: Option<u32>,
     runs_dir: Option<PathBuf>,
     image_size: Option<u32>,
+    render_quality: Option<String>,
     log_level: Option<String>,
 }
 
@@ -88,6 +93,11 @@ impl Settings {
             Some(values) => Some(parse_lock_task(values)?),
             None => file.lock_task,
         };
+        let render_quality = match (args.render_quality, &file.render_quality) {
+            (Some(quality), _) => quality,
+            (None, Some(name)) => name.parse().context("invalid render-quality in the config file")?,
+            (None, None) => RenderQuality::default(),
+        };
         let defaults = Settings::default();
         let port = args.port.clone().or(file.port);
         let default_mode = if port.is_some() {
@@ -106,6 +116,7 @@ impl Settings {
             max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
             runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
             image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
+            render_quality,
             log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
         };
         settings.check()?;
@@ -193,6 +204,8 @@ mod tests {
             "/tmp/r",
             "--image-size",
             "128",
+            "--render-quality",
+            "fast",
             "--log-level",
             "debug",
         ]))
@@ -207,6 +220,7 @@ mod tests {
             })
         );
         assert_eq!((settings.max_steps, settings.image_size), (50, 128));
+        assert_eq!(settings.render_quality, RenderQuality::Fast);
         assert_eq!(settings.runs_dir, PathBuf::from("/tmp/r"));
         assert_eq!(settings.log_level, "debug");
     }
@@ -214,7 +228,7 @@ mod tests {
     #[test]
     fn flags_override_the_file_and_the_file_overrides_defaults() {
         let file = config_file(
-            "listen = \"127.0.0.1:6000\"\nmax-steps = 40\nimage-size = 64\n\
+            "listen = \"127.0.0.1:6000\"\nmax-steps = 40\nimage-size = 64\nrender-quality = \"fast\"\n\
              [lock-task]\nsuite = \"s\"\ntask-index = 1\ninit-state-index = 3\n",
         );
         let path = file.path().to_str().unwrap();
@@ -222,6 +236,7 @@ mod tests {
         assert_eq!(settings.max_steps, 90, "flag wins");
         assert_eq!(settings.listen.port(), 6000, "file wins over default");
         assert_eq!(settings.image_size, 64);
+        assert_eq!(settings.render_quality, RenderQuality::Fast);
         assert_eq!(settings.lock_task.unwrap().init_state_index, 3);
         assert_eq!(
             settings.runs_dir,
@@ -252,6 +267,10 @@ mod tests {
         assert!(Settings::from_args(&args(&["--image-size", "0"])).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--lock-task", "s", "1"]).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--listen", "nowhere"]).is_err());
+        assert!(Cli::try_parse_from(["fakesim-hil", "--render-quality", "ultra"]).is_err());
+        let file = config_file("render-quality = \"ultra\"\n");
+        let err = Settings::from_args(&args(&["--config", file.path().to_str().unwrap()])).unwrap_err();
+        assert!(format!("{err:#}").contains("fast, full"), "{err:#}");
     }
 
     #[test]

@@ -31,7 +31,11 @@ pub struct AppState {
 impl AppState {
     /// Loads the twin and checks the settings fit its model (the default image size).
     pub async fn start(settings: Settings) -> anyhow::Result<Self> {
-        let twin = tokio::task::spawn_blocking(|| TwinHandle::spawn(TwinConfig::default()))
+        let config = TwinConfig {
+            render_quality: settings.render_quality,
+            ..TwinConfig::default()
+        };
+        let twin = tokio::task::spawn_blocking(move || TwinHandle::spawn(config))
             .await
             .context("the twin loader panicked")?
             .context("cannot start the twin")?;

@@ -1,13 +1,12 @@
 //! Twin figures: physics steps per second against a raw `mj_step` loop on the same model in
 //! the same run, one control tick per call on `Sim` and through the async handle, FK and
-//! Jacobian time, and 256x256 camera frames at each render quality, with PNG encoding apart.
-//! Every line checks that what it counts is what ran (simulated time, frame count and size).
+//! Jacobian time. Every line checks that what it counts is what ran (the simulated time).
+//! Camera figures are in the `render` bench.
 //! Run with `cargo bench -p fakesim-twin --bench twin`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::image::encode_rgb_png;
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
-use fakesim_twin::{Frame, JointValues, RenderQuality, Scene, Sim, TwinConfig, TwinHandle};
+use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
 use mujoco_rs::prelude::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -15,9 +14,6 @@ use std::time::{Duration, Instant};
 const STEPS: u32 = 20_000;
 const TICKS: u32 = STEPS / DEFAULT_SUBSTEPS_PER_TICK;
 const ROUNDS: usize = 5;
-const FRAMES: u32 = 20;
-const SIZE: u32 = 256;
-const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 
 /// Best of a few rounds, to keep the shared machine's noise out of the ratio.
 fn best_of(mut f: impl FnMut() -> Duration) -> Duration {
@@ -35,13 +31,6 @@ fn check_steps(what: &str, time: f64, steps: u32, dt: f64) {
         (time - expected).abs() < dt * 1e-3,
         "{what}: simulated {time} s, expected {steps} steps = {expected} s"
     );
-}
-
-fn check_frames(what: &str, frames: &[Frame], count: usize) {
-    assert_eq!(frames.len(), count, "{what}: frame count");
-    for f in frames {
-        assert_eq!((f.width, f.height, f.rgb.len()), (SIZE, SIZE, (SIZE * SIZE * 3) as usize), "{what}");
-    }
 }
 
 fn main() {
@@ -93,7 +82,10 @@ fn main() {
         })
     });
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
-    println!("raw mj_step loop                 {:>10.0} steps/s", per_second(STEPS, raw));
+    println!(
+        "raw mj_step loop                 {:>10.0} steps/s",
+        per_second(STEPS, raw)
+    );
     println!(
         "Sim::step                        {:>10.0} steps/s  ({:.3} of raw)",
         per_second(STEPS, twin),
@@ -137,55 +129,4 @@ fn main() {
         "tcp Jacobian                     {:>10.2} us",
         jac.as_secs_f64() * 1e6 / f64::from(n)
     );
-
-    runtime.block_on(render_figures());
-}
-
-/// Milliseconds per frame of `FRAMES` frames.
-fn per_frame(d: Duration, frames: u32) -> f64 {
-    d.as_secs_f64() * 1e3 / f64::from(frames)
-}
-
-async fn render_figures() {
-    for quality in RenderQuality::ALL {
-        let handle = TwinHandle::spawn(TwinConfig {
-            render_quality: quality,
-            ..TwinConfig::default()
-        })
-        .unwrap();
-        // The first frame builds the GL context.
-        if let Err(e) = handle.render(CAMERAS[0], SIZE, SIZE, false).await {
-            println!("render at {quality}: {e}");
-            return;
-        }
-        let mut last = Vec::new();
-        for camera in CAMERAS {
-            let start = Instant::now();
-            for _ in 0..FRAMES {
-                last = vec![handle.render(camera, SIZE, SIZE, false).await.unwrap()];
-            }
-            let each = per_frame(start.elapsed(), FRAMES);
-            check_frames(camera, &last, 1);
-            println!("render {quality:<4} {camera:<19}   {each:>10.2} ms per {SIZE}x{SIZE} RGB frame");
-        }
-        let start = Instant::now();
-        for _ in 0..FRAMES {
-            last = handle.render_cameras(&CAMERAS, SIZE, SIZE, false).await.unwrap();
-        }
-        let both = per_frame(start.elapsed(), FRAMES);
-        check_frames("both", &last, 2);
-        let start = Instant::now();
-        let mut bytes = 0;
-        for _ in 0..FRAMES {
-            for frame in &last {
-                bytes += encode_rgb_png(frame).unwrap().len();
-            }
-        }
-        let encode = per_frame(start.elapsed(), FRAMES);
-        assert!(bytes > 0);
-        println!(
-            "render {quality:<4} both cameras, one call {both:>10.2} ms; PNG encode of both {encode:.2} ms ({} bytes)",
-            bytes / FRAMES as usize
-        );
-    }
 }

@@ -112,7 +112,10 @@ impl TwinHandle {
                         max_height,
                     });
                 }
-                let ids = names.iter().map(|name| sim.camera_id(name)).collect::<Result<Vec<_>, _>>()?;
+                let ids = names
+                    .iter()
+                    .map(|name| sim.camera_id(name))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok((sim.render_snapshot(), ids))
             })
             .await?;

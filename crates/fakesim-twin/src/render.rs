@@ -94,7 +94,13 @@ impl RenderThread {
         // Drawing needs only the poses of bodies, geoms, cameras and lights.
         self.data.kinematics();
         self.data.camlight();
-        let renderer = renderer(&mut self.renderers, &mut self.unavailable, self.data.model(), job.width, job.height)?;
+        let renderer = renderer(
+            &mut self.renderers,
+            &mut self.unavailable,
+            self.data.model(),
+            job.width,
+            job.height,
+        )?;
         if renderer.depth_enabled() != job.depth {
             renderer.set_depth_rendering(job.depth);
         }
