@@ -1,12 +1,15 @@
 //! Session figures: a 5 cm move's motion alone (in process, no images), the same move over
-//! gRPC with its two 256x256 images, and an observation with two 256x256 images.
+//! gRPC with its two 256x256 images, and an observation with two 256x256 images, at each render
+//! quality; the observation's images split into drawing and PNG encoding, in process.
 //! Run with `cargo bench -p fakesim-e2e --bench session`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_e2e::TestServer;
+use fakesim_episode::session::CAMERAS;
 use fakesim_episode::{Actuation, SimActuation};
-use fakesim_proto::v1::{GetObservationRequest, MoveRequest, ResetTaskRequest, Vec3};
-use fakesim_twin::{TwinConfig, TwinHandle};
+use fakesim_proto::v1::{GetObservationRequest, Images, MoveRequest, ResetTaskRequest, Vec3};
+use fakesim_twin::image::encode_rgb_png;
+use fakesim_twin::{RenderQuality, TwinConfig, TwinHandle};
 use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 40;
@@ -38,15 +41,25 @@ async fn main() {
             .await
             .unwrap();
         motion.push(start.elapsed());
+        assert!(report.executed_steps > 0, "the move ran");
         ticks.push(report.executed_steps);
     }
     ticks.sort();
     report("5 cm move, motion only (in process)", motion);
     println!("{:<44} median {} control ticks", "", ticks[ticks.len() / 2]);
 
+    for quality in RenderQuality::ALL {
+        grpc_figures(quality).await;
+        split_figures(quality).await;
+    }
+}
+
+/// A 5 cm `Move` and a `GetObservation` over gRPC, each with its two 256x256 PNGs.
+async fn grpc_figures(quality: RenderQuality) {
     let server = TestServer::start_with(|s| {
         s.image_size = 256;
         s.max_steps = 100_000;
+        s.render_quality = quality;
     })
     .await
     .unwrap();
@@ -60,16 +73,55 @@ async fn main() {
             delta_rpy: None,
         };
         let start = Instant::now();
-        session.r#move(request).await.unwrap();
+        let reply = session.r#move(request).await.unwrap().into_inner();
         moves.push(start.elapsed());
+        check_pngs(reply.images);
     }
-    report("5 cm Move over gRPC with two 256x256 PNGs", moves);
+    report(&format!("[{quality}] 5 cm Move over gRPC with two 256x256 PNGs"), moves);
     let mut observations = Vec::new();
     for _ in 0..SAMPLES {
         let start = Instant::now();
-        session.get_observation(GetObservationRequest {}).await.unwrap();
+        let reply = session
+            .get_observation(GetObservationRequest {})
+            .await
+            .unwrap()
+            .into_inner();
         observations.push(start.elapsed());
+        check_pngs(reply.images);
     }
-    report("GetObservation with two 256x256 PNGs", observations);
+    report(
+        &format!("[{quality}] GetObservation with two 256x256 PNGs"),
+        observations,
+    );
     server.stop().await.unwrap();
+}
+
+/// The two parts of an observation's images, in process: drawing both cameras, then encoding.
+async fn split_figures(quality: RenderQuality) {
+    let twin = TwinHandle::spawn(TwinConfig {
+        render_quality: quality,
+        ..TwinConfig::default()
+    })
+    .unwrap();
+    let (mut render, mut encode) = (Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        let start = Instant::now();
+        let frames = twin.render_cameras(&CAMERAS, 256, 256, false).await.unwrap();
+        let rendered = Instant::now();
+        let pngs: Vec<Vec<u8>> = frames.iter().map(|f| encode_rgb_png(f).unwrap()).collect();
+        encode.push(rendered.elapsed());
+        render.push(rendered - start);
+        assert_eq!(pngs.len(), 2);
+    }
+    report(&format!("[{quality}]   of which: render both cameras"), render);
+    report(&format!("[{quality}]   of which: PNG encode both"), encode);
+}
+
+/// Both PNGs are there and are 256x256.
+fn check_pngs(images: Option<Images>) {
+    let images = images.expect("an observation carries its images");
+    for png in [images.agentview, images.robot0_eye_in_hand] {
+        assert_eq!(&png[1..4], b"PNG");
+        assert_eq!(png[16..24], [0, 0, 1, 0, 0, 0, 1, 0], "256x256");
+    }
 }

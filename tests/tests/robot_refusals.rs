@@ -243,7 +243,7 @@ async fn unknown_camera_is_refused_before_the_tick() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn oversized_images_and_unknown_depth_encodings_are_refused_before_the_tick() {
+async fn oversized_images_and_unknown_encodings_are_refused_before_the_tick() {
     let mut fx = Fixture::new().await;
     let action = fx.before.ctrl_targets.clone();
     let request = TickRequest {
@@ -267,6 +267,15 @@ async fn oversized_images_and_unknown_depth_encodings_are_refused_before_the_tic
     let result = fx.robot.tick(request).await;
     let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
     assert_eq!(refusal.meta["field"], "depth_encoding");
+    let request = TickRequest {
+        action: fx.before.ctrl_targets.clone(),
+        want_images: true,
+        color_encoding: 7,
+        ..Default::default()
+    };
+    let result = fx.robot.tick(request).await;
+    let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
+    assert_eq!(refusal.meta["field"], "color_encoding");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -68,6 +68,7 @@ async fn requested_cameras_sizes_and_depth_encodings() {
         height: 48,
         want_depth: true,
         depth_encoding: encoding.into(),
+        ..Default::default()
     };
 
     let tick = robot.tick(request(DepthEncoding::Raw)).await.unwrap().into_inner();
@@ -140,4 +141,44 @@ async fn frames_show_the_state_after_the_tick() {
         still.frames[0].color_png, moved.frames[0].color_png,
         "the wrist camera turned with the arm"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
+    let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
+    let mut robot = server.robot().await.unwrap();
+    let action = robot
+        .get_robot_state(GetRobotStateRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .ctrl_targets;
+    let tick = |encoding: ColorEncoding| TickRequest {
+        action: action.clone(),
+        want_images: true,
+        color_encoding: encoding.into(),
+        ..Default::default()
+    };
+    let saved = SaveStateRequest { name: "before".into() };
+    robot.save_state(saved).await.unwrap();
+    let png = robot.tick(tick(ColorEncoding::Png)).await.unwrap().into_inner();
+    let load = LoadStateRequest { name: "before".into() };
+    robot.load_state(load).await.unwrap();
+    let raw = robot.tick(tick(ColorEncoding::Raw)).await.unwrap().into_inner();
+    assert_eq!(png.observation, raw.observation, "the same tick from the same state");
+    assert_eq!(png.frames.len(), 2);
+    for (png, raw) in png.frames.iter().zip(&raw.frames) {
+        assert_eq!(png.camera, raw.camera);
+        assert!(
+            png.color_raw.is_empty() && raw.color_png.is_empty(),
+            "one encoding each"
+        );
+        assert_eq!(raw.color_raw.len(), 64 * 64 * 3);
+        let (_, _, _, _, pixels) = decode(&png.color_png);
+        assert!(
+            pixels == raw.color_raw,
+            "{}: raw RGB differs from the PNG's pixels",
+            raw.camera
+        );
+    }
 }

@@ -46,6 +46,7 @@ pub struct ImageRequest {
     width: u32,
     height: u32,
     depth: Option<DepthFormat>,
+    raw_color: bool,
 }
 
 impl ImageRequest {
@@ -99,11 +100,22 @@ impl ImageRequest {
                 ));
             }
         };
+        let raw_color = match v1::ColorEncoding::try_from(request.color_encoding) {
+            Ok(v1::ColorEncoding::Unspecified | v1::ColorEncoding::Png) => false,
+            Ok(v1::ColorEncoding::Raw) => true,
+            Err(_) => {
+                return Err(status::invalid_argument(
+                    "color_encoding",
+                    format!("color_encoding={} is not a ColorEncoding value", request.color_encoding),
+                ));
+            }
+        };
         Ok(Some(ImageRequest {
             cameras,
             width,
             height,
             depth,
+            raw_color,
         }))
     }
 
@@ -117,12 +129,17 @@ impl ImageRequest {
         Ok(self.cameras.iter().cloned().zip(frames).collect())
     }
 
-    /// Encodes rendered frames: colour as PNG, depth as PNG or raw codes as asked.
+    /// Encodes rendered frames: colour as PNG or raw RGB, depth as PNG or raw codes, as asked.
     pub fn encode(&self, frames: Vec<(String, Frame)>) -> Result<Vec<v1::CameraFrame>, Status> {
         frames
             .into_iter()
-            .map(|(camera, frame)| {
-                let color_png = encode_rgb_png(&frame).map_err(|e| status::from_encode(&e))?;
+            .map(|(camera, mut frame)| {
+                let (color_png, color_raw) = if self.raw_color {
+                    (Vec::new(), std::mem::take(&mut frame.rgb))
+                } else {
+                    let png = encode_rgb_png(&frame).map_err(|e| status::from_encode(&e))?;
+                    (png, Vec::new())
+                };
                 let depth = match self.depth {
                     None => None,
                     Some(DepthFormat::Png) => encode_depth_png(&frame)
@@ -138,6 +155,7 @@ impl ImageRequest {
                     width: frame.width,
                     height: frame.height,
                     color_png,
+                    color_raw,
                     depth,
                 })
             })
