@@ -19,12 +19,21 @@ class DepthEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DEPTH_ENCODING_UNSPECIFIED: _ClassVar[DepthEncoding]
     DEPTH_ENCODING_PNG: _ClassVar[DepthEncoding]
     DEPTH_ENCODING_RAW: _ClassVar[DepthEncoding]
+
+class ColorEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COLOR_ENCODING_UNSPECIFIED: _ClassVar[ColorEncoding]
+    COLOR_ENCODING_PNG: _ClassVar[ColorEncoding]
+    COLOR_ENCODING_RAW: _ClassVar[ColorEncoding]
 FRAME_KIND_UNSPECIFIED: FrameKind
 FRAME_KIND_BODY: FrameKind
 FRAME_KIND_SITE: FrameKind
 DEPTH_ENCODING_UNSPECIFIED: DepthEncoding
 DEPTH_ENCODING_PNG: DepthEncoding
 DEPTH_ENCODING_RAW: DepthEncoding
+COLOR_ENCODING_UNSPECIFIED: ColorEncoding
+COLOR_ENCODING_PNG: ColorEncoding
+COLOR_ENCODING_RAW: ColorEncoding
 
 class JointInfo(_message.Message):
     __slots__ = ("id", "name", "label", "range_min", "range_max", "unit")
@@ -249,7 +258,7 @@ class LoadStateResponse(_message.Message):
     def __init__(self, name: _Optional[str] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ...) -> None: ...
 
 class TickRequest(_message.Message):
-    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding")
+    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     WANT_IMAGES_FIELD_NUMBER: _ClassVar[int]
     CAMERAS_FIELD_NUMBER: _ClassVar[int]
@@ -257,6 +266,7 @@ class TickRequest(_message.Message):
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     WANT_DEPTH_FIELD_NUMBER: _ClassVar[int]
     DEPTH_ENCODING_FIELD_NUMBER: _ClassVar[int]
+    COLOR_ENCODING_FIELD_NUMBER: _ClassVar[int]
     action: _containers.RepeatedScalarFieldContainer[float]
     want_images: bool
     cameras: _containers.RepeatedScalarFieldContainer[str]
@@ -264,23 +274,26 @@ class TickRequest(_message.Message):
     height: int
     want_depth: bool
     depth_encoding: DepthEncoding
-    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ...) -> None: ...
+    color_encoding: ColorEncoding
+    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ...) -> None: ...
 
 class CameraFrame(_message.Message):
-    __slots__ = ("camera", "width", "height", "color_png", "depth_png", "depth_raw")
+    __slots__ = ("camera", "width", "height", "color_png", "color_raw", "depth_png", "depth_raw")
     CAMERA_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     COLOR_PNG_FIELD_NUMBER: _ClassVar[int]
+    COLOR_RAW_FIELD_NUMBER: _ClassVar[int]
     DEPTH_PNG_FIELD_NUMBER: _ClassVar[int]
     DEPTH_RAW_FIELD_NUMBER: _ClassVar[int]
     camera: str
     width: int
     height: int
     color_png: bytes
+    color_raw: bytes
     depth_png: bytes
     depth_raw: bytes
-    def __init__(self, camera: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., color_png: _Optional[bytes] = ..., depth_png: _Optional[bytes] = ..., depth_raw: _Optional[bytes] = ...) -> None: ...
+    def __init__(self, camera: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., color_png: _Optional[bytes] = ..., color_raw: _Optional[bytes] = ..., depth_png: _Optional[bytes] = ..., depth_raw: _Optional[bytes] = ...) -> None: ...
 
 class TickResponse(_message.Message):
     __slots__ = ("observation", "physics_steps", "time_s", "frames")
