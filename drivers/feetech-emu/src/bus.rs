@@ -14,6 +14,7 @@ use crate::config::EmuConfig;
 use crate::faults::FaultConfig;
 use crate::rng::SeededRng;
 use crate::servo::Servo;
+use crate::write_log::{WriteLog, WriteRecord};
 
 /// One status packet ready for the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,7 @@ pub(crate) struct BusState {
     pub(crate) faults: FaultConfig,
     pub(crate) baud: u32,
     pub(crate) wire_timing: bool,
+    pub(crate) writes: WriteLog,
     rng: SeededRng,
     clock: Arc<dyn Clock>,
     synced_at: Duration,
@@ -51,6 +53,7 @@ impl BusState {
             faults: config.faults.clone(),
             baud: config.baud,
             wire_timing: config.wire_timing,
+            writes: WriteLog::default(),
             rng: SeededRng::new(config.seed),
             synced_at: clock.elapsed(),
             clock,
@@ -66,7 +69,7 @@ impl BusState {
         self.synced_at = now;
         if !dt.is_zero() {
             for servo in &mut self.servos {
-                let forced = self.faults.forced(servo.id());
+                let forced = self.faults.forced(servo.id(), self.synced_at);
                 servo.advance(dt, forced);
             }
         }
@@ -76,7 +79,7 @@ impl BusState {
     /// Rewrites every servo's present readings (after any change of state).
     pub(crate) fn refresh(&mut self) {
         for servo in &mut self.servos {
-            let forced = self.faults.forced(servo.id());
+            let forced = self.faults.forced(servo.id(), self.synced_at);
             servo.refresh(forced);
         }
     }
@@ -114,17 +117,28 @@ impl BusState {
             Request::Ping => self.answer_each(id, |_| Some(Vec::new())),
             Request::Read { addr, len } if !broadcast => self.answer_each(id, |servo| servo.read(*addr, *len)),
             Request::Read { .. } => Vec::new(),
-            Request::Write { addr, data } => self.run_each(id, broadcast, |servo| servo.write(*addr, data)),
-            Request::RegWrite { addr, data } => self.run_each(id, broadcast, |servo| servo.reg_write(*addr, data)),
-            Request::Action => self.run_each(id, broadcast, Servo::action),
-            Request::Reset => self.run_each(id, broadcast, Servo::factory_reset),
+            Request::Write { addr, data } => self.run_each(id, broadcast, |servo, log| {
+                log.record(servo, *addr, data);
+                servo.write(*addr, data);
+            }),
+            Request::RegWrite { addr, data } => self.run_each(id, broadcast, |servo, _| servo.reg_write(*addr, data)),
+            Request::Action => self.run_each(id, broadcast, |servo, log| {
+                if let Some((addr, data)) = servo.pending() {
+                    log.record(servo, addr, &data);
+                }
+                servo.action();
+            }),
+            Request::Reset => self.run_each(id, broadcast, |servo, _| servo.factory_reset()),
             Request::SyncRead { addr, len, ids } if broadcast => ids
                 .iter()
                 .flat_map(|target| self.answer_each(*target, |servo| servo.read(*addr, *len)))
                 .collect(),
             Request::SyncWrite { addr, entries, .. } if broadcast => {
                 for (target, data) in entries {
-                    self.run_each(*target, false, |servo| servo.write(*addr, data));
+                    self.run_each(*target, false, |servo, log| {
+                        log.record(servo, *addr, data);
+                        servo.write(*addr, data);
+                    });
                 }
                 Vec::new()
             }
@@ -152,14 +166,18 @@ impl BusState {
 
     /// Runs `action` on every listener; unicast frames are acknowledged by servos whose
     /// response level asks for it, broadcast frames never.
-    fn run_each(&mut self, id: u8, broadcast: bool, action: impl Fn(&mut Servo)) -> Vec<Answer> {
+    fn run_each(&mut self, id: u8, broadcast: bool, action: impl Fn(&mut Servo, &mut Recorder<'_>)) -> Vec<Answer> {
         let mut answers = Vec::new();
         for index in self.listeners(id) {
             let Some(servo) = self.servos.get_mut(index) else {
                 continue;
             };
             let acknowledges = !broadcast && servo.acknowledges_writes();
-            action(servo);
+            let mut recorder = Recorder {
+                log: &mut self.writes,
+                at: self.synced_at,
+            };
+            action(servo, &mut recorder);
             if acknowledges {
                 // The acknowledgement carries the id the frame was addressed to.
                 answers.push(Answer {
@@ -180,7 +198,7 @@ impl BusState {
             let Some(servo) = self.servos.get(answer.index) else {
                 continue;
             };
-            let error = servo.status(self.faults.forced(servo.id()));
+            let error = servo.status(self.faults.forced(servo.id(), self.synced_at));
             let bytes = StatusPacket::new(answer.id, error, answer.params.clone())
                 .to_frame()
                 .encode();
@@ -213,6 +231,26 @@ impl BusState {
             *checksum = !*checksum;
         }
         Some(reply)
+    }
+}
+
+/// Logs host writes at the current bus time.
+struct Recorder<'a> {
+    log: &'a mut WriteLog,
+    at: Duration,
+}
+
+impl Recorder<'_> {
+    /// Logs a write `servo` is about to execute.
+    fn record(&mut self, servo: &Servo, addr: u8, data: &[u8]) {
+        self.log.push(WriteRecord {
+            at: self.at,
+            id: servo.id(),
+            addr,
+            data: data.to_vec(),
+            present_before: servo.present_position(),
+            torque_before: servo.torque_enabled(),
+        });
     }
 }
 

@@ -1,9 +1,45 @@
-//! Command-line options of fault injection, shared by the `feetech-emu` binary and
-//! `fakesim-hil emulate`.
+//! Command-line options of the emulated arm and of fault injection, shared by the
+//! `feetech-emu` binary and `fakesim-hil emulate`.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
+use feetech::calibration::Calibration;
 use feetech::protocol::status::ServoError;
 
-use crate::faults::FaultConfig;
+use crate::config::ServoConfig;
+use crate::error::EmuError;
+use crate::faults::{FaultConfig, FaultWindow};
+use crate::so101::{JointOffset, VirtualSo101};
+
+/// Which arm the virtual bus emulates.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Arm")]
+pub struct ArmArgs {
+    /// Emulate an arm whose servos hold this LeRobot calibration file (EEPROM homing
+    /// offsets and limits), resting at the middle of each calibrated range.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Shift a joint's mechanical zero by DEG degrees against the model's (repeatable):
+    /// every reading of that servo is DEG degrees off.
+    #[arg(long = "joint-offset", value_name = "LABEL=DEG", value_parser = JointOffset::parse)]
+    pub joint_offsets: Vec<JointOffset>,
+}
+
+impl ArmArgs {
+    /// The calibration the virtual arm holds: the file's, or the built-in arm's.
+    pub fn calibration(&self) -> Result<Calibration, EmuError> {
+        match &self.calibration {
+            Some(path) => Ok(Calibration::load(path)?),
+            None => Ok(VirtualSo101::calibration()),
+        }
+    }
+
+    /// The six servos of the arm.
+    pub fn servos(&self) -> Result<Vec<ServoConfig>, EmuError> {
+        VirtualSo101::holding(&self.calibration()?, &self.joint_offsets)
+    }
+}
 
 /// Faults the virtual bus injects from the start.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -18,21 +54,60 @@ pub struct FaultArgs {
     /// Id of a servo that stopped answering (repeatable).
     #[arg(long = "silent", value_name = "ID")]
     pub silent: Vec<u8>,
-    /// Id of a servo reporting an overload error (repeatable).
-    #[arg(long = "overload", value_name = "ID")]
-    pub overload: Vec<u8>,
-    /// Id of a servo reporting an overheat error (repeatable).
-    #[arg(long = "overheat", value_name = "ID")]
-    pub overheat: Vec<u8>,
-    /// Id of a servo reporting an input voltage error (repeatable).
-    #[arg(long = "voltage-error", value_name = "ID")]
-    pub voltage_error: Vec<u8>,
+    /// A servo reporting an overload error (repeatable): `ID` from the start, `ID@S`
+    /// from S seconds after start, `ID@S..E` from S until E seconds.
+    #[arg(long = "overload", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
+    pub overload: Vec<FaultTime>,
+    /// A servo reporting an overheat error (repeatable; same form as --overload).
+    #[arg(long = "overheat", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
+    pub overheat: Vec<FaultTime>,
+    /// A servo reporting an input voltage error (repeatable; same form as --overload).
+    #[arg(long = "voltage-error", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
+    pub voltage_error: Vec<FaultTime>,
     /// Echo every received byte back, as some adapters do.
     #[arg(long)]
     pub echo: bool,
     /// Seed of the random faults.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
+}
+
+/// A servo and the time window of its fault, as given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultTime {
+    /// Servo id.
+    pub id: u8,
+    /// Start, since the bus started.
+    pub from: Duration,
+    /// End; `None` never.
+    pub until: Option<Duration>,
+}
+
+impl FaultTime {
+    /// Parses `ID`, `ID@S` or `ID@S..E` (seconds, fractions allowed).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || format!("`{text}` is not ID, ID@SECONDS or ID@START..END");
+        let (id, window) = text.split_once('@').map_or((text, None), |(id, w)| (id, Some(w)));
+        let id = id.trim().parse::<u8>().map_err(|_| bad())?;
+        let seconds = |s: &str| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(|v| Duration::try_from_secs_f64(v).ok())
+                .ok_or_else(bad)
+        };
+        let (from, until) = match window {
+            None => (Duration::ZERO, None),
+            Some(window) => match window.split_once("..") {
+                None => (seconds(window)?, None),
+                Some((from, until)) => (seconds(from)?, Some(seconds(until)?)),
+            },
+        };
+        if until.is_some_and(|until| until <= from) {
+            return Err(format!("`{text}`: the fault must end after it starts"));
+        }
+        Ok(Self { id, from, until })
+    }
 }
 
 /// Parses a probability in 0..=1.
@@ -53,14 +128,17 @@ impl FaultArgs {
             echo: self.echo,
             ..FaultConfig::none()
         };
-        for (ids, flag) in [
+        for (times, error) in [
             (&self.overload, ServoError::OVERLOAD),
             (&self.overheat, ServoError::OVERHEAT),
             (&self.voltage_error, ServoError::VOLTAGE),
         ] {
-            for id in ids {
-                *faults.forced_errors.entry(*id).or_default() |= flag;
-            }
+            faults.windows.extend(times.iter().map(|time| FaultWindow {
+                id: time.id,
+                error,
+                from: time.from,
+                until: time.until,
+            }));
         }
         faults
     }
@@ -85,17 +163,21 @@ mod tests {
 
     #[test]
     fn fault_flags_become_emulator_faults() {
+        let always = |id| FaultTime::parse(id).unwrap();
         let faults = FaultArgs {
             drop_reply: 0.5,
-            overload: vec![2],
-            overheat: vec![2, 3],
+            overload: vec![always("2")],
+            overheat: vec![always("2"), always("3@1.5..4")],
             silent: vec![4],
             ..FaultArgs::default()
         }
         .config();
+        let at = Duration::from_secs_f64;
         assert_eq!(faults.drop_reply, 0.5);
-        assert_eq!(faults.forced(2), ServoError::OVERLOAD | ServoError::OVERHEAT);
-        assert_eq!(faults.forced(3), ServoError::OVERHEAT);
+        assert_eq!(faults.forced(2, at(0.0)), ServoError::OVERLOAD | ServoError::OVERHEAT);
+        assert_eq!(faults.forced(3, at(1.0)), ServoError::empty());
+        assert_eq!(faults.forced(3, at(1.5)), ServoError::OVERHEAT);
+        assert_eq!(faults.forced(3, at(4.0)), ServoError::empty());
         assert!(faults.is_silent(4) && !faults.is_silent(2));
         assert!(parse_probability("1.5").is_err());
     }
@@ -119,8 +201,25 @@ mod tests {
         assert_eq!(faults.corrupt_checksum, 0.25);
         assert_eq!(faults.drop_reply, 0.0);
         assert!(faults.echo && faults.is_silent(5));
-        assert_eq!(faults.forced(1), ServoError::VOLTAGE);
+        assert_eq!(faults.forced(1, Duration::from_secs(3600)), ServoError::VOLTAGE);
         assert_eq!(parse(&[]).unwrap().config(), FaultConfig::none());
         assert!(parse(&["--drop-reply", "-0.1"]).is_err());
+    }
+
+    #[test]
+    fn fault_times_parse_and_refuse_nonsense() {
+        let window = parse(&["--overload", "6@2..3.5"]).unwrap().overload;
+        assert_eq!(
+            window,
+            [FaultTime {
+                id: 6,
+                from: Duration::from_secs(2),
+                until: Some(Duration::from_millis(3500))
+            }]
+        );
+        assert_eq!(FaultTime::parse("6@2").unwrap().until, None);
+        for bad in ["x", "6@", "6@3..2", "6@-1", "300", "6@1..nan"] {
+            assert!(FaultTime::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -28,4 +28,10 @@ pub enum EmuError {
         /// Number of bytes.
         len: usize,
     },
+    /// The calibration to emulate cannot be loaded or held by servos.
+    #[error("calibration to emulate: {0}")]
+    Calibration(#[from] feetech::calibration::CalibrationError),
+    /// A joint offset names a joint the arm does not have.
+    #[error("--joint-offset {0}: no such joint in the calibration")]
+    UnknownJoint(String),
 }

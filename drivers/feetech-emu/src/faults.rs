@@ -1,6 +1,7 @@
 //! Fault injection settings, switchable at run time through the bus handle.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use feetech::protocol::status::ServoError;
 
@@ -15,8 +16,30 @@ pub struct FaultConfig {
     pub silent: BTreeSet<u8>,
     /// Error bits forced on a servo: shown in its Status register and in every reply.
     pub forced_errors: BTreeMap<u8, ServoError>,
+    /// Error bits a servo reports only during a time window (since the bus started).
+    pub windows: Vec<FaultWindow>,
     /// Send every received byte straight back, as adapters that echo transmissions do.
     pub echo: bool,
+}
+
+/// Error bits that start and clear at given times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultWindow {
+    /// Servo id.
+    pub id: u8,
+    /// Bits reported while the window is open.
+    pub error: ServoError,
+    /// When the fault starts, since the bus started.
+    pub from: Duration,
+    /// When it clears; `None` never.
+    pub until: Option<Duration>,
+}
+
+impl FaultWindow {
+    /// Whether the fault is present at `at`.
+    pub fn is_active(&self, at: Duration) -> bool {
+        at >= self.from && self.until.is_none_or(|until| at < until)
+    }
 }
 
 impl FaultConfig {
@@ -25,9 +48,13 @@ impl FaultConfig {
         Self::default()
     }
 
-    /// Error bits forced on servo `id` (empty when none).
-    pub fn forced(&self, id: u8) -> ServoError {
-        self.forced_errors.get(&id).copied().unwrap_or_default()
+    /// Error bits forced on servo `id` at time `at` since the bus started (empty when none).
+    pub fn forced(&self, id: u8, at: Duration) -> ServoError {
+        let always = self.forced_errors.get(&id).copied().unwrap_or_default();
+        self.windows
+            .iter()
+            .filter(|window| window.id == id && window.is_active(at))
+            .fold(always, |bits, window| bits | window.error)
     }
 
     /// Whether servo `id` has stopped answering.

@@ -13,6 +13,7 @@ use crate::config::{EmuConfig, ServoConfig};
 use crate::error::EmuError;
 use crate::faults::FaultConfig;
 use crate::servo::Servo;
+use crate::write_log::WriteRecord;
 
 /// Shared handle on a virtual servo bus; clones control the same servos.
 ///
@@ -136,6 +137,25 @@ impl ServoBus {
         state.sync();
         change(&mut state.faults);
         state.refresh();
+    }
+
+    /// Every write the servos executed, oldest first (the last 100 000).
+    pub fn write_log(&self) -> Vec<WriteRecord> {
+        self.lock().writes.iter().cloned().collect()
+    }
+
+    /// Forgets the logged writes.
+    pub fn clear_write_log(&self) {
+        self.lock().writes.clear();
+    }
+
+    /// How many logged writes to servo `id` touched its EEPROM area.
+    pub fn eeprom_writes(&self, id: u8) -> usize {
+        self.lock()
+            .writes
+            .iter()
+            .filter(|record| record.id == id && record.touches_eeprom())
+            .count()
     }
 
     /// Whether received bytes are echoed back (cheaper than cloning [`FaultConfig`]).

@@ -29,9 +29,11 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod faults;
+pub mod field;
 pub mod so101;
 pub mod transport;
 pub mod wire_timing;
+pub mod write_log;
 
 mod bus;
 mod handle;
@@ -49,3 +51,4 @@ pub use handle::ServoBus;
 pub use motion::{ACCEL_STEPS_PER_S2_PER_UNIT, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S};
 pub use so101::VirtualSo101;
 pub use transport::{Link, PtyBus, RunningBus, serve, serve_pty, serve_pty_bus, spawn_duplex};
+pub use write_log::WriteRecord;

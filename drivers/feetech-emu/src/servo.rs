@@ -142,6 +142,11 @@ impl Servo {
         self.pending = Some((addr, data.to_vec()));
     }
 
+    /// The buffered REG_WRITE, if any.
+    pub(crate) fn pending(&self) -> Option<(u8, Vec<u8>)> {
+        self.pending.clone()
+    }
+
     /// An ACTION: runs the buffered REG_WRITE, if any.
     pub(crate) fn action(&mut self) {
         if let Some((addr, data)) = self.pending.take() {
@@ -238,7 +243,8 @@ impl Servo {
         self.table.get(&ct::LOCK) != 0
     }
 
-    fn torque_enabled(&self) -> bool {
+    /// Whether torque is on.
+    pub(crate) fn torque_enabled(&self) -> bool {
         self.table.get(&ct::TORQUE_ENABLE) != 0
     }
 
@@ -247,7 +253,7 @@ impl Servo {
     }
 
     /// Present position in steps, 0..=4095.
-    fn present_position(&self) -> i32 {
+    pub(crate) fn present_position(&self) -> i32 {
         round(self.motion.present(self.homing_offset())).rem_euclid(STEPS_PER_TURN as i32)
     }
 

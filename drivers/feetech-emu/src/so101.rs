@@ -1,7 +1,10 @@
 //! A ready-made SO-101 arm: six calibrated STS3215 servos, ids 1..=6.
 
 use crate::config::{EmuConfig, ServoConfig};
+use crate::error::EmuError;
 use feetech::calibration::{Calibration, MotorCalibration};
+use feetech::control_table::STEPS_PER_TURN;
+use feetech::units::degrees_to_steps;
 
 /// Present position of the middle pose after LeRobot's half-turn homing (`4095 / 2`).
 pub const MIDDLE_POSITION: u16 = 2047;
@@ -45,9 +48,33 @@ const fn joint(name: &'static str, id: u8, homing_offset: i16, min: u16, max: u1
 pub struct VirtualSo101;
 
 impl VirtualSo101 {
-    /// The six servos, each resting at the middle of its calibrated range, torque off.
+    /// The six servos, each resting at the middle pose (2047), torque off.
     pub fn servos() -> Vec<ServoConfig> {
-        JOINTS.iter().map(servo_config).collect()
+        Self::calibration()
+            .by_id()
+            .into_iter()
+            .map(|(_, motor)| holding_motor(motor, i32::from(MIDDLE_POSITION)))
+            .collect()
+    }
+
+    /// Servos holding `calibration` in their EEPROM (homing offset and limits), one per
+    /// motor in id order, torque off. Each rests where the model's zero would read: the
+    /// middle of its calibrated range, shifted by the joint's `offsets` (a mechanical zero
+    /// that differs from the model's), kept inside the range.
+    pub fn holding(calibration: &Calibration, offsets: &[JointOffset]) -> Result<Vec<ServoConfig>, EmuError> {
+        calibration.validate()?;
+        if let Some(unknown) = offsets.iter().find(|o| !calibration.motors.contains_key(&o.label)) {
+            return Err(EmuError::UnknownJoint(unknown.label.clone()));
+        }
+        Ok(calibration
+            .by_id()
+            .into_iter()
+            .map(|(name, motor)| {
+                let shift: i32 = offsets.iter().filter(|o| o.label == name).map(JointOffset::steps).sum();
+                let middle = (motor.range_min + motor.range_max) / 2;
+                holding_motor(motor, (middle + shift).clamp(motor.range_min, motor.range_max))
+            })
+            .collect())
     }
 
     /// A 1 Mbaud bus carrying the six servos, no wire timing, no faults.
@@ -74,14 +101,48 @@ impl VirtualSo101 {
     }
 }
 
-/// Servo settings for one calibrated joint resting at the middle pose.
-fn servo_config(joint: &So101Joint) -> ServoConfig {
-    let raw = (i32::from(MIDDLE_POSITION) + i32::from(joint.homing_offset)).rem_euclid(4096);
+/// A servo holding one motor's calibration whose present position reads `present`.
+fn holding_motor(motor: &MotorCalibration, present: i32) -> ServoConfig {
+    let raw = (present + motor.homing_offset).rem_euclid(STEPS_PER_TURN);
+    let limit = |value: i32| u16::try_from(value).unwrap_or(0);
     ServoConfig {
-        raw_position: u16::try_from(raw).unwrap_or(MIDDLE_POSITION),
-        homing_offset: joint.homing_offset,
-        position_limits: joint.range,
-        ..ServoConfig::new(joint.id)
+        raw_position: limit(raw),
+        homing_offset: i16::try_from(motor.homing_offset).unwrap_or(0),
+        position_limits: (limit(motor.range_min), limit(motor.range_max)),
+        ..ServoConfig::new(motor.id)
+    }
+}
+
+/// A joint whose mechanical zero sits `degrees` away from the model's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointOffset {
+    /// LeRobot motor name.
+    pub label: String,
+    /// Offset in degrees (positive: the servo reads more than the model's angle).
+    pub degrees: f64,
+}
+
+impl JointOffset {
+    /// Parses `LABEL=DEG`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (label, degrees) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}` is not LABEL=DEGREES"))?;
+        let degrees = degrees
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|d| d.is_finite() && d.abs() <= 180.0)
+            .ok_or_else(|| format!("`{text}`: the offset must be a number of degrees within ±180"))?;
+        Ok(Self {
+            label: label.trim().to_owned(),
+            degrees,
+        })
+    }
+
+    /// The offset in whole servo steps.
+    pub fn steps(&self) -> i32 {
+        degrees_to_steps(self.degrees)
     }
 }
 
@@ -97,5 +158,15 @@ mod tests {
         }
         let ids: Vec<u8> = VirtualSo101::servos().iter().map(|s| s.id).collect();
         assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn joint_offsets_parse_and_stay_in_a_half_turn() {
+        let offset = JointOffset::parse("wrist_roll=-12.5").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(offset.label, "wrist_roll");
+        assert_eq!(offset.steps(), -142);
+        for bad in ["wrist_roll", "wrist_roll=x", "wrist_roll=200", "a=inf"] {
+            assert!(JointOffset::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -8,6 +8,9 @@ use feetech::control_table as ct;
 use feetech::protocol::frame::{DecodeError, FrameDecoder};
 use feetech::protocol::instruction;
 use feetech::protocol::status::ServoError;
+use std::time::Duration;
+
+use feetech_emu::faults::FaultWindow;
 use feetech_emu::{EmuConfig, FaultConfig, ServoBus, ServoConfig};
 
 /// Pings servo 1 `n` times and records for each ping whether an intact reply came back.
@@ -124,4 +127,62 @@ fn forced_error_bits_appear_in_every_reply_and_the_status_register() {
     bus.update_faults(|f| f.forced_errors.clear());
     assert_eq!(frames(&send(&bus, &instruction::ping(6)))[0].body, 0);
     assert_eq!(bus.register(6, &ct::STATUS).unwrap(), 0);
+}
+
+#[test]
+fn a_timed_overload_starts_and_clears_on_the_bus_clock() {
+    let (bus, clock) = so101();
+    bus.update_faults(|f| {
+        f.windows.push(FaultWindow {
+            id: 3,
+            error: ServoError::OVERLOAD,
+            from: Duration::from_secs(2),
+            until: Some(Duration::from_secs(5)),
+        });
+    });
+    let status = |bus: &ServoBus| frames(&send(bus, &instruction::ping(3)))[0].body;
+    assert_eq!(status(&bus), 0, "not yet");
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(status(&bus), ServoError::OVERLOAD.bits(), "started");
+    assert_eq!(
+        bus.register(3, &ct::STATUS).unwrap(),
+        i32::from(ServoError::OVERLOAD.bits())
+    );
+    clock.advance(Duration::from_millis(2999));
+    assert_eq!(status(&bus), ServoError::OVERLOAD.bits(), "still present");
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(status(&bus), 0, "cleared");
+    assert_eq!(bus.register(3, &ct::STATUS).unwrap(), 0);
+}
+
+#[test]
+fn every_write_is_logged_and_eeprom_writes_are_counted() {
+    let (bus, clock) = so101();
+    clock.advance(Duration::from_millis(10));
+    send(&bus, &instruction::write(2, ct::LOCK.address, &[0]));
+    send(&bus, &instruction::write(2, ct::P_COEFFICIENT.address, &[16]));
+    send(&bus, &instruction::write(2, ct::TORQUE_ENABLE.address, &[1]));
+    send(
+        &bus,
+        &instruction::sync_write(ct::GOAL_POSITION.address, 2, &[(2, [0x00, 0x09]), (3, [0x10, 0x08])]),
+    );
+    send(
+        &bus,
+        &instruction::reg_write(4, ct::MIN_POSITION_LIMIT.address, &[0x10, 0x00]),
+    );
+    send(&bus, &instruction::action(0xFE));
+    assert_eq!(bus.eeprom_writes(2), 1, "Lock and Torque_Enable are RAM");
+    assert_eq!(bus.eeprom_writes(4), 1, "the REG_WRITE counts once it runs");
+    assert_eq!(bus.eeprom_writes(3), 0);
+    let log = bus.write_log();
+    assert_eq!(log.len(), 6);
+    let goal = &log[3];
+    assert_eq!((goal.id, goal.value(&ct::GOAL_POSITION)), (2, Some(0x900)));
+    assert!(goal.torque_before && !log[2].torque_before);
+    assert_eq!(goal.present_before, bus.present_position(2).unwrap());
+    assert_eq!(goal.at, Duration::from_millis(10));
+    assert_eq!(log[4].value(&ct::GOAL_POSITION), Some(0x810));
+    assert_eq!(log[0].value(&ct::GOAL_POSITION), None);
+    bus.clear_write_log();
+    assert!(bus.write_log().is_empty());
 }

@@ -6,6 +6,7 @@
 
 pub mod bus;
 pub mod calibration;
+pub mod configure;
 pub mod control_table;
 pub mod protocol;
 pub mod units;

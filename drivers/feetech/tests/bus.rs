@@ -286,6 +286,8 @@ async fn eeprom_written_only_when_different_with_lock_handled() {
             (LOCK.address, vec![0]),
             (HOMING_OFFSET.address, vec![0x64, 0x08]),
             (LOCK.address, vec![1]),
+            // The goal follows the present position before torque returns (2048 here).
+            (GOAL_POSITION.address, vec![0x00, 0x08]),
             (TORQUE_ENABLE.address, vec![1]),
         ]
     );

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Parser;
-use feetech_emu::cli::FaultArgs;
+use feetech_emu::cli::{ArmArgs, FaultArgs};
 use feetech_emu::config::{EmuConfig, ServoConfig};
 use feetech_emu::{VirtualSo101, serve_pty};
 
@@ -13,6 +13,9 @@ struct Args {
     /// Number of servos (ids 1..=N); 6 gives the calibrated SO-101 arm.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(1..=253))]
     servos: u8,
+    /// The emulated arm (only with 6 servos).
+    #[command(flatten)]
+    arm: ArmArgs,
     /// Delay replies by their wire time at the bus baud rate plus the return delay.
     #[arg(long)]
     wire_timing: bool,
@@ -25,19 +28,26 @@ struct Args {
 }
 
 impl Args {
-    fn config(&self) -> EmuConfig {
-        let servos = if usize::from(self.servos) == VirtualSo101::servos().len() {
+    fn config(&self) -> anyhow::Result<EmuConfig> {
+        let arm = self.arm.calibration.is_some() || !self.arm.joint_offsets.is_empty();
+        let servos = if arm {
+            anyhow::ensure!(
+                self.servos == 6,
+                "--calibration and --joint-offset emulate the 6-servo arm"
+            );
+            self.arm.servos()?
+        } else if usize::from(self.servos) == VirtualSo101::servos().len() {
             VirtualSo101::servos()
         } else {
             (1..=self.servos).map(ServoConfig::new).collect()
         };
-        EmuConfig {
+        Ok(EmuConfig {
             baud: self.baud,
             wire_timing: self.wire_timing,
             faults: self.faults.config(),
             seed: self.faults.seed,
             ..EmuConfig::new(servos)
-        }
+        })
     }
 }
 
@@ -48,7 +58,7 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let bus = serve_pty(args.config())
+    let bus = serve_pty(args.config()?)
         .await
         .context("starting the virtual servo bus")?;
     println!("{}", bus.path().display());

@@ -5,7 +5,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::ops::unicast;
 use super::serial::BaudControl;
 use super::{Bus, BusError};
-use crate::control_table::{Area, BAUD_RATE, ID, LOCK, Register, TORQUE_ENABLE, baud_index};
+use crate::control_table::{
+    Area, BAUD_RATE, GOAL_POSITION, ID, LOCK, PRESENT_POSITION, Register, TORQUE_ENABLE, baud_index,
+};
 use crate::protocol::instruction;
 use crate::protocol::status::ServoError;
 
@@ -35,32 +37,70 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
         Ok(a.error | b.error)
     }
 
-    /// Writes a register only if its value differs, then reads it back. EEPROM registers
-    /// are written with torque off and the lock open; afterwards the lock is closed and
-    /// torque restored to what it was. `ID` and `BAUD_RATE` go through
-    /// [`Bus::change_id`] and [`Bus::change_baud_rate`] instead.
+    /// Writes a register only if its value differs, then reads it back; see
+    /// [`Bus::write_registers`]. `ID` and `BAUD_RATE` go through [`Bus::change_id`] and
+    /// [`Bus::change_baud_rate`] instead.
     pub async fn write_eeprom(&mut self, id: u8, register: &Register, value: i32) -> Result<EepromWrite, BusError> {
-        if register.address == ID.address || register.address == BAUD_RATE.address {
-            return Err(BusError::ReadOnly {
-                register: register.name,
-            });
+        let outcomes = self.write_registers(id, &[(register, value)]).await?;
+        Ok(outcomes.first().copied().unwrap_or(EepromWrite::Unchanged))
+    }
+
+    /// Writes the registers of one servo whose value differs, and nothing else; returns the
+    /// outcome of each, in order. When any EEPROM register must change: torque off, lock
+    /// open, the writes, lock closed, every written value read back, and, if torque was on,
+    /// the goal set to the present position (a new homing offset moves it) before torque
+    /// returns. `ID` and `BAUD_RATE` are refused (see [`Bus::change_id`] and
+    /// [`Bus::change_baud_rate`]).
+    pub async fn write_registers(&mut self, id: u8, values: &[(&Register, i32)]) -> Result<Vec<EepromWrite>, BusError> {
+        let mut changes = Vec::new();
+        let mut outcomes = Vec::new();
+        for (register, value) in values {
+            if register.address == ID.address || register.address == BAUD_RATE.address {
+                return Err(BusError::ReadOnly {
+                    register: register.name,
+                });
+            }
+            register.try_encode(*value)?;
+            let current = self.read_register(id, register).await?.value;
+            if current == *value {
+                outcomes.push(EepromWrite::Unchanged);
+            } else {
+                changes.push((*register, current, *value));
+                outcomes.push(EepromWrite::Written);
+            }
         }
-        register.try_encode(value)?;
-        let current = self.read_register(id, register).await?.value;
-        if current == value {
-            return Ok(EepromWrite::Unchanged);
+        if changes.is_empty() {
+            return Ok(outcomes);
         }
-        if register.area == Area::Ram {
-            self.write_register(id, register, value).await?;
-        } else {
-            let torque_was_on = self.unlock_eeprom(id).await?;
-            let written = self.write_register(id, register, value).await;
-            self.lock_eeprom(id, torque_was_on).await?;
-            written?;
+        let eeprom = changes.iter().any(|(register, _, _)| register.area == Area::Eeprom);
+        let torque_was_on = if eeprom { self.unlock_eeprom(id).await? } else { false };
+        let mut written = Ok(());
+        for (register, _, value) in &changes {
+            written = self.write_register(id, register, *value).await.map(|_| ());
+            if written.is_err() {
+                break;
+            }
         }
-        self.verify(id, register, value).await?;
-        tracing::info!(id, register = register.name, from = current, to = value, "written");
-        Ok(EepromWrite::Written)
+        if eeprom {
+            self.write_register(id, &LOCK, 1).await?;
+        }
+        written?;
+        for (register, from, to) in &changes {
+            self.verify(id, register, *to).await?;
+            tracing::info!(id, register = register.name, from, to, "written");
+        }
+        if torque_was_on {
+            self.hold_present(id).await?;
+            self.write_register(id, &TORQUE_ENABLE, 1).await?;
+        }
+        Ok(outcomes)
+    }
+
+    /// Sets the goal of servo `id` to its present position, so torque holds it still.
+    pub async fn hold_present(&mut self, id: u8) -> Result<i32, BusError> {
+        let present = self.read_register(id, &PRESENT_POSITION).await?.value;
+        self.write_register(id, &GOAL_POSITION, present).await?;
+        Ok(present)
     }
 
     /// Gives servo `id` the id `new_id` (EEPROM). Fails with [`BusError::IdTaken`] when a
@@ -127,6 +167,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
     async fn lock_eeprom(&mut self, id: u8, torque_was_on: bool) -> Result<(), BusError> {
         self.write_register(id, &LOCK, 1).await?;
         if torque_was_on {
+            self.hold_present(id).await?;
             self.write_register(id, &TORQUE_ENABLE, 1).await?;
         }
         Ok(())

@@ -53,8 +53,10 @@ pub enum Difference {
     },
 }
 
-/// Writes homing offset and limits of every motor (EEPROM, only values that differ, with
-/// the lock handled). The whole file is validated before anything is written.
+/// Writes homing offset and limits of every motor, only values that differ (see
+/// [`Bus::write_registers`]: torque off, lock open, written, lock closed, read back, goal
+/// set to the new present position before torque returns). The whole file is validated
+/// before anything is written.
 pub async fn apply<T: AsyncRead + AsyncWrite + Unpin + Send>(
     bus: &mut Bus<T>,
     calibration: &Calibration,
@@ -62,15 +64,12 @@ pub async fn apply<T: AsyncRead + AsyncWrite + Unpin + Send>(
     calibration.validate()?;
     let mut applied = Vec::new();
     for (name, motor) in calibration.by_id() {
-        let mut writes = Vec::new();
-        for (register, value) in calibrated_registers(motor) {
-            let outcome = bus.write_eeprom(motor.id, register, value).await?;
-            writes.push((register.name, outcome));
-        }
+        let registers = calibrated_registers(motor);
+        let outcomes = bus.write_registers(motor.id, &registers).await?;
         applied.push(AppliedMotor {
             motor: name.to_owned(),
             id: motor.id,
-            writes,
+            writes: registers.iter().map(|(r, _)| r.name).zip(outcomes).collect(),
         });
     }
     Ok(applied)

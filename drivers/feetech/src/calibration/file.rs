@@ -107,6 +107,9 @@ pub enum CalibrationError {
     /// Talking to the servos failed.
     #[error(transparent)]
     Bus(#[from] BusError),
+    /// The servos do not hold the file's calibration.
+    #[error(transparent)]
+    Stale(super::StaleServos),
 }
 
 impl Serialize for Calibration {

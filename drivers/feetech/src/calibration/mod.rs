@@ -2,12 +2,14 @@
 //! servos, verifying servos against it, and the pure steps of the interactive procedure.
 
 mod apply;
+mod check;
 mod file;
 mod paths;
 mod procedure;
 mod session;
 
 pub use apply::{AppliedMotor, Difference, apply, read_from_servos, verify};
+pub use check::{STALE_FIX, StaleServos, UnusableCalibration, check_servos};
 pub use file::{Calibration, CalibrationError, MotorCalibration};
 pub use paths::{ArmKind, ArmRole, calibration_path, calibration_root, calibration_root_with, find_calibration};
 pub use procedure::{
