@@ -65,9 +65,14 @@ pub struct DaemonArgs {
     /// LeRobot calibration file of the follower arm (else found by --robot-id).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
-    /// Id of the follower arm in LeRobot's calibration directory (robots/so101_follower/ID.json).
+    /// Id of the follower arm in LeRobot's calibration directory (robots/so_follower/ID.json,
+    /// else the older robots/so101_follower/ID.json).
     #[arg(long, value_name = "ID")]
     pub robot_id: Option<String>,
+    /// Write the calibration file into the servos at connect (EEPROM, only values that
+    /// differ) instead of refusing servos that hold another calibration.
+    #[arg(long)]
+    pub write_calibration_to_servos: bool,
     /// Mode to start in with --port [default: mirror]: sim, mirror or hil.
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<StartMode>,
@@ -88,8 +93,10 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
     /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
-    /// init-state-index), max-steps, runs-dir, image-size, render-quality, log-level. Unknown
-    /// keys are refused.
+    /// init-state-index), max-steps, runs-dir, image-size, render-quality, log-level,
+    /// write-calibration-to-servos, and a `[servos]` table of connect-time servo settings
+    /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
+    /// max-torque, protection-current, overload-torque). Unknown keys are refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].

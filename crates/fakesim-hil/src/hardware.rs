@@ -10,8 +10,10 @@ use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
-use feetech::bus::BusConfig;
-use feetech::calibration::{ArmRole, Calibration, calibration_root, find_calibration};
+use feetech::bus::{Bus, BusConfig};
+use feetech::calibration::{self, ArmRole, Calibration, SO101_MOTORS, calibration_root, find_calibration};
+use feetech::configure::configure;
+use tokio::io::{AsyncRead, AsyncWrite};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +45,36 @@ fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
     })
 }
 
+/// Connect-time preparation of the servos, as LeRobot does at connect: the calibration they
+/// hold is compared with the file (or the file written into them when asked), then they are
+/// configured like a follower, writing only what differs.
+pub async fn prepare_servos<T: AsyncRead + AsyncWrite + Unpin + Send>(
+    bus: &mut Bus<T>,
+    calibration: &Calibration,
+    settings: &Settings,
+) -> anyhow::Result<()> {
+    if settings.write_calibration_to_servos {
+        let applied = calibration::apply(bus, calibration).await?;
+        let written = applied
+            .iter()
+            .flat_map(|motor| motor.writes.iter())
+            .filter(|(_, outcome)| *outcome == feetech::bus::EepromWrite::Written)
+            .count();
+        tracing::info!(written, "calibration written into the servos");
+    }
+    calibration::check_servos(bus, calibration).await?;
+    let motors: Vec<(&str, u8)> = calibration
+        .by_id()
+        .into_iter()
+        .filter(|(name, _)| SO101_MOTORS.iter().any(|spec| spec.name == *name))
+        .map(|(name, motor)| (name, motor.id))
+        .collect();
+    let configured = configure(bus, &motors, &settings.servos).await?;
+    let written: usize = configured.iter().map(|servo| servo.written.len()).sum();
+    tracing::info!(written, "servos verified against the calibration and configured");
+    Ok(())
+}
+
 /// Starts the bridge for the settings: with `--port`, the calibrated Feetech arm; without, none.
 pub async fn start_bridge(
     settings: &Settings,
@@ -58,13 +90,20 @@ pub async fn start_bridge(
         Some(port) => {
             let file = calibration_file(settings)?;
             let calibration = Calibration::load(&file)?;
+            calibration
+                .check_usable(&SO101_MOTORS)
+                .with_context(|| format!("calibration {} cannot drive the arm", file.display()))?;
             let mapping = JointMapping::so101()
                 .bind(&calibration, &twin_ranges)
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;
             let range = RangeGuard::with_calibration(twin_ranges, &mapping);
             let config = FeetechArmConfig::new(port.display().to_string());
-            let arm = FeetechArm::open(port, settings.baud, BusConfig::default(), mapping, config)
+            let mut bus = Bus::open(port, settings.baud, BusConfig::default())
                 .with_context(|| format!("cannot open the arm on {}", port.display()))?;
+            prepare_servos(&mut bus, &calibration, settings)
+                .await
+                .with_context(|| format!("arm on {} with calibration {}", port.display(), file.display()))?;
+            let arm = FeetechArm::spawn(bus, mapping, config);
             tracing::info!(port = %port.display(), calibration = %file.display(), "real arm connected");
             (Some(Arc::new(arm)), range)
         }

@@ -4,6 +4,7 @@ use crate::cli::{DaemonArgs, StartMode};
 use anyhow::{Context, bail};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_twin::RenderQuality;
+use feetech::configure::ServoSettings;
 use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,10 @@ pub struct Settings {
     pub calibration: Option<PathBuf>,
     /// The follower's id in LeRobot's calibration directory.
     pub robot_id: Option<String>,
+    /// Write the calibration file into servos that hold another one, instead of refusing.
+    pub write_calibration_to_servos: bool,
+    /// Register values the servos get at connect.
+    pub servos: ServoSettings,
     /// Mode at start (`sim` without a port).
     pub mode: StartMode,
     /// The scene every episode starts, when fixed with `--lock-task`.
@@ -45,6 +50,8 @@ impl Default for Settings {
             baud: 1_000_000,
             calibration: None,
             robot_id: None,
+            write_calibration_to_servos: false,
+            servos: ServoSettings::default(),
             mode: StartMode::Sim,
             lock_task: None,
             max_steps: 300,
@@ -65,6 +72,8 @@ struct FileConfig {
     baud: Option<u32>,
     calibration: Option<PathBuf>,
     robot_id: Option<String>,
+    write_calibration_to_servos: Option<bool>,
+    servos: Option<ServoSettings>,
     mode: Option<StartMode>,
     lock_task: Option<TaskRef>,
     max_steps: Option<u32>,
@@ -111,6 +120,9 @@ impl Settings {
             baud: args.baud.or(file.baud).unwrap_or(defaults.baud),
             calibration: args.calibration.clone().or(file.calibration),
             robot_id: args.robot_id.clone().or(file.robot_id),
+            write_calibration_to_servos: args.write_calibration_to_servos
+                || file.write_calibration_to_servos.unwrap_or(false),
+            servos: file.servos.unwrap_or_default(),
             mode: args.mode.or(file.mode).unwrap_or(default_mode),
             lock_task,
             max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
@@ -271,6 +283,24 @@ mod tests {
         let file = config_file("render-quality = \"ultra\"\n");
         let err = Settings::from_args(&args(&["--config", file.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("fast, full"), "{err:#}");
+    }
+
+    #[test]
+    fn servo_settings_come_from_the_config_file_and_the_calibration_flag_from_either() {
+        let file = config_file(
+            "port = \"/dev/ttyACM0\"\nrobot-id = \"arm\"\n[servos]\np = 12\n[servos.gripper]\nmax-torque = 400\n",
+        );
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&["--config", path])).unwrap();
+        assert_eq!(settings.servos.p, 12);
+        assert_eq!(settings.servos.d, ServoSettings::default().d);
+        assert_eq!(settings.servos.gripper.max_torque, 400);
+        assert!(!settings.write_calibration_to_servos);
+        let flagged = Settings::from_args(&args(&["--config", path, "--write-calibration-to-servos"])).unwrap();
+        assert!(flagged.write_calibration_to_servos);
+        let typo = config_file("[servos]\nkp = 12\n");
+        let err = Settings::from_args(&args(&["--config", typo.path().to_str().unwrap()])).unwrap_err();
+        assert!(format!("{err:#}").contains("kp"), "{err:#}");
     }
 
     #[test]
