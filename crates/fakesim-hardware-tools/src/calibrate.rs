@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::{
-    self, ArmKind, ArmRole, Calibration, Difference, MotorSpec, SO101_MOTORS, Sweep, calibration_path,
-    calibration_root, find_calibration,
+    self, ArmKind, ArmRole, Calibration, MotorSpec, SO101_MOTORS, Sweep, calibration_path, calibration_root,
+    find_calibration,
 };
 use feetech::control_table::{DEFAULT_BAUD_RATE, MODEL_NUMBER, STS3215_MODEL_NUMBER};
 use feetech::units::steps_to_degrees;
@@ -68,11 +68,11 @@ impl Role {
         }
     }
 
-    /// The SO-101 directory this tool writes new files to.
+    /// The directory this tool writes new files to: where current LeRobot looks.
     fn kind(self) -> ArmKind {
         match self {
-            Self::Follower => ArmKind::So101Follower,
-            Self::Leader => ArmKind::So101Leader,
+            Self::Follower => ArmKind::SoFollower,
+            Self::Leader => ArmKind::SoLeader,
         }
     }
 
@@ -283,7 +283,7 @@ async fn verify_file(file: &Path, port: &Path, baud: u32, config: BusConfig, io:
         return io.say(&format!("The servos on {} match {}.", port.display(), file.display()));
     }
     for difference in &differences {
-        io.say(&describe(difference))?;
+        io.say(&difference.to_string())?;
     }
     bail!(
         "{} difference(s) between the servos on {} and {}",
@@ -291,20 +291,6 @@ async fn verify_file(file: &Path, port: &Path, baud: u32, config: BusConfig, io:
         port.display(),
         file.display()
     )
-}
-
-/// One line per difference.
-fn describe(difference: &Difference) -> String {
-    match difference {
-        Difference::Value {
-            motor,
-            id,
-            register,
-            file,
-            servo,
-        } => format!("{motor} (id {id}): {register} is {servo} in the servo, {file} in the file"),
-        Difference::Unreachable { motor, id, error } => format!("{motor} (id {id}): no answer ({error})"),
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use feetech_emu::cli::FaultArgs;
+use feetech_emu::cli::{ArmArgs, FaultArgs};
 use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
 
 use super::Console;
@@ -24,6 +24,9 @@ pub struct EmulateArgs {
     /// --calibration FILE`.
     #[arg(long, value_name = "FILE", conflicts_with = "new_servo")]
     pub write_calibration: Option<PathBuf>,
+    /// The emulated arm: the calibration its servos hold, joint offsets.
+    #[command(flatten)]
+    pub arm: ArmArgs,
     /// Injected faults.
     #[command(flatten)]
     pub faults: FaultArgs,
@@ -31,18 +34,22 @@ pub struct EmulateArgs {
 
 impl EmulateArgs {
     /// The virtual bus to start.
-    pub fn config(&self) -> EmuConfig {
+    pub fn config(&self) -> anyhow::Result<EmuConfig> {
+        let custom_arm = self.arm.calibration.is_some() || !self.arm.joint_offsets.is_empty();
         let servos = if self.new_servo {
+            anyhow::ensure!(!custom_arm, "--new-servo emulates a factory servo, not an arm");
             vec![ServoConfig::new(1)]
+        } else if custom_arm {
+            self.arm.servos().context("building the emulated arm")?
         } else {
             VirtualSo101::servos()
         };
-        EmuConfig {
+        Ok(EmuConfig {
             wire_timing: self.wire_timing,
             faults: self.faults.config(),
             seed: self.faults.seed,
             ..EmuConfig::new(servos)
-        }
+        })
     }
 }
 
@@ -57,9 +64,10 @@ pub async fn serve_until(
     mut io: Console,
     stop: impl Future<Output = std::io::Result<()>>,
 ) -> anyhow::Result<()> {
-    let config = args.config();
+    let config = args.config()?;
     if let Some(file) = &args.write_calibration {
-        VirtualSo101::calibration()
+        args.arm
+            .calibration()?
             .save(file)
             .with_context(|| format!("writing the virtual arm's calibration to {}", file.display()))?;
     }

@@ -209,13 +209,13 @@ fn calibration_file(args: &TeleopArgs, role: ArmRole) -> anyhow::Result<PathBuf>
             &args.leader_calibration,
             &args.leader_id,
             "--leader-id",
-            ArmKind::So101Leader,
+            ArmKind::SoLeader,
         ),
         ArmRole::Follower => (
             &args.follower_calibration,
             &args.follower_id,
             "--follower-id",
-            ArmKind::So101Follower,
+            ArmKind::SoFollower,
         ),
     };
     if let Some(file) = file {

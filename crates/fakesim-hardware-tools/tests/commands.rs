@@ -17,7 +17,9 @@ use fakesim_hardware_tools::setup_ids::{self, SetupIdsArgs};
 use fakesim_hardware_tools::teleop::{self, TeleopArgs};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::{ArmKind, Calibration, SO101_MOTORS, calibration_path};
-use feetech::control_table::{BAUD_RATE, DEFAULT_BAUD_RATE, GOAL_POSITION, HOMING_OFFSET, ID, TORQUE_ENABLE};
+use feetech::control_table::{
+    BAUD_RATE, DEFAULT_BAUD_RATE, GOAL_POSITION, HOMING_OFFSET, ID, PRESENT_POSITION, TORQUE_ENABLE,
+};
 use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
 use tokio::sync::{mpsc, oneshot};
 
@@ -579,7 +581,7 @@ async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() 
     ])
     .await
     .unwrap_err();
-    let expected = calibration_path(dir.path(), ArmKind::So101Leader, "ghost");
+    let expected = calibration_path(dir.path(), ArmKind::SoLeader, "ghost");
     assert!(
         format!("{error:#}").contains(&format!(
             "no calibration for the leader \"ghost\": expected {}",
@@ -615,4 +617,52 @@ async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() 
         )),
         "{message}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, calibration) = feetech_emu::field::field_calibrations().remove(0);
+    let source = dir.path().join("field.json");
+    calibration.save(&source).unwrap();
+    let copy = dir.path().join("copy.json");
+    let args: EmulateArgs = parse(&[
+        "--calibration",
+        source.to_str().unwrap(),
+        "--joint-offset",
+        "elbow_flex=9",
+        "--write-calibration",
+        copy.to_str().unwrap(),
+    ]);
+    let (io, mut user) = console();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
+        stopped.await.map_err(std::io::Error::other)
+    }));
+    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
+    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    assert_eq!(
+        Calibration::load(&copy).unwrap(),
+        calibration,
+        "the file given is written back"
+    );
+    let config = BusConfig {
+        timeout: Duration::from_millis(300),
+        ..BusConfig::default()
+    };
+    let mut bus = Bus::open(Path::new(&port), DEFAULT_BAUD_RATE, config).unwrap();
+    feetech::calibration::check_servos(&mut bus, &calibration)
+        .await
+        .unwrap();
+    for (name, motor) in calibration.by_id() {
+        let present = bus.read_register(motor.id, &PRESENT_POSITION).await.unwrap().value;
+        let middle = (motor.range_min + motor.range_max) / 2;
+        // 9 degrees are 102 steps.
+        let expected = if name == "elbow_flex" { middle + 102 } else { middle };
+        assert_eq!(present, expected, "{name}");
+    }
+    stop.send(()).unwrap();
+    emulator.await.unwrap().unwrap();
+    let unknown: EmulateArgs = parse(&["--joint-offset", "elbow=3"]);
+    assert!(format!("{:#}", unknown.config().unwrap_err()).contains("elbow"));
 }
