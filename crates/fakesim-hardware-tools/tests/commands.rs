@@ -422,7 +422,7 @@ async fn calibrate_writes_a_lerobot_file_and_verify_compares_it() {
     assert_eq!(
         user.rest().await,
         [format!(
-            "shoulder_lift (id 2): Homing_Offset is {} in the servo, {lift} in the file",
+            "joint shoulder_lift (id 2): Homing_Offset is {} in the servo, {lift} in the file",
             lift + 10
         )]
     );
