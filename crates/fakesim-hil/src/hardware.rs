@@ -13,10 +13,10 @@ use fakesim_twin::{ModelInfo, Scene, TwinHandle};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::{self, ArmRole, Calibration, SO101_MOTORS, calibration_root, find_calibration};
 use feetech::configure::configure;
-use tokio::io::{AsyncRead, AsyncWrite};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 /// The bridge mode a start mode names.
