@@ -240,6 +240,17 @@ async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
         Code::InvalidArgument,
         "invalid_argument",
     );
+    let crawl = SetModeRequest {
+        sync_max_speed_rad_s: Some(1e-6),
+        ..set_mode(Mode::Hil, SyncOption::MoveArmToTwin)
+    };
+    let refused = hw.set_mode(crawl).await.unwrap_err();
+    assert!(
+        refused.message().contains(" s to move ") && refused.message().contains("at most 30 s"),
+        "the refusal names the sync's duration: {}",
+        refused.message()
+    );
+    assert_reason(refused, Code::InvalidArgument, "invalid_argument");
     let switched = hw
         .set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
         .await

@@ -189,13 +189,46 @@ async fn step_beyond_the_cap_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn zero_substeps_are_refused() {
+async fn substeps_outside_one_to_a_thousand_are_refused() {
     let mut fx = Fixture::new().await;
     let targets = fx.before.ctrl_targets.clone();
-    let result = fx.send(ordered(&targets), Some(0)).await;
-    let refusal = fx.refused(result, Code::InvalidArgument, "count_out_of_range").await;
-    assert_eq!(refusal.meta["field"], "n_substeps");
-    assert_eq!(refusal.meta["value"], "0");
+    for n in [0, 1001, u32::MAX] {
+        let result = fx.send(ordered(&targets), Some(n)).await;
+        let refusal = fx.refused(result, Code::InvalidArgument, "count_out_of_range").await;
+        assert_eq!(refusal.meta["field"], "n_substeps");
+        assert_eq!(refusal.meta["value"], n.to_string());
+        assert_eq!(refusal.meta["range"], "[1, 1000]");
+    }
+    fx.send(ordered(&targets), Some(1000)).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nul_byte_in_a_name_is_refused_before_it_reaches_mujoco() {
+    let mut fx = Fixture::new().await;
+    let result = fx
+        .robot
+        .get_jacobian(GetJacobianRequest { name: "tcp\0".into() })
+        .await;
+    let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
+    assert!(refusal.message.contains("NUL"), "{}", refusal.message);
+    let result = fx
+        .robot
+        .tick(TickRequest {
+            action: fx.before.ctrl_targets.clone(),
+            want_images: true,
+            cameras: vec!["agentview\0".into()],
+            ..TickRequest::default()
+        })
+        .await;
+    fx.refused(result, Code::NotFound, "unknown_name").await;
+    // The twin still answers a good name afterwards.
+    let jacobian = fx
+        .robot
+        .get_jacobian(GetJacobianRequest { name: "tcp".into() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(jacobian.rows, 6);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,10 +6,6 @@ use tokio_stream::StreamExt;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
-use tonic_reflection::pb::v1::ServerReflectionRequest;
-use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
-use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
-use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
 const SERVICES: [&str; 3] = [
     "fakesim.v1.SessionService",
@@ -36,26 +32,40 @@ async fn health_reports_serving_for_the_server_and_both_services() {
     server.stop().await.unwrap();
 }
 
+/// The service names a reflection client of protocol version `$version` (`v1` or `v1alpha`)
+/// lists, through tonic-reflection's generated client of that version.
+macro_rules! list_services {
+    ($version:ident, $channel:expr) => {{
+        use tonic_reflection::pb::$version::ServerReflectionRequest;
+        use tonic_reflection::pb::$version::server_reflection_client::ServerReflectionClient;
+        use tonic_reflection::pb::$version::server_reflection_request::MessageRequest;
+        use tonic_reflection::pb::$version::server_reflection_response::MessageResponse;
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        };
+        let mut answers = ServerReflectionClient::new($channel)
+            .server_reflection_info(tokio_stream::iter([request]))
+            .await
+            .unwrap()
+            .into_inner();
+        let answer = answers.next().await.unwrap().unwrap();
+        let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+            panic!("unexpected reflection answer {answer:?}");
+        };
+        list.service.into_iter().map(|s| s.name).collect::<Vec<String>>()
+    }};
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn reflection_lists_the_three_services_and_health() {
+async fn reflection_v1_and_v1alpha_list_the_three_services_and_health() {
     let server = TestServer::start().await.unwrap();
-    let mut reflection = ServerReflectionClient::new(server.channel().await.unwrap());
-    let request = ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
-    };
-    let mut answers = reflection
-        .server_reflection_info(tokio_stream::iter([request]))
-        .await
-        .unwrap()
-        .into_inner();
-    let answer = answers.next().await.unwrap().unwrap();
-    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
-        panic!("unexpected reflection answer {answer:?}");
-    };
-    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
-    for service in SERVICES.iter().chain(&["grpc.health.v1.Health"]) {
-        assert!(names.iter().any(|n| n == service), "{service} missing from {names:?}");
+    let by_v1 = list_services!(v1, server.channel().await.unwrap());
+    let by_v1alpha = list_services!(v1alpha, server.channel().await.unwrap());
+    for (version, names) in [("v1", &by_v1), ("v1alpha", &by_v1alpha)] {
+        for service in SERVICES.iter().chain(&["grpc.health.v1.Health"]) {
+            assert!(names.iter().any(|n| n == service), "{version}: {service} missing from {names:?}");
+        }
     }
     server.stop().await.unwrap();
 }

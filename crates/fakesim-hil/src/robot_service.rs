@@ -8,6 +8,7 @@ use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_bridge::hil::{Route, VerbKind};
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
+use fakesim_twin::sim::check_substeps;
 use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
 use std::time::Duration;
@@ -66,15 +67,7 @@ impl RobotService {
             }
             Route::Arm => {
                 let n = n_substeps.unwrap_or(self.state.model.substeps_per_tick);
-                if n == 0 {
-                    let zero = TwinError::CountOutOfRange {
-                        what: "n_substeps",
-                        value: 0,
-                        lo: 1,
-                        hi: u64::from(u32::MAX),
-                    };
-                    return Err(status::from_twin(&zero));
-                }
+                check_substeps(n).map_err(|e| status::from_twin(&e))?;
                 let hold_for = Duration::from_secs_f64(self.state.model.timestep * f64::from(n));
                 self.command_real_arm(action, hold_for).await
             }

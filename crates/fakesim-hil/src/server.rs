@@ -47,11 +47,19 @@ pub async fn serve(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    // Both protocol versions: grpcurl and current clients speak v1, Python's grpcio-reflection
+    // and older tools only v1alpha.
+    let reflection_v1 = reflection()
         .build_v1()
         .context("cannot build the reflection service")?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .context("cannot build the v1alpha reflection service")?;
 
     let draining = Arc::new(Notify::new());
     let signal = {
@@ -66,7 +74,8 @@ pub async fn serve(
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = Server::builder()
         .add_service(health_service)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .add_service(RobotServiceServer::new(RobotService::new(state.clone())))
         .add_service(HardwareServiceServer::new(HardwareService::new(state.clone())))
         .add_service(SessionServiceServer::from_arc(session.clone()))

@@ -38,6 +38,9 @@ pub fn from_twin(error: &TwinError) -> Status {
             .meta("kind", kind)
             .meta("unknown", unknown.join(", "))
             .meta("known", known.join(", ")),
+        TwinError::InvalidName { kind, .. } => {
+            ErrorStatus::new(Code::InvalidArgument, "invalid_argument", message).meta("field", kind)
+        }
         TwinError::DuplicateJoint { joint } => {
             ErrorStatus::new(Code::InvalidArgument, "duplicate_joint", message).meta("joint", joint)
         }

@@ -15,6 +15,14 @@ pub enum TwinError {
         /// The names that would have resolved.
         known: Vec<String>,
     },
+    /// A name no model object can carry (it holds a NUL byte).
+    #[error("{kind} name {name:?} contains a NUL byte")]
+    InvalidName {
+        /// What kind of thing was looked up.
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+    },
     /// The same joint was given twice, under one name or two.
     #[error("joint {joint} is given more than once")]
     DuplicateJoint {

@@ -14,6 +14,9 @@ use std::sync::Arc;
 pub const DEFAULT_SUBSTEPS_PER_TICK: u32 = 10;
 /// Most steps one `step` call may run.
 pub const MAX_STEPS_PER_CALL: u32 = 100_000;
+/// Most physics steps one action may hold its setpoints for (5 s of simulated time at the
+/// default 5 ms timestep; the same span of real time with the arm in the loop).
+pub const MAX_SUBSTEPS_PER_ACTION: u32 = 1_000;
 /// Site at the tool centre point, between the fingertips.
 pub const TCP_SITE: &str = "tcp";
 /// Site on the tip of the fixed jaw.
@@ -372,14 +375,7 @@ impl Sim {
 
     /// Writes servo setpoints and holds them for `n_substeps` physics steps.
     pub fn send_action(&mut self, values: &JointValues, n_substeps: u32) -> Result<(), TwinError> {
-        if n_substeps == 0 {
-            return Err(TwinError::CountOutOfRange {
-                what: "n_substeps",
-                value: 0,
-                lo: 1,
-                hi: u64::from(u32::MAX),
-            });
-        }
+        check_substeps(n_substeps)?;
         let ranges = self.ctrl_ranges();
         let pairs = resolve(values, Check::Within(&ranges))?;
         for &(i, v) in &pairs {
@@ -455,7 +451,7 @@ impl Sim {
 
     /// Jacobian of a body, site or geom frame; columns named by DOF.
     pub fn jacobian(&self, name: &str) -> Result<Jacobian, TwinError> {
-        let name = strip_robot(name);
+        let name = model_name("body, site or geom", strip_robot(name))?;
         let (position, rotation) = if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_SITE, name) {
             self.data.jac_site(true, true, id)
         } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_BODY, name) {
@@ -527,7 +523,7 @@ impl Sim {
     /// Camera id by name.
     pub fn camera_id(&self, name: &str) -> Result<usize, TwinError> {
         self.model
-            .name_to_id(MjtObjBase::mjOBJ_CAMERA, name)
+            .name_to_id(MjtObjBase::mjOBJ_CAMERA, model_name("camera", name)?)
             .ok_or_else(|| TwinError::UnknownName {
                 kind: "camera",
                 unknown: vec![name.to_owned()],
@@ -566,7 +562,7 @@ impl Sim {
 
     fn body_id(&self, name: &str) -> Result<usize, TwinError> {
         self.model
-            .name_to_id(MjtObjBase::mjOBJ_BODY, name)
+            .name_to_id(MjtObjBase::mjOBJ_BODY, model_name("body", name)?)
             .ok_or_else(|| TwinError::UnknownName {
                 kind: "body",
                 unknown: vec![name.to_owned()],
@@ -617,6 +613,32 @@ impl Sim {
             })
             .collect()
     }
+}
+
+/// Refuses an action hold outside `1..=MAX_SUBSTEPS_PER_ACTION` physics steps.
+pub fn check_substeps(n_substeps: u32) -> Result<(), TwinError> {
+    if (1..=MAX_SUBSTEPS_PER_ACTION).contains(&n_substeps) {
+        return Ok(());
+    }
+    Err(TwinError::CountOutOfRange {
+        what: "n_substeps",
+        value: u64::from(n_substeps),
+        lo: 1,
+        hi: u64::from(MAX_SUBSTEPS_PER_ACTION),
+    })
+}
+
+/// A name on its way to MuJoCo, which reads names as C strings: one with a NUL byte is refused
+/// here (MuJoCo's bindings would panic on it). Every lookup by a name from outside goes through
+/// this.
+fn model_name<'a>(kind: &'static str, name: &'a str) -> Result<&'a str, TwinError> {
+    if name.contains('\0') {
+        return Err(TwinError::InvalidName {
+            kind,
+            name: name.to_owned(),
+        });
+    }
+    Ok(name)
 }
 
 fn strip_robot(name: &str) -> &str {

@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Safety events kept for the hardware status.
 const RECENT_EVENTS: usize = 64;
+/// The longest an arm-to-twin sync may take; a slower speed is refused before anything moves.
+pub const MAX_SYNC_DURATION: Duration = Duration::from_secs(30);
 
 /// How the bridge runs.
 #[derive(Debug, Clone)]
@@ -508,10 +510,20 @@ impl HardwareBridge {
                 "sync_max_speed_rad_s={speed_rad_s} must be finite and above 0 rad/s"
             )));
         }
+        let (joint, distance) = largest_difference(&from, &to);
+        let duration_s = distance / speed_rad_s;
+        let max_s = MAX_SYNC_DURATION.as_secs_f64();
+        if duration_s > max_s {
+            return Err(BridgeError::InvalidArgument(format!(
+                "sync_max_speed_rad_s={speed_rad_s} would take {duration_s:.1} s to move {} by {distance:.3} rad; \
+                 a sync takes at most {max_s} s, so ask for at least {:.3} rad/s",
+                joint.label(),
+                distance / max_s
+            )));
+        }
         arm.set_torque(true).await?;
         let period = self.inner.config.control_period;
         let step = speed_rad_s * period.as_secs_f64();
-        let (_, distance) = largest_difference(&from, &to);
         let ticks = (distance / step).ceil().max(1.0) as u32;
         let mut deadline = tokio::time::Instant::now();
         let mut measured = from;
