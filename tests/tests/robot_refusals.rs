@@ -205,10 +205,7 @@ async fn substeps_outside_one_to_a_thousand_are_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_nul_byte_in_a_name_is_refused_before_it_reaches_mujoco() {
     let mut fx = Fixture::new().await;
-    let result = fx
-        .robot
-        .get_jacobian(GetJacobianRequest { name: "tcp\0".into() })
-        .await;
+    let result = fx.robot.get_jacobian(GetJacobianRequest { name: "tcp\0".into() }).await;
     let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
     assert!(refusal.message.contains("NUL"), "{}", refusal.message);
     let result = fx

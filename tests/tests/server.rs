@@ -64,7 +64,10 @@ async fn reflection_v1_and_v1alpha_list_the_three_services_and_health() {
     let by_v1alpha = list_services!(v1alpha, server.channel().await.unwrap());
     for (version, names) in [("v1", &by_v1), ("v1alpha", &by_v1alpha)] {
         for service in SERVICES.iter().chain(&["grpc.health.v1.Health"]) {
-            assert!(names.iter().any(|n| n == service), "{version}: {service} missing from {names:?}");
+            assert!(
+                names.iter().any(|n| n == service),
+                "{version}: {service} missing from {names:?}"
+            );
         }
     }
     server.stop().await.unwrap();

@@ -54,9 +54,7 @@ pub async fn serve(
     };
     // Both protocol versions: grpcurl and current clients speak v1, Python's grpcio-reflection
     // and older tools only v1alpha.
-    let reflection_v1 = reflection()
-        .build_v1()
-        .context("cannot build the reflection service")?;
+    let reflection_v1 = reflection().build_v1().context("cannot build the reflection service")?;
     let reflection_v1alpha = reflection()
         .build_v1alpha()
         .context("cannot build the v1alpha reflection service")?;

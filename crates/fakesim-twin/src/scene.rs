@@ -30,7 +30,10 @@ impl Scene {
             Scene::Tabletop => "tabletop.xml",
             Scene::EmptyTable => "scene.xml",
             Scene::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => {
-                return Err(TwinError::Scene(format!("{}: a path cannot hold a NUL byte", path.display())));
+                return Err(TwinError::Scene(format!(
+                    "{}: a path cannot hold a NUL byte",
+                    path.display()
+                )));
             }
             Scene::File(path) => {
                 return MjModel::from_xml(path).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())));
