@@ -1,5 +1,6 @@
 //! The command line of `fakesim-hil`: without a subcommand it runs the daemon.
 
+use crate::mcp::McpArgs;
 use clap::{Args, Parser, Subcommand};
 use fakesim_hardware_tools::calibrate::CalibrateArgs;
 use fakesim_hardware_tools::emulate::EmulateArgs;
@@ -35,6 +36,8 @@ pub enum Command {
     Emulate(EmulateArgs),
     /// Drive a follower arm and the twin from a leader arm moved by hand, until Ctrl-C.
     Teleop(TeleopArgs),
+    /// Serve the episode tools over MCP on stdin/stdout, for an agent host that launches it.
+    Mcp(McpArgs),
 }
 
 /// The mode the daemon starts in.
@@ -51,7 +54,7 @@ pub enum StartMode {
 
 /// Options of the daemon. Each one overrides the same key of `--config`; unset ones fall back to
 /// the file, then to the default shown.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, PartialEq, Args)]
 pub struct DaemonArgs {
     /// Address to serve gRPC on [default: 127.0.0.1:50051]; port 0 picks a free port.
     #[arg(long, value_name = "ADDR")]
@@ -93,12 +96,19 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
     /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
-    /// init-state-index), max-steps, runs-dir, image-size, render-quality, log-level,
+    /// init-state-index), max-steps, runs-dir, image-size, render-quality, mcp-listen,
+    /// mcp-observe-only, log-level,
     /// write-calibration-to-servos, and a `[servos]` table of connect-time servo settings
     /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
     /// max-torque, protection-current, overload-torque). Unknown keys are refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp (loopback only).
+    #[arg(long, value_name = "ADDR")]
+    pub mcp_listen: Option<SocketAddr>,
+    /// With --mcp-listen, serve only the tools that move nothing.
+    #[arg(long)]
+    pub mcp_observe_only: bool,
     /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod hardware;
 pub mod hardware_service;
 pub mod logging;
+pub mod mcp;
 pub mod robot_service;
 pub mod server;
 pub mod session_service;

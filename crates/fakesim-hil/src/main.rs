@@ -20,13 +20,18 @@ async fn main() -> ExitCode {
 async fn daemon() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(command) = cli.command {
-        logging::init(cli.daemon.log_level.as_deref().unwrap_or("warn"))?;
+        let level = match &command {
+            Command::Mcp(args) => args.twin.log_level.as_deref(),
+            _ => cli.daemon.log_level.as_deref(),
+        };
+        logging::init(level.unwrap_or("warn"))?;
         return match command {
             Command::Scan(args) => hardware_tools::scan::run(args, Console::stdio()).await,
             Command::SetupIds(args) => hardware_tools::setup_ids::run(args, Console::stdio()).await,
             Command::Calibrate(args) => hardware_tools::calibrate::run(args, Console::stdio()).await,
             Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
+            Command::Mcp(args) => fakesim_hil::mcp::run(args).await,
         };
     }
     let settings = Settings::from_args(&cli.daemon)?;

@@ -1,12 +1,14 @@
 //! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
 
 use crate::hardware_service::HardwareService;
+use crate::mcp;
 use crate::robot_service::RobotService;
 use crate::session_service::SessionService;
 use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use crate::state::AppState;
 use anyhow::Context;
+use fakesim_mcp::Access;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
 use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
@@ -20,6 +22,7 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
+use tokio_util::sync::CancellationToken;
 
 /// How long calls still open after a shutdown request (a health watch, say) are waited for.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
@@ -42,8 +45,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr().context("the listener has no local address")?;
+    let mcp = settings.mcp_listen.map(|addr| (addr, mcp_access(&settings)));
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
+    let mcp_stop = CancellationToken::new();
+    let mcp_task = match mcp {
+        Some((addr, access)) => Some(mcp::serve_http(addr, access, session.clone(), mcp_stop.clone()).await?),
+        None => None,
+    };
 
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
@@ -62,9 +71,11 @@ pub async fn serve(
     let draining = Arc::new(Notify::new());
     let signal = {
         let draining = draining.clone();
+        let mcp_stop = mcp_stop.clone();
         async move {
             shutdown.await;
             tracing::info!("shutting down: no new connections, finishing the calls in flight");
+            mcp_stop.cancel();
             set_health(&health, ServingStatus::NotServing).await;
             draining.notify_one();
         }
@@ -88,10 +99,25 @@ pub async fn serve(
             tracing::warn!("calls still open {DRAIN_GRACE:?} after the shutdown request; leaving them");
         }
     }
+    mcp_stop.cancel();
+    if let Some(task) = mcp_task
+        && tokio::time::timeout(DRAIN_GRACE, task).await.is_err()
+    {
+        tracing::warn!("MCP calls still open {DRAIN_GRACE:?} after the shutdown request; leaving them");
+    }
     session.on_shutdown().await;
     state.bridge.stop().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Which tools the daemon's MCP endpoint serves.
+fn mcp_access(settings: &Settings) -> Access {
+    if settings.mcp_observe_only {
+        Access::ObserveOnly
+    } else {
+        Access::Full
+    }
 }
 
 /// Sets the overall status and that of every served service.

@@ -38,6 +38,10 @@ pub struct Settings {
     pub image_size: u32,
     /// Camera image quality.
     pub render_quality: RenderQuality,
+    /// Address the MCP streamable-HTTP endpoint is served on, if any.
+    pub mcp_listen: Option<SocketAddr>,
+    /// The MCP endpoint serves only the tools that move nothing.
+    pub mcp_observe_only: bool,
     /// Log filter (`tracing_subscriber::EnvFilter` syntax).
     pub log_level: String,
 }
@@ -58,6 +62,8 @@ impl Default for Settings {
             runs_dir: PathBuf::from("./runs"),
             image_size: 256,
             render_quality: RenderQuality::default(),
+            mcp_listen: None,
+            mcp_observe_only: false,
             log_level: "info".to_owned(),
         }
     }
@@ -80,6 +86,8 @@ struct FileConfig {
     runs_dir: Option<PathBuf>,
     image_size: Option<u32>,
     render_quality: Option<String>,
+    mcp_listen: Option<SocketAddr>,
+    mcp_observe_only: Option<bool>,
     log_level: Option<String>,
 }
 
@@ -129,6 +137,8 @@ impl Settings {
             runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
             image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
             render_quality,
+            mcp_listen: args.mcp_listen.or(file.mcp_listen),
+            mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
             log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
         };
         settings.check()?;
@@ -142,6 +152,13 @@ impl Settings {
         }
         if self.image_size == 0 {
             bail!("image-size must be at least 1 pixel");
+        }
+        if let Some(addr) = self.mcp_listen.filter(|addr| !addr.ip().is_loopback()) {
+            bail!(
+                "--mcp-listen {addr} is not a loopback address: the MCP endpoint has no TLS or token \
+                 check yet, so it only listens on this machine (127.0.0.1 or ::1); reach it from \
+                 elsewhere through an SSH tunnel"
+            );
         }
         if self.port.is_none() && self.mode != StartMode::Sim {
             bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
@@ -301,6 +318,14 @@ mod tests {
         let typo = config_file("[servos]\nkp = 12\n");
         let err = Settings::from_args(&args(&["--config", typo.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("kp"), "{err:#}");
+    }
+
+    #[test]
+    fn the_mcp_endpoint_listens_on_loopback_only() {
+        let err = Settings::from_args(&args(&["--mcp-listen", "0.0.0.0:8080"])).unwrap_err();
+        assert!(format!("{err:#}").contains("not a loopback address"), "{err:#}");
+        let settings = Settings::from_args(&args(&["--mcp-listen", "[::1]:0", "--mcp-observe-only"])).unwrap();
+        assert!(settings.mcp_listen.unwrap().ip().is_loopback() && settings.mcp_observe_only);
     }
 
     #[test]

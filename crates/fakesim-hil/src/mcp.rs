@@ -1,0 +1,140 @@
+//! `fakesim-hil mcp`: the episode tools over MCP on stdin/stdout, calling a running daemon
+//! (`--connect`) or a sim-only daemon started in this process; and the daemon's own
+//! streamable-HTTP endpoint (`--mcp-listen`).
+
+use crate::cli::DaemonArgs;
+use crate::session_service::SessionService;
+use crate::settings::Settings;
+use crate::signal::shutdown_signal;
+use anyhow::{Context, bail};
+use clap::Args;
+use fakesim_mcp::connect::{self, Target};
+use fakesim_mcp::{Access, EpisodeTools};
+use fakesim_proto::v1::session_service_server::SessionServiceServer;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Environment variable holding the bearer token for `--connect`.
+const TOKEN_ENV: &str = "FAKESIM_HIL_TOKEN";
+
+/// Options of `fakesim-hil mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Daemon whose session the tools drive, HOST:PORT or unix:PATH; without it a sim-only
+    /// twin runs in this process with the options below.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: Option<String>,
+    /// File holding the bearer token sent to the daemon (else the FAKESIM_HIL_TOKEN variable).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Serve only list_tasks, get_observation and get_session_info: nothing moves.
+    #[arg(long)]
+    pub observe_only: bool,
+    /// Options of the in-process twin (without --connect); --port, --mode and the listen
+    /// addresses do not apply.
+    #[command(flatten)]
+    pub twin: DaemonArgs,
+}
+
+impl McpArgs {
+    fn access(&self) -> Access {
+        if self.observe_only {
+            Access::ObserveOnly
+        } else {
+            Access::Full
+        }
+    }
+
+    fn token(&self) -> anyhow::Result<Option<String>> {
+        if let Some(path) = &self.token_file {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read the token file {}", path.display()))?;
+            return Ok(Some(text.trim().to_owned()));
+        }
+        Ok(std::env::var(TOKEN_ENV).ok().filter(|token| !token.is_empty()))
+    }
+}
+
+/// Serves the tools on stdin/stdout until the client closes them or a signal arrives.
+pub async fn run(args: McpArgs) -> anyhow::Result<()> {
+    let signal = shutdown_signal()?;
+    let access = args.access();
+    let (client, daemon) = match &args.connect {
+        Some(address) => {
+            if args.twin != DaemonArgs::default() {
+                bail!("--connect uses the running daemon's settings: drop the twin options");
+            }
+            let target = Target {
+                address: address.clone(),
+                token: args.token()?,
+            };
+            (connect::connect(&target).await?, None)
+        }
+        None => {
+            let (client, daemon) = in_process_daemon(&args.twin).await?;
+            (client, Some(daemon))
+        }
+    };
+    let served = tokio::select! {
+        served = fakesim_mcp::serve_stdio(EpisodeTools::new(client, access)) => served.map_err(anyhow::Error::from),
+        () = signal => Ok(()),
+    };
+    if let Some(daemon) = daemon {
+        daemon.stop.cancel();
+        daemon.task.await.context("the in-process daemon panicked")??;
+    }
+    served
+}
+
+/// A sim-only daemon served on a loopback port of this process.
+struct InProcess {
+    stop: CancellationToken,
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+async fn in_process_daemon(twin: &DaemonArgs) -> anyhow::Result<(connect::SessionClient, InProcess)> {
+    let mut settings = Settings::from_args(twin)?;
+    if settings.port.is_some() || settings.mcp_listen.is_some() {
+        bail!(
+            "the in-process twin is sim-only: run the daemon itself with --port (and --mcp-listen), \
+             then `fakesim-hil mcp --connect ADDR`"
+        );
+    }
+    settings.listen = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let listener = TcpListener::bind(settings.listen)
+        .await
+        .context("cannot listen on a loopback port")?;
+    let address = listener.local_addr()?.to_string();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(crate::serve(settings, listener, stop.clone().cancelled_owned()));
+    let target = Target { address, token: None };
+    let client = connect::connect(&target).await?;
+    Ok((client, InProcess { stop, task }))
+}
+
+/// Starts the daemon's streamable-HTTP endpoint on `addr`, calling `session` in this process;
+/// it stops when `stop` is cancelled.
+pub async fn serve_http(
+    addr: SocketAddr,
+    access: Access,
+    session: Arc<SessionService>,
+    stop: CancellationToken,
+) -> anyhow::Result<JoinHandle<()>> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen for MCP on {addr}"))?;
+    let local = listener.local_addr()?;
+    let client = connect::in_process(SessionServiceServer::from_arc(session));
+    let tools = EpisodeTools::new(client, access);
+    let hosts = vec!["localhost".to_owned(), local.ip().to_string()];
+    tracing::info!("MCP endpoint at http://{local}{}", fakesim_mcp::HTTP_PATH);
+    Ok(tokio::spawn(async move {
+        if let Err(e) = fakesim_mcp::serve_http(tools, listener, hosts, stop).await {
+            tracing::error!(error = %e, "the MCP endpoint stopped");
+        }
+    }))
+}
