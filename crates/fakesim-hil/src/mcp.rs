@@ -51,8 +51,8 @@ impl McpArgs {
 
     fn token(&self) -> anyhow::Result<Option<String>> {
         if let Some(path) = &self.token_file {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read the token file {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the token file {}", path.display()))?;
             return Ok(Some(text.trim().to_owned()));
         }
         Ok(std::env::var(TOKEN_ENV).ok().filter(|token| !token.is_empty()))

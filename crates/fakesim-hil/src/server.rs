@@ -18,11 +18,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
-use tokio_util::sync::CancellationToken;
 
 /// How long calls still open after a shutdown request (a health watch, say) are waited for.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);

@@ -35,7 +35,7 @@ pub fn what_to_do(reason: &str) -> &'static str {
     }
 }
 
-/// The safety layer or mode a refusal on the real arm comes from, if it is one.
+/// The safety layer (or the mode) that refused a call on the real arm, if one did.
 pub fn layer(reason: &str) -> Option<&'static str> {
     match reason {
         "estop_latched" => Some("emergency_stop"),
@@ -72,7 +72,7 @@ pub fn tool_error(status: &Status) -> CallToolResult {
     if let (Some(layer), Some(map)) = (layer, structured.as_object_mut()) {
         map.insert("layer".to_owned(), json!(layer));
     }
-    let prefix = layer.map_or(String::new(), |layer| format!(" (safety layer: {layer})"));
+    let prefix = layer.map_or(String::new(), |layer| format!(" (layer: {layer})"));
     let text = format!("{name}{prefix}: {} {advice}", status.message());
     let mut result = CallToolResult::structured_error(structured);
     result.content.insert(0, ContentBlock::text(text));
@@ -109,12 +109,15 @@ mod tests {
         let result = tool_error(&status);
         assert_eq!(result.structured_content.unwrap()["layer"], "table");
         let text = &result.content[0].as_text().unwrap().text;
-        assert!(text.starts_with("below_table (safety layer: table): "), "{text}");
+        assert!(text.starts_with("below_table (layer: table): "), "{text}");
     }
 
     #[test]
     fn a_status_without_error_info_gets_a_name_from_its_code() {
-        assert_eq!(error_name(&Status::unavailable("connection refused")), "daemon_unavailable");
+        assert_eq!(
+            error_name(&Status::unavailable("connection refused")),
+            "daemon_unavailable"
+        );
         assert_eq!(error_name(&Status::internal("boom")), "internal");
     }
 }

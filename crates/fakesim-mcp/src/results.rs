@@ -40,9 +40,10 @@ fn xyz(v: Option<&v1::Vec3>) -> Value {
 }
 
 fn rpy(r: Option<&v1::Rpy>) -> Value {
-    r.map_or(Value::Null, |r| {
-        json!({ "roll_x": r.roll_x, "pitch_y": r.pitch_y, "yaw_z": r.yaw_z })
-    })
+    r.map_or(
+        Value::Null,
+        |r| json!({ "roll_x": r.roll_x, "pitch_y": r.pitch_y, "yaw_z": r.yaw_z }),
+    )
 }
 
 /// Lower-case name of a proto enum value with its type prefix removed
@@ -73,9 +74,10 @@ fn task(task: Option<&v1::Task>) -> Value {
 
 fn state(state: Option<&v1::EefState>) -> Value {
     state.map_or(Value::Null, |s| {
-        let gripper = s.gripper.as_ref().map_or(Value::Null, |g| {
-            json!({ "command": command(g.command()), "opening_m": g.opening_m })
-        });
+        let gripper = s.gripper.as_ref().map_or(
+            Value::Null,
+            |g| json!({ "command": command(g.command()), "opening_m": g.opening_m }),
+        );
         json!({
             "eef_pos_m": xyz(s.eef_pos_m.as_ref()),
             "eef_rpy_rad": rpy(s.eef_rpy_rad.as_ref()),
@@ -190,9 +192,10 @@ pub fn gripper_stop_reason(action: &v1::GripperAction) -> String {
 
 /// `stop_episode`.
 pub fn stop_episode(out: &v1::StopEpisodeResponse) -> CallToolResult {
-    let artifacts = out.artifacts.as_ref().map_or(Value::Null, |a| {
-        json!({ "events": a.events, "frames": a.frames, "summary": a.summary })
-    });
+    let artifacts = out.artifacts.as_ref().map_or(
+        Value::Null,
+        |a| json!({ "events": a.events, "frames": a.frames, "summary": a.summary }),
+    );
     let structured = json!({
         "run": out.run,
         "status": status(out.status()),

@@ -224,7 +224,9 @@ impl EpisodeTools {
             GripperTarget::Open => v1::GripperCommand::Open,
             GripperTarget::Close => v1::GripperCommand::Close,
         };
-        let request = v1::GripperRequest { command: command.into() };
+        let request = v1::GripperRequest {
+            command: command.into(),
+        };
         let call = Self::answer(client.gripper(request), results::gripper);
         Ok(Self::tracked("gripper", &peer, &meta, call).await)
     }

@@ -1,0 +1,46 @@
+"""The same tools with the daemon in hil on a virtual SO-101 (`fakesim-hil emulate`): the real
+arm moves through the safety layers, and the agent sees the same stop reasons as in sim."""
+
+import pytest
+
+from episode_script import error_name, ok, scripted_episode, stdio_session
+
+pytestmark = pytest.mark.anyio
+
+
+def hil_options(arm) -> list[str]:
+    return ["--port", arm["device"], "--calibration", str(arm["calibration"]), "--mode", "hil"]
+
+
+async def test_the_scripted_episode_in_hil_ends_with_the_stop_reasons_of_sim(daemon, virtual_arm, fakesim_bin):
+    started = daemon(*hil_options(virtual_arm))
+    progress = []
+
+    async def record(value, total, message):
+        progress.append(message)
+
+    async with stdio_session(fakesim_bin, "--connect", started["address"]) as session:
+        reasons = await scripted_episode(session, started["runs"])
+        ok(await session.call_tool("reset_task", {}))
+        moved = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.03]}, progress_callback=record)
+        assert ok(moved)["action"]["stop_reason"] == "reached"
+        ok(await session.call_tool("stop_episode", {}))
+    assert reasons == ["reached", "stalled", "settled", "no_op"]
+    assert progress and progress[0].startswith("move running for")
+    assert started["process"].stop() == 0
+
+
+async def test_in_mirror_mode_motion_is_a_tool_error_naming_the_mode_layer(daemon, virtual_arm, fakesim_bin):
+    options = hil_options(virtual_arm)
+    options[options.index("hil")] = "mirror"
+    started = daemon(*options)
+    async with stdio_session(fakesim_bin, "--connect", started["address"]) as session:
+        ok(await session.call_tool("reset_task", {}))
+        refused = await session.call_tool("move", {"delta_xyz": [0.0, 0.02, 0.0]})
+        assert error_name(refused) == "mirror_mode"
+        assert refused.structured_content["layer"] == "mode"
+        assert "(layer: mode)" in refused.content[0].text
+        assert error_name(await session.call_tool("gripper", {"command": "close"})) == "mirror_mode"
+        ok(await session.call_tool("get_observation", {}))
+        ok(await session.call_tool("stop_episode", {}))
+

@@ -1,0 +1,35 @@
+"""The same tools over MCP's streamable HTTP, served by the daemon itself (--mcp-listen)."""
+
+import pytest
+
+from episode_script import OBSERVE_ONLY_TOOLS, TOOLS, error_name, http_session, ok, scripted_episode
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_daemon_serves_the_scripted_episode_over_http(daemon):
+    started = daemon("--mcp-listen", "127.0.0.1:0", "--max-steps", "300")
+    assert started["mcp_url"].endswith("/mcp")
+    async with http_session(started["mcp_url"]) as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(listed) == TOOLS
+        assert listed["move"].input_schema["required"] == ["delta_xyz"]
+        assert error_name(await session.call_tool("stop_episode", {})) == "not_running"
+        reasons = await scripted_episode(session, started["runs"])
+        assert error_name(await session.call_tool("get_observation", {})) == "not_running"
+    assert reasons == ["reached", "stalled", "settled", "no_op"]
+    assert started["process"].stop() == 0
+
+
+async def test_the_http_endpoint_can_be_observe_only(daemon):
+    started = daemon("--mcp-listen", "127.0.0.1:0", "--mcp-observe-only")
+    async with http_session(started["mcp_url"]) as session:
+        listed = {tool.name for tool in (await session.list_tools()).tools}
+        assert listed == OBSERVE_ONLY_TOOLS
+        assert ok(await session.call_tool("get_session_info", {}))["status"] == "idle"
+
+
+def test_an_mcp_listen_off_loopback_is_refused(fakesim_bin, spawn):
+    process = spawn([fakesim_bin, "--listen", "127.0.0.1:0", "--mcp-listen", "0.0.0.0:0"])
+    process.wait_for(r"--mcp-listen 0\.0\.0\.0:0 is not a loopback address")
+    assert process.popen.wait(timeout=60) != 0
