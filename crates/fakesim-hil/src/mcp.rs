@@ -110,7 +110,12 @@ async fn in_process_daemon(twin: &DaemonArgs) -> anyhow::Result<(connect::Sessio
         .context("cannot listen on a loopback port")?;
     let address = listener.local_addr()?.to_string();
     let stop = CancellationToken::new();
-    let task = tokio::spawn(crate::serve(settings, listener, stop.clone().cancelled_owned()));
+    let task = tokio::spawn(crate::server::serve_with(
+        settings,
+        listener,
+        stop.clone().cancelled_owned(),
+        |_| {},
+    ));
     let target = Target { address, token: None };
     let client = connect::connect(&target).await?;
     Ok((client, InProcess { stop, task }))

@@ -14,6 +14,7 @@ use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
 use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -38,11 +39,23 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
 
 /// Serves the daemon's services on `listener` until `shutdown` completes, then stops accepting,
 /// lets the calls in flight finish (up to a grace period), runs the session service's shutdown
-/// hook, and returns.
+/// hook, and returns. Once serving, prints the bound address alone on a line of stdout, for
+/// scripts that start the daemon on port 0.
 pub async fn serve(
     settings: Settings,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    serve_with(settings, listener, shutdown, |addr| println!("{addr}")).await
+}
+
+/// [`serve`], telling `ready` the bound address instead of printing it (stdout may be another
+/// protocol's channel, as in `fakesim-hil mcp`).
+pub async fn serve_with(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+    ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr().context("the listener has no local address")?;
     let mcp = settings.mcp_listen.map(|addr| (addr, mcp_access(&settings)));
@@ -91,8 +104,7 @@ pub async fn serve(
         .serve_with_incoming_shutdown(incoming, signal);
 
     tracing::info!("listening on {addr}");
-    // The bound address alone on a line of stdout, for scripts that start the daemon on port 0.
-    println!("{addr}");
+    ready(addr);
     tokio::select! {
         result = server => result.context("the gRPC server failed")?,
         () = async { draining.notified().await; tokio::time::sleep(DRAIN_GRACE).await } => {
