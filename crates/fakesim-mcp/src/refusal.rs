@@ -73,7 +73,8 @@ pub fn tool_error(status: &Status) -> CallToolResult {
         map.insert("layer".to_owned(), json!(layer));
     }
     let prefix = layer.map_or(String::new(), |layer| format!(" (layer: {layer})"));
-    let text = format!("{name}{prefix}: {} {advice}", status.message());
+    let message = status.message().trim_end_matches('.');
+    let text = format!("{name}{prefix}: {message}. {advice}");
     let mut result = CallToolResult::structured_error(structured);
     result.content.insert(0, ContentBlock::text(text));
     result
@@ -100,7 +101,10 @@ mod tests {
         assert!(structured["what_to_do"].as_str().unwrap().contains("stop_episode"));
         assert!(structured.get("layer").is_none());
         let text = &result.content[0].as_text().unwrap().text;
-        assert!(text.starts_with("step_limit: no steps left (max 300) "), "{text}");
+        assert!(
+            text.starts_with("step_limit: no steps left (max 300). The episode"),
+            "{text}"
+        );
     }
 
     #[test]
