@@ -6,6 +6,7 @@
 //! the tools to an agent host that launched this process, [`serve_http`] over MCP's streamable
 //! HTTP.
 
+pub mod arguments;
 pub mod connect;
 pub mod describe;
 pub mod refusal;

@@ -1,7 +1,7 @@
 //! Refused or failed session calls as tool errors: the contract's error name, the daemon's
 //! message, what to do next, and for safety refusals on the real arm the layer that refused.
 
-use fakesim_proto::errors::error_info;
+use fakesim_proto::errors::{ErrorStatus, error_info};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 use tonic::Status;
@@ -56,6 +56,17 @@ pub fn error_name(status: &Status) -> String {
     }
 }
 
+/// A tool error for arguments that do not fit the tool's input schema.
+pub fn invalid_arguments(detail: &str) -> CallToolResult {
+    let status: Status = ErrorStatus::new(
+        tonic::Code::InvalidArgument,
+        "invalid_argument",
+        format!("the arguments do not fit the tool's input schema: {detail}"),
+    )
+    .into();
+    tool_error(&status)
+}
+
 /// A tool error for a refused call: structured content `{error, message, what_to_do, layer?,
 /// details}` and a one-line text naming the error.
 pub fn tool_error(status: &Status) -> CallToolResult {
@@ -85,7 +96,6 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use fakesim_proto::errors::ErrorStatus;
     use tonic::Code;
 
     #[test]

@@ -1,5 +1,6 @@
 //! The MCP server: the seven episode tools, each one call of the daemon's session service.
 
+use crate::arguments::Checked;
 use crate::connect::SessionClient;
 use crate::{describe, refusal, results};
 use fakesim_proto::v1;
@@ -161,7 +162,14 @@ impl EpisodeTools {
 #[tool_router]
 impl EpisodeTools {
     #[tool(description = describe::LIST_TASKS, annotations(read_only_hint = true))]
-    async fn list_tasks(&self, Parameters(args): Parameters<ListTasksArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn list_tasks(
+        &self,
+        Parameters(Checked(args)): Parameters<Checked<ListTasksArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = match args {
+            Ok(args) => args,
+            Err(detail) => return Ok(refusal::invalid_arguments(&detail)),
+        };
         let mut client = self.client.clone();
         let request = v1::ListTasksRequest { suite: args.suite };
         Ok(Self::answer(client.list_tasks(request), results::list_tasks).await)
@@ -170,10 +178,14 @@ impl EpisodeTools {
     #[tool(description = describe::RESET_TASK)]
     async fn reset_task(
         &self,
-        Parameters(args): Parameters<ResetTaskArgs>,
+        Parameters(Checked(args)): Parameters<Checked<ResetTaskArgs>>,
         peer: Peer<RoleServer>,
         meta: RequestMetaObject,
     ) -> Result<CallToolResult, ErrorData> {
+        let args = match args {
+            Ok(args) => args,
+            Err(detail) => return Ok(refusal::invalid_arguments(&detail)),
+        };
         let mut client = self.client.clone();
         let request = v1::ResetTaskRequest {
             suite: args.suite,
@@ -194,10 +206,14 @@ impl EpisodeTools {
     #[tool(name = "move", description = describe::MOVE)]
     async fn move_tcp(
         &self,
-        Parameters(args): Parameters<MoveArgs>,
+        Parameters(Checked(args)): Parameters<Checked<MoveArgs>>,
         peer: Peer<RoleServer>,
         meta: RequestMetaObject,
     ) -> Result<CallToolResult, ErrorData> {
+        let args = match args {
+            Ok(args) => args,
+            Err(detail) => return Ok(refusal::invalid_arguments(&detail)),
+        };
         let mut client = self.client.clone();
         let [x, y, z] = args.delta_xyz;
         let request = v1::MoveRequest {
@@ -215,10 +231,14 @@ impl EpisodeTools {
     #[tool(description = describe::GRIPPER)]
     async fn gripper(
         &self,
-        Parameters(args): Parameters<GripperArgs>,
+        Parameters(Checked(args)): Parameters<Checked<GripperArgs>>,
         peer: Peer<RoleServer>,
         meta: RequestMetaObject,
     ) -> Result<CallToolResult, ErrorData> {
+        let args = match args {
+            Ok(args) => args,
+            Err(detail) => return Ok(refusal::invalid_arguments(&detail)),
+        };
         let mut client = self.client.clone();
         let command = match args.command {
             GripperTarget::Open => v1::GripperCommand::Open,

@@ -69,7 +69,9 @@ async def test_each_refusal_is_a_tool_error_with_the_contract_name(fakesim_bin, 
         assert "stop_episode" in refused.structured_content["what_to_do"]
         assert error_name(await session.call_tool("gripper", {"command": "close"})) == "step_limit"
         bad = await session.call_tool("gripper", {"command": "half"})
-        assert bad.is_error and "half" in bad.content[0].text
+        assert error_name(bad) == "invalid_argument" and "half" in bad.structured_content["message"]
+        short = await session.call_tool("move", {"delta_xyz": [0.0, 0.01]})
+        assert error_name(short) == "invalid_argument"
         ok(await session.call_tool("stop_episode", {}))
 
 
