@@ -65,8 +65,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let access = args.access();
     let (client, daemon) = match &args.connect {
         Some(address) => {
-            if args.twin != DaemonArgs::default() {
-                bail!("--connect uses the running daemon's settings: drop the twin options");
+            let only_logging = DaemonArgs {
+                log_level: args.twin.log_level.clone(),
+                ..DaemonArgs::default()
+            };
+            if args.twin != only_logging {
+                bail!("--connect uses the running daemon's settings: drop the twin options (--log-level may stay)");
             }
             let target = Target {
                 address: address.clone(),

@@ -19,7 +19,8 @@ async def test_the_scripted_episode_in_hil_ends_with_the_stop_reasons_of_sim(dae
     async def record(value, total, message):
         progress.append(message)
 
-    async with stdio_session(fakesim_bin, "--connect", started["address"]) as session:
+    connect = ["--connect", started["address"], "--log-level", "info"]
+    async with stdio_session(fakesim_bin, *connect) as session:
         reasons = await scripted_episode(session, started["runs"])
         ok(await session.call_tool("reset_task", {}))
         moved = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.03]}, progress_callback=record)

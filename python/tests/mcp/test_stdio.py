@@ -115,3 +115,9 @@ async def test_connect_to_nothing_fails_with_the_address(fakesim_bin, spawn):
     process = spawn([fakesim_bin, "mcp", "--connect", "127.0.0.1:1"])
     process.wait_for(r"cannot connect to the daemon at 127\.0\.0\.1:1")
     assert process.popen.wait(timeout=60) != 0
+
+
+async def test_connect_refuses_options_of_the_in_process_twin(fakesim_bin, spawn):
+    process = spawn([fakesim_bin, "mcp", "--connect", "127.0.0.1:1", "--max-steps", "5"])
+    process.wait_for(r"--connect uses the running daemon's settings")
+    assert process.popen.wait(timeout=60) != 0
