@@ -45,3 +45,21 @@ async def test_in_mirror_mode_motion_is_a_tool_error_naming_the_mode_layer(daemo
         ok(await session.call_tool("get_observation", {}))
         ok(await session.call_tool("stop_episode", {}))
 
+
+
+async def test_a_latched_emergency_stop_is_a_tool_error_naming_the_layer(daemon, virtual_arm, fakesim_bin):
+    from fakesim_hil import Client  # the project's gRPC client, as an operator's console
+
+    started = daemon(*hil_options(virtual_arm))
+    async with stdio_session(fakesim_bin, "--connect", started["address"]) as session:
+        ok(await session.call_tool("reset_task", {}))
+        with Client(started["address"]) as operator:
+            operator.emergency_stop("hand in the workspace")
+            refused = await session.call_tool("move", {"delta_xyz": [0.0, 0.02, 0.0]})
+            assert error_name(refused) == "estop_latched"
+            assert refused.structured_content["layer"] == "emergency_stop"
+            assert "(layer: emergency_stop)" in refused.content[0].text
+            assert error_name(await session.call_tool("gripper", {"command": "close"})) == "estop_latched"
+            ok(await session.call_tool("get_observation", {}))
+            operator.reset_emergency_stop()
+        ok(await session.call_tool("stop_episode", {}))
