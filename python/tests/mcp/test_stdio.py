@@ -121,3 +121,12 @@ async def test_connect_refuses_options_of_the_in_process_twin(fakesim_bin, spawn
     process = spawn([fakesim_bin, "mcp", "--connect", "127.0.0.1:1", "--max-steps", "5"])
     process.wait_for(r"--connect uses the running daemon's settings")
     assert process.popen.wait(timeout=60) != 0
+
+
+async def test_closing_the_session_mid_episode_finalises_the_run(fakesim_bin, tmp_path):
+    async with stdio_session(fakesim_bin, *twin(tmp_path)) as session:
+        run = ok(await session.call_tool("reset_task", {}))["run"]
+        ok(await session.call_tool("move", {"delta_xyz": [0.0, 0.02, 0.0]}))
+    summary = tmp_path / "runs" / run / "summary.json"
+    assert summary.is_file(), "the in-process daemon finalised the open episode on exit"
+    assert "interrupted" in summary.read_text()
