@@ -54,7 +54,7 @@ pub enum StartMode {
 
 /// Options of the daemon. Each one overrides the same key of `--config`; unset ones fall back to
 /// the file, then to the default shown.
-#[derive(Debug, Default, PartialEq, Args)]
+#[derive(Debug, Default, Args)]
 pub struct DaemonArgs {
     /// Address to serve gRPC on [default: 127.0.0.1:50051]; port 0 picks a free port.
     #[arg(long, value_name = "ADDR")]
