@@ -397,20 +397,29 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         action: vec![0.2, -0.1, 0.3, 0.2, 0.0, 0.4],
         ..TickRequest::default()
     };
-    let out = robot.tick(tick).await.unwrap().into_inner();
-    assert_eq!(out.observation.len(), 20);
-    let goal = rig
-        .bus
-        .servos()
-        .register(1, &feetech::control_table::GOAL_POSITION)
-        .unwrap();
     let expected = mapping
         .twin_to_servo(Joint::ShoulderPan, uom::si::f64::Angle::new::<radian>(0.2))
         .unwrap();
+    // Torque came on with the switch: goals ramp from the held pose to the target.
+    let mut ticks = 0;
+    let goal = loop {
+        let out = robot.tick(tick.clone()).await.unwrap().into_inner();
+        assert_eq!(out.observation.len(), 20);
+        let goal = rig
+            .bus
+            .servos()
+            .register(1, &feetech::control_table::GOAL_POSITION)
+            .unwrap();
+        ticks += 1;
+        if (goal - expected).abs() <= 1 || ticks == 200 {
+            break goal;
+        }
+    };
     assert!(
         (goal - expected).abs() <= 1,
         "shoulder_pan goal {goal} steps, expected {expected}"
     );
+    assert!(ticks > 1, "the first target is ramped to, not jumped to");
 
     let degrees = SendActionRequest {
         action: Some(fakesim_e2e::named(&[("shoulder_pan", 30.0)])),

@@ -11,5 +11,6 @@
 //! frame, in action-key order.
 
 pub mod hil;
+mod ramp;
 pub mod telemetry;
 pub mod teleop;

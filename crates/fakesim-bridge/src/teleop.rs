@@ -12,7 +12,9 @@
 //! 5. [`TableGuard`]: a target whose TCP is below the table plus the margin is refused;
 //! 6. [`DeltaCap`]: each goal is limited to a step from the follower's measured position
 //!    (without a follower, from the last goals sent);
-//! 7. the goals go to the follower (torque switched on first if it is off) and to the twin
+//! 7. after the follower's torque came on, goals ramp from its held pose towards the targets
+//!    at [`TeleopConfig::ramp_speed_rad_s`] until they catch up;
+//! 8. the goals go to the follower (torque switched on first if it is off) and to the twin
 //!    with `set_joint_positions(hold = true)`, clamped into the twin's joint and setpoint
 //!    ranges; the twin shows what the follower is told.
 //!
@@ -27,6 +29,8 @@ mod stats;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::ramp::Ramp;
 
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinHandle};
@@ -84,15 +88,22 @@ pub struct TeleopSafety {
 pub struct TeleopConfig {
     /// Cycles per second (1..=1000).
     pub rate_hz: f64,
+    /// Speed limit of the ramp after the follower's torque comes on (rad/s, above 0;
+    /// infinite: no ramp).
+    pub ramp_speed_rad_s: f64,
 }
 
 impl Default for TeleopConfig {
     fn default() -> Self {
         Self {
             rate_hz: DEFAULT_RATE_HZ,
+            ramp_speed_rad_s: DEFAULT_RAMP_SPEED_RAD_S,
         }
     }
 }
+
+/// Default speed of the ramp after torque comes on (rad/s).
+pub const DEFAULT_RAMP_SPEED_RAD_S: f64 = 0.5;
 
 /// The twin as a teleop target.
 struct TwinTarget {
@@ -117,6 +128,12 @@ pub struct Teleop {
     last_goals: Option<[f64; 6]>,
     /// The refusal or cap in force, so that a lasting one is reported once.
     condition: Option<Condition>,
+    /// Torque came on: the next reading of the follower starts a ramp.
+    ramp_pending: bool,
+    /// The ramp from the held pose, while it runs.
+    ramp: Option<Ramp>,
+    /// Speed of the ramp (rad/s).
+    ramp_speed_rad_s: f64,
     first_cycle: Option<Instant>,
     stats: watch::Sender<TeleopStats>,
     events: Option<mpsc::UnboundedSender<SafetyEvent>>,
@@ -129,6 +146,9 @@ impl Teleop {
     pub async fn start(arms: TeleopArms, safety: TeleopSafety, config: TeleopConfig) -> Result<Self, TeleopError> {
         if !RATE_RANGE.contains(&config.rate_hz) {
             return Err(TeleopError::InvalidRate(config.rate_hz));
+        }
+        if config.ramp_speed_rad_s.is_nan() || config.ramp_speed_rad_s <= 0.0 {
+            return Err(TeleopError::InvalidRampSpeed(config.ramp_speed_rad_s));
         }
         arms.leader
             .set_torque(false)
@@ -152,6 +172,9 @@ impl Teleop {
             last_goals,
             condition: None,
             first_cycle: None,
+            ramp_pending: true,
+            ramp: None,
+            ramp_speed_rad_s: config.ramp_speed_rad_s,
             stats: watch::Sender::new(TeleopStats::default()),
             events: None,
         };
@@ -297,6 +320,7 @@ impl Teleop {
             },
             None => (targets, None),
         };
+        let goals = self.ramped(goals, measured);
         let is_capped = capped.is_some();
         self.note(is_capped.then_some(Condition::Capped), capped, events);
         if let Err(error) = self.send(goals).await {
@@ -306,6 +330,26 @@ impl Teleop {
             goals,
             capped: is_capped,
         }
+    }
+
+    /// Goals limited by the ramp: after the follower's torque came on (or is about to), the
+    /// goals start at its measured pose and move at the ramp speed until they catch up.
+    fn ramped(&mut self, goals: [f64; 6], measured: Option<[f64; 6]>) -> [f64; 6] {
+        let now = Instant::now().into_std();
+        if let Some(measured) = measured
+            && (self.ramp_pending || !self.follower_torque)
+        {
+            self.ramp = Some(Ramp::hold(measured, now));
+            self.ramp_pending = false;
+        }
+        let Some(ramp) = self.ramp.as_mut() else {
+            return goals;
+        };
+        let (goals, done) = ramp.advance(&goals, now, self.ramp_speed_rad_s, self.period);
+        if done {
+            self.ramp = None;
+        }
+        goals
     }
 
     /// Evaluates the follower's health: latches the emergency stop when the policy says so,
@@ -371,6 +415,7 @@ impl Teleop {
             .await
             .map_err(TeleopError::arm(Role::Follower))?;
         self.follower_torque = on;
+        self.ramp_pending = on;
         tracing::info!(on, "follower torque switched");
         Ok(())
     }

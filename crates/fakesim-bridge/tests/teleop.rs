@@ -68,6 +68,19 @@ fn narrow_pan_mapping() -> CalibratedMapping {
 
 /// Leader, follower (with `follower_mapping`, or none) and twin, with a cap of `max_step`.
 async fn rig_with(follower_mapping: Option<CalibratedMapping>, max_step: f64) -> Rig {
+    // No ramp here: these tests look at the other layers; the ramp has its own test.
+    let teleop_config = TeleopConfig {
+        ramp_speed_rad_s: f64::INFINITY,
+        ..TeleopConfig::default()
+    };
+    rig_configured(follower_mapping, max_step, teleop_config).await
+}
+
+async fn rig_configured(
+    follower_mapping: Option<CalibratedMapping>,
+    max_step: f64,
+    teleop_config: TeleopConfig,
+) -> Rig {
     let leader = virtual_arm(config());
     let follower = follower_mapping
         .clone()
@@ -90,7 +103,7 @@ async fn rig_with(follower_mapping: Option<CalibratedMapping>, max_step: f64) ->
         delta: DeltaCap::uniform(max_step).unwrap(),
         estop: estop.clone(),
     };
-    let teleop = Teleop::start(arms, safety, TeleopConfig::default()).await.unwrap();
+    let teleop = Teleop::start(arms, safety, teleop_config).await.unwrap();
     Rig {
         leader,
         follower,
@@ -467,6 +480,42 @@ async fn run_paces_cycles_at_the_rate_and_switches_torque_off_when_cancelled() {
     assert_eq!(rig.follower_goals(), leader_steps);
 }
 
+#[tokio::test(start_paused = true)]
+async fn starting_teleop_holds_the_follower_then_ramps_to_the_leader() {
+    let mut rig = rig_configured(Some(common::mapping()), NO_CAP, TeleopConfig::default()).await;
+    rig.follower().servos.clear_write_log();
+    rig.move_leader(POSE);
+    let cancel = CancellationToken::new();
+    let mut progress = rig.teleop.watch_stats();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        progress.wait_for(|stats| stats.cycles >= 30).await.unwrap();
+        stopper.cancel();
+    });
+    rig.teleop.run(cancel).await.unwrap();
+    // 0.5 rad/s at 60 Hz: at most about 5.4 steps per cycle, after a first goal at the pose held.
+    let log = rig.follower().servos.write_log();
+    for id in 1..=6u8 {
+        let goals: Vec<(i32, i32)> = log
+            .iter()
+            .filter(|r| r.id == id)
+            .filter_map(|r| r.value(&GOAL_POSITION).map(|goal| (goal, r.present_before)))
+            .collect();
+        let (first, present) = goals[0];
+        assert!(
+            (first - present).abs() <= 1,
+            "servo {id}: first goal {first}, present {present}"
+        );
+        for pair in goals.windows(2) {
+            assert!((pair[1].0 - pair[0].0).abs() <= 7, "servo {id}: {pair:?}");
+        }
+        assert!(goals.len() >= 29, "servo {id}: {} goals", goals.len());
+    }
+    // The pan has not reached the leader yet: 0.3 rad takes 36 cycles.
+    let pan = rig.follower_goals()[0];
+    assert!(pan < rig.expected_steps(POSE)[0] - 5, "{pan}");
+}
+
 #[tokio::test]
 async fn a_rate_outside_1_to_1000_hz_is_refused() {
     let leader = virtual_arm(config());
@@ -483,10 +532,17 @@ async fn a_rate_outside_1_to_1000_hz_is_refused() {
             delta: DeltaCap::uniform(0.1).unwrap(),
             estop: EstopLatch::new(),
         };
-        let error = Teleop::start(arms, safety, TeleopConfig { rate_hz })
-            .await
-            .err()
-            .unwrap();
+        let error = Teleop::start(
+            arms,
+            safety,
+            TeleopConfig {
+                rate_hz,
+                ..TeleopConfig::default()
+            },
+        )
+        .await
+        .err()
+        .unwrap();
         assert!(matches!(error, TeleopError::InvalidRate(_)), "{error}");
     }
 }

@@ -188,9 +188,16 @@ async fn start(args: &TeleopArgs, io: &mut Console) -> anyhow::Result<Teleop> {
         delta: DeltaCap::uniform(DEFAULT_MAX_STEP_RAD)?,
         estop: EstopLatch::new(),
     };
-    let teleop = Teleop::start(arms, safety, TeleopConfig { rate_hz: args.rate })
-        .await
-        .context("starting teleoperation")?;
+    let teleop = Teleop::start(
+        arms,
+        safety,
+        TeleopConfig {
+            rate_hz: args.rate,
+            ..TeleopConfig::default()
+        },
+    )
+    .await
+    .context("starting teleoperation")?;
     io.say(&format!(
         "Teleop at {} Hz: the leader on {} ({}) drives {follower_text}{}.",
         args.rate,

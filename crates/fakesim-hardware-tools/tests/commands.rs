@@ -590,29 +590,44 @@ async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() 
         "{error:#}"
     );
 
-    // A follower whose shoulder pan was calibrated over a whole turn, beyond the twin's ±110°.
+    // A follower whose shoulder pan was calibrated over a whole turn, beyond the twin's ±110°,
+    // is accepted (commands stay inside the twin's range): only the port is missing.
     let mut wide = VirtualSo101::calibration();
     let pan = wide.motors.get_mut("shoulder_pan").unwrap();
     (pan.range_min, pan.range_max) = (0, 4095);
     let follower_file = dir.path().join("follower.json");
     wide.save(&follower_file).unwrap();
-    let error = run(vec![
-        "--leader",
-        "/dev/fakesim-no-such-port",
-        "--port",
-        "/dev/fakesim-no-such-port",
-        "--leader-calibration",
-        leader_file.to_str().unwrap(),
-        "--follower-calibration",
-        follower_file.to_str().unwrap(),
-        "--no-twin",
-    ])
-    .await
-    .unwrap_err();
+    let args = |file: &Path| {
+        vec![
+            "--leader".to_owned(),
+            "/dev/fakesim-no-such-port".to_owned(),
+            "--port".to_owned(),
+            "/dev/fakesim-no-such-port".to_owned(),
+            "--leader-calibration".to_owned(),
+            leader_file.to_str().unwrap().to_owned(),
+            "--follower-calibration".to_owned(),
+            file.to_str().unwrap().to_owned(),
+            "--no-twin".to_owned(),
+        ]
+    };
+    let error = run(args(&follower_file).iter().map(String::as_str).collect())
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{error:#}").contains("/dev/fakesim-no-such-port does not exist"),
+        "{error:#}"
+    );
+    // A follower file without the elbow cannot work, and says which joint.
+    let mut missing = VirtualSo101::calibration();
+    missing.motors.remove("elbow_flex");
+    missing.save(&follower_file).unwrap();
+    let error = run(args(&follower_file).iter().map(String::as_str).collect())
+        .await
+        .unwrap_err();
     let message = format!("{error:#}");
     assert!(
         message.starts_with(&format!(
-            "the follower calibration {} does not fit the twin: joint shoulder_pan:",
+            "the follower calibration {} does not fit the twin: joint elbow_flex",
             follower_file.display()
         )),
         "{message}"

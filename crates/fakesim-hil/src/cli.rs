@@ -72,6 +72,14 @@ pub struct DaemonArgs {
     /// else the older robots/so101_follower/ID.json).
     #[arg(long, value_name = "ID")]
     pub robot_id: Option<String>,
+    /// Joint-mapping file (JSON, as `fakesim-hil align` writes it) instead of the built-in
+    /// SO-101 table.
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
+    /// Speed limit (rad/s) of the ramp from the held pose to the first targets after torque
+    /// comes on, a watchdog hold or a fault hold [default: 0.5].
+    #[arg(long, value_name = "RAD_S")]
+    pub ramp_speed: Option<f64>,
     /// Write the calibration file into the servos at connect (EEPROM, only values that
     /// differ) instead of refusing servos that hold another calibration.
     #[arg(long)]
@@ -97,8 +105,8 @@ pub struct DaemonArgs {
     pub render_quality: Option<RenderQuality>,
     /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
     /// init-state-index), max-steps, runs-dir, image-size, render-quality, mcp-listen,
-    /// mcp-observe-only, log-level,
-    /// write-calibration-to-servos, and a `[servos]` table of connect-time servo settings
+    /// mcp-observe-only, log-level, write-calibration-to-servos, mapping, ramp-speed, and a
+    /// `[servos]` table of connect-time servo settings
     /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
     /// max-torque, protection-current, overload-torque). Unknown keys are refused.
     #[arg(long, value_name = "FILE")]

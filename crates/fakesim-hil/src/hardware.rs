@@ -5,10 +5,11 @@ use crate::cli::StartMode;
 use crate::settings::Settings;
 use anyhow::{Context, anyhow};
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::JointMapping;
+use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_twin::values::Bounds;
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::{self, ArmRole, Calibration, SO101_MOTORS, calibration_root, find_calibration};
@@ -75,6 +76,35 @@ pub async fn prepare_servos<T: AsyncRead + AsyncWrite + Unpin + Send>(
     Ok(())
 }
 
+/// Logs the mapping in use and every joint's calibrated, twin and effective range.
+fn log_mapping(settings: &Settings, table: &JointMapping, mapping: &CalibratedMapping, twin: &[Bounds; 6]) {
+    let source = settings
+        .mapping
+        .as_ref()
+        .map_or_else(|| "built-in SO-101 table".to_owned(), |path| path.display().to_string());
+    tracing::info!(mapping = %source, "joint mapping in use");
+    for (row, range) in table.joints.iter().zip(mapping.effective_ranges(twin)) {
+        let deg = |b: Bounds| format!("{:.1}..{:.1} deg", b.lo.to_degrees(), b.hi.to_degrees());
+        let effective = range.effective.map_or_else(|| "none".to_owned(), deg);
+        let note = match (range.wider_than_twin(), range.narrower_than_twin()) {
+            (true, false) => "calibrated wider than the twin: readings beyond it are mirrored clamped",
+            (false, true) => "calibrated narrower than the twin: commands stay inside the calibration",
+            (true, true) => "calibrated range shifted against the twin's",
+            (false, false) => "calibrated range equals the twin's",
+        };
+        tracing::info!(
+            joint = %row.label,
+            servo = row.servo_id,
+            sign = row.sign,
+            offset_rad = row.offset_rad,
+            calibrated = %deg(range.calibrated),
+            twin = %deg(range.twin),
+            effective = %effective,
+            "{note}"
+        );
+    }
+}
+
 /// Starts the bridge for the settings: with `--port`, the calibrated Feetech arm; without, none.
 pub async fn start_bridge(
     settings: &Settings,
@@ -93,9 +123,14 @@ pub async fn start_bridge(
             calibration
                 .check_usable(&SO101_MOTORS)
                 .with_context(|| format!("calibration {} cannot drive the arm", file.display()))?;
-            let mapping = JointMapping::so101()
+            let table = match &settings.mapping {
+                Some(path) => JointMapping::load(path)?,
+                None => JointMapping::so101(),
+            };
+            let mapping = table
                 .bind(&calibration, &twin_ranges)
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;
+            log_mapping(settings, &table, &mapping, &twin_ranges);
             let range = RangeGuard::with_calibration(twin_ranges, &mapping);
             let config = FeetechArmConfig::new(port.display().to_string());
             let mut bus = Bus::open(port, settings.baud, BusConfig::default())
@@ -114,7 +149,10 @@ pub async fn start_bridge(
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(kinematics),
-        config: BridgeConfig::new(control_period),
+        config: BridgeConfig {
+            ramp_speed_rad_s: settings.ramp_speed_rad_s,
+            ..BridgeConfig::new(control_period)
+        },
     };
     HardwareBridge::start(parts, mode_of(settings.mode))
         .await

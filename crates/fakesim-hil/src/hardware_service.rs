@@ -95,11 +95,16 @@ impl HardwareApi for HardwareService {
             .with_sim(|sim| sim.arm_qpos())
             .await
             .map_err(|e| status::from_twin(&e))?;
+        let effective = bridge.limits();
+        let calibrated = bridge.calibrated_limits();
+        let clamped = bridge.samples().borrow().clamped;
         let servos = status
             .servos
             .iter()
             .map(|servo| {
                 let reading = servo.reading.as_ref();
+                let index = servo.joint.index();
+                let calibrated = calibrated.map_or(effective[index], |c| c[index]);
                 v1::ServoStatus {
                     id: u32::from(servo.id),
                     label: servo.joint.label().to_owned(),
@@ -119,6 +124,11 @@ impl HardwareApi for HardwareService {
                         retries: servo.comm.retries,
                     }),
                     torque_enabled: status.torque_enabled,
+                    calibrated_min_rad: calibrated.lo,
+                    calibrated_max_rad: calibrated.hi,
+                    effective_min_rad: effective[index].lo,
+                    effective_max_rad: effective[index].hi,
+                    outside_twin_range: clamped[index],
                 }
             })
             .collect();
@@ -130,6 +140,10 @@ impl HardwareApi for HardwareService {
             estop_latched: status.estop.latched,
             estop_reason: status.estop.reason,
             safety_events: bridge.safety_event_count(),
+            mapping_file: bridge
+                .port()
+                .and(self.state.settings.mapping.as_ref())
+                .map(|path| path.display().to_string()),
         }))
     }
 

@@ -116,17 +116,25 @@ impl RobotApi for RobotService {
     ) -> Result<Response<v1::GetModelInfoResponse>, Status> {
         let model = &self.state.model;
         let size = self.state.settings.image_size;
+        let bridge = &self.state.bridge;
+        let effective = bridge.port().map(|_| bridge.limits());
         Ok(Response::new(v1::GetModelInfoResponse {
             joints: model
                 .joints
                 .iter()
-                .map(|j| v1::JointInfo {
-                    id: j.id.clone(),
-                    name: j.id.clone(),
-                    label: j.label.clone(),
-                    range_min: j.range.lo,
-                    range_max: j.range.hi,
-                    unit: j.unit.to_owned(),
+                .enumerate()
+                .map(|(index, j)| {
+                    let effective = effective.and_then(|limits| limits.get(index).copied());
+                    v1::JointInfo {
+                        id: j.id.clone(),
+                        name: j.id.clone(),
+                        label: j.label.clone(),
+                        range_min: j.range.lo,
+                        range_max: j.range.hi,
+                        unit: j.unit.to_owned(),
+                        effective_min: effective.map(|b| b.lo),
+                        effective_max: effective.map(|b| b.hi),
+                    }
                 })
                 .collect(),
             action_keys: model.action_keys.clone(),

@@ -22,6 +22,10 @@ pub struct Settings {
     pub calibration: Option<PathBuf>,
     /// The follower's id in LeRobot's calibration directory.
     pub robot_id: Option<String>,
+    /// Joint-mapping file; `None` uses the built-in SO-101 table.
+    pub mapping: Option<PathBuf>,
+    /// Speed limit of the ramp after torque comes on or a hold (rad/s).
+    pub ramp_speed_rad_s: f64,
     /// Write the calibration file into servos that hold another one, instead of refusing.
     pub write_calibration_to_servos: bool,
     /// Register values the servos get at connect.
@@ -54,6 +58,8 @@ impl Default for Settings {
             baud: 1_000_000,
             calibration: None,
             robot_id: None,
+            mapping: None,
+            ramp_speed_rad_s: 0.5,
             write_calibration_to_servos: false,
             servos: ServoSettings::default(),
             mode: StartMode::Sim,
@@ -78,6 +84,8 @@ struct FileConfig {
     baud: Option<u32>,
     calibration: Option<PathBuf>,
     robot_id: Option<String>,
+    mapping: Option<PathBuf>,
+    ramp_speed: Option<f64>,
     write_calibration_to_servos: Option<bool>,
     servos: Option<ServoSettings>,
     mode: Option<StartMode>,
@@ -128,6 +136,8 @@ impl Settings {
             baud: args.baud.or(file.baud).unwrap_or(defaults.baud),
             calibration: args.calibration.clone().or(file.calibration),
             robot_id: args.robot_id.clone().or(file.robot_id),
+            mapping: args.mapping.clone().or(file.mapping),
+            ramp_speed_rad_s: args.ramp_speed.or(file.ramp_speed).unwrap_or(defaults.ramp_speed_rad_s),
             write_calibration_to_servos: args.write_calibration_to_servos
                 || file.write_calibration_to_servos.unwrap_or(false),
             servos: file.servos.unwrap_or_default(),
@@ -159,6 +169,9 @@ impl Settings {
                  check yet, so it only listens on this machine (127.0.0.1 or ::1); reach it from \
                  elsewhere through an SSH tunnel"
             );
+        }
+        if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {
+            bail!("ramp-speed must be a finite speed above 0 rad/s");
         }
         if self.port.is_none() && self.mode != StartMode::Sim {
             bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
@@ -294,6 +307,7 @@ mod tests {
         );
         assert!(Settings::from_args(&args(&["--max-steps", "0"])).is_err());
         assert!(Settings::from_args(&args(&["--image-size", "0"])).is_err());
+        assert!(Settings::from_args(&args(&["--ramp-speed", "0"])).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--lock-task", "s", "1"]).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--listen", "nowhere"]).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--render-quality", "ultra"]).is_err());

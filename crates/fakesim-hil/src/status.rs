@@ -103,9 +103,11 @@ pub fn from_twin(error: &TwinError) -> Status {
 pub fn from_bridge(error: &BridgeError) -> Status {
     let code = match error {
         BridgeError::Twin(twin) => return from_twin(twin),
-        BridgeError::NoHardware(_) | BridgeError::Disagree { .. } | BridgeError::Refused { .. } => {
-            Code::FailedPrecondition
-        }
+        BridgeError::NoHardware(_)
+        | BridgeError::Disagree { .. }
+        | BridgeError::NotArrived { .. }
+        | BridgeError::ServoFault { .. }
+        | BridgeError::Refused { .. } => Code::FailedPrecondition,
         BridgeError::Safety(SafetyError::EstopLatched { .. }) => Code::FailedPrecondition,
         BridgeError::Safety(SafetyError::NonFinite { .. }) | BridgeError::InvalidArgument(_) => Code::InvalidArgument,
         BridgeError::Safety(_) => Code::OutOfRange,
@@ -121,6 +123,15 @@ pub fn from_bridge(error: &BridgeError) -> Status {
             .meta("joint", joint)
             .meta("errorRad", error_rad)
             .meta("thresholdRad", threshold_rad),
+        BridgeError::NotArrived {
+            joint,
+            error_rad,
+            threshold_rad,
+        } => status
+            .meta("joint", joint)
+            .meta("errorRad", error_rad)
+            .meta("thresholdRad", threshold_rad),
+        BridgeError::ServoFault { joint, id, .. } => status.meta("joint", joint).meta("servoId", id),
         _ => status,
     }
     .into()

@@ -46,6 +46,11 @@ impl RangeGuard {
         }
     }
 
+    /// The calibrated ranges (rad, action-key order), with a real arm.
+    pub fn calibrated(&self) -> Option<[Bounds; 6]> {
+        self.calibrated
+    }
+
     /// Accepts the targets (rad, action-key order) or refuses at the first bad joint.
     pub fn check(&self, goals: &[f64; 6]) -> Result<(), SafetyError> {
         require_finite(goals)?;
@@ -140,7 +145,6 @@ mod tests {
             })
             .collect();
         let mut table = fakesim_arm::mapping::JointMapping::so101();
-        table.joints[4].range_rule = fakesim_arm::mapping::RangeRule::WithinTwin;
         table.joints[5].conversion = fakesim_arm::mapping::Conversion::Percent {
             at_0_rad: -0.5,
             at_100_rad: 0.5,

@@ -1,7 +1,5 @@
 //! Why a mapping table does not fit a calibration or the twin; every variant names the joint.
 
-use super::RangeRule;
-
 /// A mapping table that cannot be used with this calibration and twin.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MappingError {
@@ -23,9 +21,14 @@ pub enum MappingError {
         /// What is wrong.
         reason: String,
     },
-    /// The tolerance is negative or not finite.
-    #[error("range tolerance {0} rad must be a finite, non-negative number")]
-    InvalidTolerance(f64),
+    /// A mapping table file cannot be read.
+    #[error("mapping file {path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// Two joints are mapped to one servo.
     #[error("servo {id} is mapped to both {first} and {second}")]
     DuplicateServoId {
@@ -62,25 +65,20 @@ pub enum MappingError {
         /// What is wrong.
         reason: String,
     },
-    /// The calibrated range, mapped to the twin's radians, breaks the row's [`RangeRule`].
+    /// The calibrated range, mapped to the twin's radians, does not overlap the twin's range.
     #[error(
         "joint {joint}: calibrated range maps to [{calibrated_lo:.4}, {calibrated_hi:.4}] rad \
-         ({lo_deg:.1}..{hi_deg:.1} deg), which {relation} the twin's [{twin_lo:.4}, {twin_hi:.4}] rad \
-         ({twin_lo_deg:.1}..{twin_hi_deg:.1} deg) within {tolerance:.4} rad",
+         ({lo_deg:.1}..{hi_deg:.1} deg), which does not overlap the twin's [{twin_lo:.4}, {twin_hi:.4}] rad \
+         ({twin_lo_deg:.1}..{twin_hi_deg:.1} deg); re-run `fakesim-hil calibrate` with the joint in the \
+         middle of its travel, or fix the joint's sign and offset in the mapping (`fakesim-hil align`)",
         lo_deg = calibrated_lo.to_degrees(),
         hi_deg = calibrated_hi.to_degrees(),
         twin_lo_deg = twin_lo.to_degrees(),
         twin_hi_deg = twin_hi.to_degrees(),
-        relation = match rule {
-            RangeRule::WithinTwin => "does not fit inside",
-            RangeRule::FullTurn => "does not cover",
-        }
     )]
-    RangeMismatch {
+    NoOverlap {
         /// Joint label.
         joint: String,
-        /// The rule that failed.
-        rule: RangeRule,
         /// Lower end of the calibrated range (rad).
         calibrated_lo: f64,
         /// Upper end of the calibrated range (rad).
@@ -89,7 +87,5 @@ pub enum MappingError {
         twin_lo: f64,
         /// Upper end of the twin's range (rad).
         twin_hi: f64,
-        /// Tolerance used (rad).
-        tolerance: f64,
     },
 }

@@ -9,36 +9,39 @@
 //!
 //! The SO-101 default ([`JointMapping::so101`]):
 //!
-//! | servo | twin joint | label | sign | offset | conversion | range rule |
-//! |---|---|---|---|---|---|---|
-//! | 1 | `"1"` | shoulder_pan | +1 | 0 | degrees | within twin |
-//! | 2 | `"2"` | shoulder_lift | +1 | 0 | degrees | within twin |
-//! | 3 | `"3"` | elbow_flex | +1 | 0 | degrees | within twin |
-//! | 4 | `"4"` | wrist_flex | +1 | 0 | degrees | within twin |
-//! | 5 | `"5"` | wrist_roll | +1 | 0 | degrees | full turn (covers the twin) |
-//! | 6 | `"6"` | gripper | +1 | 0 | 0..100 % onto -0.174533..1.7453292 rad | within twin |
+//! | servo | twin joint | label | sign | offset | conversion |
+//! |---|---|---|---|---|---|
+//! | 1 | `"1"` | shoulder_pan | +1 | 0 | degrees |
+//! | 2 | `"2"` | shoulder_lift | +1 | 0 | degrees |
+//! | 3 | `"3"` | elbow_flex | +1 | 0 | degrees |
+//! | 4 | `"4"` | wrist_flex | +1 | 0 | degrees |
+//! | 5 | `"5"` | wrist_roll | +1 | 0 | degrees |
+//! | 6 | `"6"` | gripper | +1 | 0 | 0..100 % onto -0.174533..1.7453292 rad |
 //!
-//! with a range tolerance of 5 degrees. The signs assume the servo and the model turn the
-//! same way, as the "new calibration" model intends; check them on a real arm.
+//! The signs assume the servo and the model turn the same way, as the "new calibration" model
+//! intends; `fakesim-hil align` measures signs and offsets on a real arm and writes a table
+//! file (JSON, [`JointMapping::load`]).
 //!
-//! [`JointMapping::bind`] checks a table
-//! against a calibration and the twin's joint ranges and yields the [`CalibratedMapping`]
-//! that converts.
+//! [`JointMapping::bind`] checks a table against a calibration and yields the
+//! [`CalibratedMapping`] that converts. Calibrated ranges wider or narrower than the twin's
+//! are accepted: [`CalibratedMapping::effective_ranges`] gives, per joint, the intersection
+//! that commands stay in. Only a range that does not overlap the twin's at all is refused.
 
 mod calibrated;
+mod effective;
 mod error;
 mod joint;
+
+use std::path::Path;
 
 use fakesim_twin::values::Bounds;
 use feetech::calibration::Calibration;
 use serde::{Deserialize, Serialize};
 
 pub use calibrated::CalibratedMapping;
+pub use effective::EffectiveRange;
 pub use error::MappingError;
 pub use joint::Joint;
-
-/// Default tolerance when comparing calibrated ranges with the twin's (5 degrees).
-pub const DEFAULT_RANGE_TOLERANCE_RAD: f64 = 0.087_266_462_599_716_48;
 
 /// The twin's gripper hinge range (rad): closed at the low end, open at the high end.
 pub const SO101_GRIPPER_RANGE: Bounds = Bounds {
@@ -61,19 +64,9 @@ pub enum Conversion {
     },
 }
 
-/// How the calibrated range must relate to the twin's joint range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RangeRule {
-    /// The calibrated range may not reach beyond the twin's range by more than the tolerance.
-    WithinTwin,
-    /// A joint calibrated as a (nearly) full turn: its calibrated range may exceed the twin's,
-    /// but must cover it (within the tolerance).
-    FullTurn,
-}
-
 /// One row of the mapping table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JointMap {
     /// Servo id on the bus.
     pub servo_id: u8,
@@ -87,17 +80,14 @@ pub struct JointMap {
     pub offset_rad: f64,
     /// Unit conversion from calibrated steps.
     pub conversion: Conversion,
-    /// How the calibrated range is checked against the twin's.
-    pub range_rule: RangeRule,
 }
 
 /// The whole table: one row per twin joint, in the twin's action-key order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JointMapping {
     /// Rows, row `i` for twin joint `i + 1`.
     pub joints: [JointMap; 6],
-    /// How far a calibrated range may miss the twin's range (rad).
-    pub tolerance_rad: f64,
 }
 
 impl Default for JointMapping {
@@ -108,37 +98,50 @@ impl Default for JointMapping {
 
 impl JointMapping {
     /// The SO-101 default: servo `i` drives twin joint `"i"`, LeRobot labels, sign +1, no
-    /// offset; degrees for joints 1-5 (the wrist roll as a full turn), and the gripper's 0..100
-    /// onto [`SO101_GRIPPER_RANGE`]; tolerance [`DEFAULT_RANGE_TOLERANCE_RAD`].
+    /// offset; degrees for joints 1-5, and the gripper's 0..100 onto [`SO101_GRIPPER_RANGE`].
     pub fn so101() -> Self {
-        let row = |joint: Joint, conversion: Conversion, range_rule: RangeRule| JointMap {
+        let row = |joint: Joint, conversion: Conversion| JointMap {
             servo_id: joint.default_servo_id(),
             twin_joint: joint.twin_id().to_owned(),
             label: joint.label().to_owned(),
             sign: 1,
             offset_rad: 0.0,
             conversion,
-            range_rule,
         };
-        let degrees = |joint| row(joint, Conversion::Degrees, RangeRule::WithinTwin);
+        let degrees = |joint| row(joint, Conversion::Degrees);
         Self {
             joints: [
                 degrees(Joint::ShoulderPan),
                 degrees(Joint::ShoulderLift),
                 degrees(Joint::ElbowFlex),
                 degrees(Joint::WristFlex),
-                row(Joint::WristRoll, Conversion::Degrees, RangeRule::FullTurn),
+                degrees(Joint::WristRoll),
                 row(
                     Joint::Gripper,
                     Conversion::Percent {
                         at_0_rad: SO101_GRIPPER_RANGE.lo,
                         at_100_rad: SO101_GRIPPER_RANGE.hi,
                     },
-                    RangeRule::WithinTwin,
                 ),
             ],
-            tolerance_rad: DEFAULT_RANGE_TOLERANCE_RAD,
         }
+    }
+
+    /// Reads a table file (JSON, as [`JointMapping::to_json`] writes it); rows are checked
+    /// when bound.
+    pub fn load(path: &Path) -> Result<Self, MappingError> {
+        let file = |reason: String| MappingError::File {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| file(e.to_string()))
+    }
+
+    /// The table as pretty JSON.
+    pub fn to_json(&self) -> String {
+        // Plain numbers and strings always serialise.
+        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
     /// The row for a joint.
@@ -155,19 +158,25 @@ impl JointMapping {
     /// Checks the table against a calibration and the twin's joint ranges and returns the
     /// mapping that converts. Fails, naming the joint, when a row is malformed, a servo id is
     /// used twice, the calibration lacks a motor or gives it another id, or a calibrated range
-    /// breaks its [`RangeRule`] by more than the tolerance.
+    /// does not overlap the twin's (wider or narrower ranges are fine: see
+    /// [`CalibratedMapping::effective_ranges`]).
     pub fn bind(
         &self,
         calibration: &Calibration,
         twin_ranges: &[Bounds; 6],
     ) -> Result<CalibratedMapping, MappingError> {
-        if !(self.tolerance_rad.is_finite() && self.tolerance_rad >= 0.0) {
-            return Err(MappingError::InvalidTolerance(self.tolerance_rad));
-        }
         self.check_rows()?;
         let mapping = CalibratedMapping::new(self, calibration)?;
-        for joint in Joint::ALL {
-            self.check_range(joint, mapping.calibrated_limits(joint), twin_ranges[joint.index()])?;
+        for (joint, range) in Joint::ALL.into_iter().zip(mapping.effective_ranges(twin_ranges)) {
+            if range.effective.is_none() {
+                return Err(MappingError::NoOverlap {
+                    joint: self.get(joint).label.clone(),
+                    calibrated_lo: range.calibrated.lo,
+                    calibrated_hi: range.calibrated.hi,
+                    twin_lo: range.twin.lo,
+                    twin_hi: range.twin.hi,
+                });
+            }
         }
         Ok(mapping)
     }
@@ -212,27 +221,6 @@ impl JointMapping {
             }
         }
         Ok(())
-    }
-
-    fn check_range(&self, joint: Joint, calibrated: Bounds, twin: Bounds) -> Result<(), MappingError> {
-        let tolerance = self.tolerance_rad;
-        let row = self.get(joint);
-        let ok = match row.range_rule {
-            RangeRule::WithinTwin => calibrated.lo >= twin.lo - tolerance && calibrated.hi <= twin.hi + tolerance,
-            RangeRule::FullTurn => calibrated.lo <= twin.lo + tolerance && calibrated.hi >= twin.hi - tolerance,
-        };
-        if ok {
-            return Ok(());
-        }
-        Err(MappingError::RangeMismatch {
-            joint: row.label.clone(),
-            rule: row.range_rule,
-            calibrated_lo: calibrated.lo,
-            calibrated_hi: calibrated.hi,
-            twin_lo: twin.lo,
-            twin_hi: twin.hi,
-            tolerance,
-        })
     }
 }
 

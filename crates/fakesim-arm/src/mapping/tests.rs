@@ -177,49 +177,58 @@ fn differing_ids_are_named() {
 }
 
 #[test]
-fn a_calibrated_range_beyond_the_twin_is_refused_with_both_ranges() {
-    // ±1750 steps is about ±154 degrees, far beyond the pan's ±110.
-    let cal = with_motor(
+fn wider_and_narrower_calibrated_ranges_are_accepted_and_intersected() {
+    // ±1750 steps is about ±154 degrees, far beyond the pan's ±110; the old LeRobot wrist
+    // roll sweep (1103..3182) is narrower than the twin's.
+    let mut cal = with_motor(
         |m| {
             m.range_min = 297;
             m.range_max = 3797;
         },
         "shoulder_pan",
     );
-    let err = JointMapping::so101().validate(&cal, &TWIN).unwrap_err();
-    let text = err.to_string();
-    assert!(matches!(err, MappingError::RangeMismatch { ref joint, .. } if joint == "shoulder_pan"));
-    assert!(
-        text.starts_with("joint shoulder_pan: calibrated range maps to [-2.6851, 2.6851] rad"),
-        "{text}"
-    );
-    assert!(
-        text.contains("does not fit inside the twin's [-1.9199, 1.9199] rad"),
-        "{text}"
-    );
-    // Within the tolerance is fine: 3 degrees over.
-    let cal = with_motor(
-        |m| {
-            m.range_min = 2047 - 1285;
-            m.range_max = 2047 + 1285;
-        },
-        "shoulder_pan",
-    );
-    JointMapping::so101().validate(&cal, &TWIN).unwrap();
+    let roll = cal.motors.get_mut("wrist_roll").unwrap();
+    roll.range_min = 1103;
+    roll.range_max = 3182;
+    let mapping = JointMapping::so101().bind(&cal, &TWIN).unwrap();
+    let ranges = mapping.effective_ranges(&TWIN);
+    let pan = ranges[0];
+    assert!(pan.wider_than_twin() && !pan.narrower_than_twin());
+    assert_eq!(pan.effective, Some(TWIN[0]));
+    assert!((pan.calibrated.hi - 2.6851).abs() < 1e-3, "{pan:?}");
+    let roll = ranges[4];
+    assert!(roll.narrower_than_twin() && !roll.wider_than_twin());
+    assert_eq!(roll.effective, Some(roll.calibrated));
+    assert!((roll.calibrated.hi - 1.5955).abs() < 1e-3, "{roll:?}");
 }
 
 #[test]
-fn a_full_turn_joint_must_cover_the_twin_range() {
-    let narrow = with_motor(
-        |m| {
-            m.range_min = 1500;
-            m.range_max = 2600;
-        },
-        "wrist_roll",
+fn a_range_that_does_not_overlap_the_twin_is_refused_naming_the_joint_and_the_fix() {
+    let mut table = JointMapping::so101();
+    table.joints[3].offset_rad = 4.0;
+    let err = table.validate(&VirtualSo101::calibration(), &TWIN).unwrap_err();
+    assert!(matches!(err, MappingError::NoOverlap { ref joint, .. } if joint == "wrist_flex"));
+    let text = err.to_string();
+    assert!(text.starts_with("joint wrist_flex: calibrated range maps to"), "{text}");
+    assert!(
+        text.contains("does not overlap the twin's") && text.contains("fakesim-hil align"),
+        "{text}"
     );
-    let err = JointMapping::so101().validate(&narrow, &TWIN).unwrap_err();
-    assert!(err.to_string().contains("does not cover"), "{err}");
-    assert!(err.to_string().starts_with("joint wrist_roll:"), "{err}");
+}
+
+#[test]
+fn a_table_file_round_trips_and_unknown_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mapping.json");
+    let mut table = JointMapping::so101();
+    table.joints[2].sign = -1;
+    table.joints[4].offset_rad = 0.125;
+    std::fs::write(&path, table.to_json()).unwrap();
+    assert_eq!(JointMapping::load(&path).unwrap(), table);
+    std::fs::write(&path, table.to_json().replace("\"sign\"", "\"sing\"")).unwrap();
+    let err = JointMapping::load(&path).unwrap_err().to_string();
+    assert!(err.contains("mapping.json") && err.contains("sing"), "{err}");
+    assert!(JointMapping::load(&dir.path().join("none.json")).is_err());
 }
 
 #[test]
@@ -249,12 +258,6 @@ fn malformed_tables_are_refused_naming_the_row() {
         at_100_rad: 0.5,
     };
     assert!(matches!(t.validate(&cal, &TWIN), Err(MappingError::InvalidRow { ref joint, .. }) if joint == "gripper"));
-    let mut t = JointMapping::so101();
-    t.tolerance_rad = f64::NAN;
-    assert!(matches!(
-        t.validate(&cal, &TWIN),
-        Err(MappingError::InvalidTolerance(_))
-    ));
 }
 
 #[test]

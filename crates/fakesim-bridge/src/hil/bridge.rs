@@ -2,9 +2,10 @@
 //! loop, and the safety layers every command to the real arm passes through.
 
 use super::mode::{Mode, SyncOption, VerbKind};
+use crate::ramp::Ramp;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
 use fakesim_safety::{
     Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
     TcpKinematics, Watchdog, WatchdogAction,
@@ -37,11 +38,14 @@ pub struct BridgeConfig {
     pub watchdog_timeout: Duration,
     /// Largest change of any joint goal from its measured position in one command (rad).
     pub max_delta_rad: f64,
+    /// After torque comes on or the arm is held, goals ramp from the held position to the
+    /// targets at this speed (rad/s) until they catch up.
+    pub ramp_speed_rad_s: f64,
 }
 
 impl BridgeConfig {
-    /// Defaults for a control period: 100 Hz mirroring, 0.1 rad disagreement, 0.5 rad/s sync,
-    /// a 1 s watchdog and 0.35 rad per command.
+    /// Defaults for a control period: 100 Hz mirroring, 0.1 rad disagreement, 0.5 rad/s sync
+    /// and ramp, a 1 s watchdog and 0.35 rad per command.
     pub fn new(control_period: Duration) -> Self {
         BridgeConfig {
             mirror_rate_hz: 100.0,
@@ -50,6 +54,7 @@ impl BridgeConfig {
             sync_speed_rad_s: 0.5,
             watchdog_timeout: Duration::from_secs(1),
             max_delta_rad: 0.35,
+            ramp_speed_rad_s: 0.5,
         }
     }
 }
@@ -84,6 +89,32 @@ pub enum BridgeError {
     /// A setting or request value the bridge cannot use.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The slow move to the twin's pose ended with the arm elsewhere (blocked, or too slow).
+    #[error(
+        "the real arm did not arrive at the twin's pose: {joint} is {error_rad:.3} rad away (more than \
+         {threshold_rad} rad); check what blocks it, then ask for the sync again"
+    )]
+    NotArrived {
+        /// The joint farthest from the target.
+        joint: &'static str,
+        /// How far (rad).
+        error_rad: f64,
+        /// The threshold (rad).
+        threshold_rad: f64,
+    },
+    /// A servo still reports a fault that switched its torque off.
+    #[error(
+        "{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears \
+         (let it cool down or free the joint, see GetHardwareStatus), then reset the stop and enter hil again"
+    )]
+    ServoFault {
+        /// The joint.
+        joint: &'static str,
+        /// Its servo.
+        id: u8,
+        /// The flags it reports.
+        flags: feetech::protocol::status::ServoError,
+    },
     /// The mirror loop produced no reading of the arm in time.
     #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
     NoReading(Duration),
@@ -104,6 +135,8 @@ impl BridgeError {
         match self {
             BridgeError::NoHardware(_) => "no_hardware",
             BridgeError::Disagree { .. } => "arm_twin_disagree",
+            BridgeError::NotArrived { .. } => "sync_not_arrived",
+            BridgeError::ServoFault { .. } => "servo_fault",
             BridgeError::InvalidArgument(_) => "invalid_argument",
             BridgeError::Refused { reason, .. } => reason,
             BridgeError::Safety(SafetyError::EstopLatched { .. }) => "estop_latched",
@@ -135,6 +168,8 @@ pub struct Sample {
     pub real_rad: Option<[f64; 6]>,
     /// Twin joint positions (rad) after this reading was mirrored.
     pub twin_rad: [f64; 6],
+    /// Joints whose real position lay outside the twin's range and was mirrored clamped.
+    pub clamped: [bool; 6],
     /// How long reading the arm and writing the twin took.
     pub latency: Duration,
 }
@@ -167,6 +202,7 @@ struct Inner {
     journal: mpsc::UnboundedSender<SafetyEvent>,
     samples: watch::Sender<Sample>,
     last_goals: Mutex<Option<[f64; 6]>>,
+    ramp: Mutex<Option<Ramp>>,
     switching: tokio::sync::Mutex<()>,
     events_total: AtomicU64,
     stopping: CancellationToken,
@@ -231,6 +267,7 @@ impl HardwareBridge {
             at: Instant::now(),
             real_rad: None,
             twin_rad,
+            clamped: [false; 6],
             latency: Duration::ZERO,
         };
         let inner = Arc::new(Inner {
@@ -250,6 +287,7 @@ impl HardwareBridge {
             journal,
             samples: watch::channel(first).0,
             last_goals: Mutex::new(None),
+            ramp: Mutex::new(None),
             switching: tokio::sync::Mutex::new(()),
             events_total: AtomicU64::new(0),
             stopping: CancellationToken::new(),
@@ -324,6 +362,11 @@ impl HardwareBridge {
         Joint::ALL.map(|j| self.inner.range.limits(j))
     }
 
+    /// The real arm's calibrated range per joint (twin radians); `None` without one.
+    pub fn calibrated_limits(&self) -> Option<[Bounds; 6]> {
+        self.inner.range.calibrated()
+    }
+
     /// The goals last sent to the real arm.
     pub fn last_goals(&self) -> Option<[f64; 6]> {
         *lock(&self.inner.last_goals)
@@ -391,16 +434,23 @@ impl HardwareBridge {
     }
 
     /// Sends goals to the real arm through the layers: emergency stop, range (refuse), table
-    /// (refuse), delta cap (limit, from `measured`). Feeds the watchdog.
+    /// (refuse), the ramp after torque came on or a hold (limit, see
+    /// [`BridgeConfig::ramp_speed_rad_s`]), delta cap (limit, from `measured`). Feeds the
+    /// watchdog.
     pub async fn command(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<Capped, BridgeError> {
+        self.send(targets, measured, true).await
+    }
+
+    async fn send(&self, targets: [f64; 6], measured: [f64; 6], ramped: bool) -> Result<Capped, BridgeError> {
         let arm = self.inner.arm.as_ref().ok_or(BridgeError::NoHardware("hil"))?;
         self.check_estop()?;
         let checked = self
             .inner
             .range
             .check(&targets)
-            .and_then(|()| self.inner.table.check(&targets, self.inner.kinematics.as_ref()))
-            .and_then(|()| self.inner.delta.limit(&measured, &targets));
+            .and_then(|()| self.inner.table.check(&targets, self.inner.kinematics.as_ref()));
+        let ramped = if ramped { self.ramp_towards(targets) } else { targets };
+        let checked = checked.and_then(|()| self.inner.delta.limit(&measured, &ramped));
         let capped = checked.map_err(|e| {
             self.record(e.event());
             BridgeError::Safety(e)
@@ -416,8 +466,39 @@ impl HardwareBridge {
         Ok(capped)
     }
 
+    /// The next goals towards `targets` while a ramp runs (the targets themselves otherwise).
+    fn ramp_towards(&self, targets: [f64; 6]) -> [f64; 6] {
+        let mut ramp = lock(&self.inner.ramp);
+        let Some(active) = ramp.as_mut() else {
+            return targets;
+        };
+        let speed = self.inner.config.ramp_speed_rad_s;
+        let (goals, done) = active.advance(&targets, now(), speed, self.inner.config.control_period);
+        if done {
+            *ramp = None;
+            tracing::debug!("ramp caught up with the targets");
+        }
+        goals
+    }
+
+    /// Starts a ramp from the held position `goals`: later commands move from there at the
+    /// ramp speed until they catch up with their targets.
+    fn hold_then_ramp(&self, goals: [f64; 6]) {
+        *lock(&self.inner.ramp) = Some(Ramp::hold(goals, now()));
+    }
+
+    /// Switches torque on, unless a servo still reports a fault that switched it off.
+    async fn enable_torque(&self, arm: &dyn Arm) -> Result<ArmState, BridgeError> {
+        let state = arm.read_state().await?;
+        refuse_faults(&state)?;
+        arm.set_torque(true).await?;
+        Ok(state)
+    }
+
     /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
-    /// asked, then switches torque on; entering `mirror` switches torque off.
+    /// asked (a sync must end with the arm at the twin's pose), then switches torque on
+    /// holding the present pose, and later commands ramp from it; a servo still reporting a
+    /// fault refuses the switch. Entering `mirror` switches torque off.
     /// `sync_speed_rad_s` overrides the configured speed of a `MoveArmToTwin` sync.
     pub async fn set_mode(
         &self,
@@ -440,7 +521,9 @@ impl HardwareBridge {
             }
             (Mode::Hil, Some(arm)) => {
                 self.check_estop()?;
-                let real = arm.read_state().await?.positions_rad();
+                let state = arm.read_state().await?;
+                refuse_faults(&state)?;
+                let real = state.positions_rad();
                 let twin = self.inner.twin.with_sim(|sim| sim.arm_qpos()).await?;
                 let (joint, error_rad) = largest_difference(&real, &twin);
                 max_joint_error_rad = error_rad;
@@ -460,7 +543,8 @@ impl HardwareBridge {
                         }
                     }
                 }
-                arm.set_torque(true).await?;
+                let held = self.enable_torque(arm.as_ref()).await?.positions_rad();
+                self.hold_then_ramp(held);
                 *lock(&self.inner.last_goals) = None;
                 if let Some(event) = lock(&self.inner.watchdog).feed(now()) {
                     self.record(event);
@@ -521,7 +605,7 @@ impl HardwareBridge {
                 distance / max_s
             )));
         }
-        arm.set_torque(true).await?;
+        self.enable_torque(arm).await?;
         let period = self.inner.config.control_period;
         let step = speed_rad_s * period.as_secs_f64();
         let ticks = (distance / step).ceil().max(1.0) as u32;
@@ -530,12 +614,37 @@ impl HardwareBridge {
         for k in 1..=ticks {
             let fraction = f64::from(k) / f64::from(ticks);
             let goal: [f64; 6] = std::array::from_fn(|i| from[i] + (to[i] - from[i]) * fraction);
-            self.command(goal, measured).await?;
+            self.send(goal, measured, false).await?;
             deadline += period;
             tokio::time::sleep_until(deadline).await;
             measured = arm.read_state().await?.positions_rad();
         }
+        self.await_arrival(arm, to, measured).await?;
+        self.hold_then_ramp(to);
         Ok(())
+    }
+
+    /// Waits (a bounded number of control periods) for the arm to settle on `target`; refuses
+    /// when it stays farther than the disagreement threshold.
+    async fn await_arrival(&self, arm: &dyn Arm, target: [f64; 6], mut measured: [f64; 6]) -> Result<(), BridgeError> {
+        let threshold_rad = self.inner.config.disagree_threshold_rad;
+        let period = self.inner.config.control_period;
+        for _ in 0..ARRIVAL_PERIODS {
+            if largest_difference(&measured, &target).1 <= threshold_rad {
+                return Ok(());
+            }
+            tokio::time::sleep(period).await;
+            measured = arm.read_state().await?.positions_rad();
+        }
+        let (joint, error_rad) = largest_difference(&measured, &target);
+        if error_rad <= threshold_rad {
+            return Ok(());
+        }
+        Err(BridgeError::NotArrived {
+            joint: joint.label(),
+            error_rad,
+            threshold_rad,
+        })
     }
 
     /// Records a safety event for the status and the journal.
@@ -570,6 +679,11 @@ impl HardwareBridge {
             }
         };
         let mode = self.mode();
+        let ranges = &self.inner.twin_ranges;
+        let clamped: [bool; 6] = std::array::from_fn(|i| real[i] < ranges[i].lo || real[i] > ranges[i].hi);
+        if mode != Mode::Sim {
+            self.flag_clamped(&clamped);
+        }
         let twin_rad = if mode == Mode::Sim {
             self.inner.twin.with_sim(|sim| sim.arm_qpos()).await
         } else {
@@ -594,6 +708,7 @@ impl HardwareBridge {
             at: read_at,
             real_rad: Some(real),
             twin_rad,
+            clamped,
             latency: read_at.elapsed(),
         });
         if mode == Mode::Hil {
@@ -601,14 +716,31 @@ impl HardwareBridge {
         }
     }
 
+    /// Logs once when a joint's reading leaves the twin's range and when it comes back.
+    fn flag_clamped(&self, clamped: &[bool; 6]) {
+        let previous = self.inner.samples.borrow().clamped;
+        for joint in Joint::ALL {
+            let (was, is) = (previous[joint.index()], clamped[joint.index()]);
+            if is && !was {
+                tracing::warn!(
+                    joint = joint.label(),
+                    "the real arm is outside the twin's range; the twin mirrors it clamped"
+                );
+            } else if was && !is {
+                tracing::info!(joint = joint.label(), "the real arm is back inside the twin's range");
+            }
+        }
+    }
+
     async fn check_watchdog(&self, arm: &dyn Arm, measured: [f64; 6]) {
         let verdict = lock(&self.inner.watchdog).check(now());
         if let Some(event) = verdict.event {
             self.record(event);
-            if verdict.action == WatchdogAction::Hold
-                && let Err(e) = arm.command(measured).await
-            {
-                tracing::error!(error = %e, "watchdog hold failed");
+            if verdict.action == WatchdogAction::Hold {
+                match arm.command(measured).await {
+                    Ok(()) => self.hold_then_ramp(measured),
+                    Err(e) => tracing::error!(error = %e, "watchdog hold failed"),
+                }
             }
         }
     }
@@ -624,7 +756,12 @@ impl HardwareBridge {
         let outcome = match decision.action {
             FaultAction::TorqueOff => arm.set_torque(false).await,
             FaultAction::Hold => match arm.read_state().await {
-                Ok(state) => arm.command(state.positions_rad()).await,
+                Ok(state) => {
+                    let held = state.positions_rad();
+                    let outcome = arm.command(held).await;
+                    self.hold_then_ramp(held);
+                    outcome
+                }
                 Err(e) => Err(e),
             },
             FaultAction::Continue => Ok(()),
@@ -655,6 +792,25 @@ async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: Cancella
     if let Err(e) = arm.set_torque(false).await {
         tracing::warn!(error = %e, "torque off at shutdown failed");
     }
+}
+
+/// Control periods the arm gets to settle on a sync target after the last goal.
+const ARRIVAL_PERIODS: u32 = 50;
+
+/// Refuses when a servo reports a fault the fault policy switches torque off for.
+fn refuse_faults(state: &ArmState) -> Result<(), BridgeError> {
+    for joint in Joint::ALL {
+        if let Some(servo) = state.joint(joint).servo
+            && FaultPolicy::action_for(servo.error_flags) == FaultAction::TorqueOff
+        {
+            return Err(BridgeError::ServoFault {
+                joint: joint.label(),
+                id: servo.id,
+                flags: servo.error_flags,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The runtime's clock (paused and advanced by tokio in tests) as a std instant.

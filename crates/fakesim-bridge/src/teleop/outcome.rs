@@ -30,6 +30,9 @@ pub enum TeleopError {
     /// The rate is not a finite number of cycles per second within the supported range.
     #[error("teleop rate {0} Hz is not between 1 and 1000 Hz")]
     InvalidRate(f64),
+    /// The ramp speed is not above 0 rad/s.
+    #[error("ramp speed {0} rad/s must be above 0 (infinite: no ramp)")]
+    InvalidRampSpeed(f64),
     /// A safety layer was configured with an unusable value.
     #[error(transparent)]
     Setting(#[from] InvalidSetting),

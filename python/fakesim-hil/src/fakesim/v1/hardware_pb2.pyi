@@ -60,7 +60,7 @@ class CommErrorCounts(_message.Message):
     def __init__(self, timeouts: _Optional[int] = ..., corrupt_replies: _Optional[int] = ..., retries: _Optional[int] = ...) -> None: ...
 
 class ServoStatus(_message.Message):
-    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled")
+    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range")
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +75,11 @@ class ServoStatus(_message.Message):
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     COMM_ERRORS_FIELD_NUMBER: _ClassVar[int]
     TORQUE_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATED_MIN_RAD_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATED_MAX_RAD_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_MIN_RAD_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_MAX_RAD_FIELD_NUMBER: _ClassVar[int]
+    OUTSIDE_TWIN_RANGE_FIELD_NUMBER: _ClassVar[int]
     id: int
     label: str
     twin_joint: str
@@ -89,14 +94,19 @@ class ServoStatus(_message.Message):
     errors: _containers.RepeatedScalarFieldContainer[str]
     comm_errors: CommErrorCounts
     torque_enabled: bool
-    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ...) -> None: ...
+    calibrated_min_rad: float
+    calibrated_max_rad: float
+    effective_min_rad: float
+    effective_max_rad: float
+    outside_twin_range: bool
+    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ...) -> None: ...
 
 class GetHardwareStatusRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class GetHardwareStatusResponse(_message.Message):
-    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events")
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file")
     MODE_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -104,6 +114,7 @@ class GetHardwareStatusResponse(_message.Message):
     ESTOP_LATCHED_FIELD_NUMBER: _ClassVar[int]
     ESTOP_REASON_FIELD_NUMBER: _ClassVar[int]
     SAFETY_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    MAPPING_FILE_FIELD_NUMBER: _ClassVar[int]
     mode: Mode
     port: str
     bus_connected: bool
@@ -111,7 +122,8 @@ class GetHardwareStatusResponse(_message.Message):
     estop_latched: bool
     estop_reason: str
     safety_events: int
-    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ...) -> None: ...
+    mapping_file: str
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ...) -> None: ...
 
 class StreamJointStatesRequest(_message.Message):
     __slots__ = ("rate_hz",)

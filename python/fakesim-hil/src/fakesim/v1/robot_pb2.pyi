@@ -36,20 +36,24 @@ COLOR_ENCODING_PNG: ColorEncoding
 COLOR_ENCODING_RAW: ColorEncoding
 
 class JointInfo(_message.Message):
-    __slots__ = ("id", "name", "label", "range_min", "range_max", "unit")
+    __slots__ = ("id", "name", "label", "range_min", "range_max", "unit", "effective_min", "effective_max")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     RANGE_MIN_FIELD_NUMBER: _ClassVar[int]
     RANGE_MAX_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_MIN_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_MAX_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     label: str
     range_min: float
     range_max: float
     unit: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., label: _Optional[str] = ..., range_min: _Optional[float] = ..., range_max: _Optional[float] = ..., unit: _Optional[str] = ...) -> None: ...
+    effective_min: float
+    effective_max: float
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., label: _Optional[str] = ..., range_min: _Optional[float] = ..., range_max: _Optional[float] = ..., unit: _Optional[str] = ..., effective_min: _Optional[float] = ..., effective_max: _Optional[float] = ...) -> None: ...
 
 class GetModelInfoRequest(_message.Message):
     __slots__ = ()

@@ -1,0 +1,338 @@
+//! The daemon against emulated arms holding calibrations as they are in the field (ranges
+//! wider or narrower than the model's, an older LeRobot file): it starts, reports the
+//! effective ranges, mirrors (clamping and flagging what the twin cannot show), runs a hil
+//! episode, and never sends a goal outside the effective ranges. A stale arm is refused and
+//! fixed by --write-calibration-to-servos; goals ramp from the held pose when torque comes on;
+//! a servo whose overload is still present keeps its torque off.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
+use fakesim_e2e::TestServer;
+use fakesim_hil::cli::StartMode;
+use fakesim_proto::errors::error_reason;
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::*;
+use feetech::calibration::Calibration;
+use feetech::control_table::{GOAL_POSITION, HOMING_OFFSET, TORQUE_ENABLE};
+use feetech::protocol::status::ServoError;
+use feetech_emu::faults::FaultWindow;
+use feetech_emu::field::field_calibrations;
+use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, WriteRecord, serve_pty};
+use tempfile::TempDir;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic::transport::Channel;
+use uom::si::angle::radian;
+use uom::si::f64::Angle;
+
+struct Arm {
+    bus: PtyBus,
+    file: PathBuf,
+    _dir: TempDir,
+}
+
+/// An emulated arm whose servos hold `held`, and `file` written for the daemon.
+async fn arm(held: &Calibration, file: &Calibration) -> Arm {
+    let servos = VirtualSo101::holding(held, &[]).unwrap();
+    let bus = serve_pty(EmuConfig::new(servos)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("follower.json");
+    file.save(&path).unwrap();
+    Arm {
+        bus,
+        file: path,
+        _dir: dir,
+    }
+}
+
+async fn daemon(arm: &Arm, write_calibration: bool) -> anyhow::Result<TestServer> {
+    let (port, file) = (arm.bus.path().to_owned(), arm.file.clone());
+    TestServer::start_with(move |s| {
+        s.port = Some(port);
+        s.calibration = Some(file);
+        s.mode = StartMode::Mirror;
+        s.image_size = 16;
+        s.write_calibration_to_servos = write_calibration;
+    })
+    .await
+}
+
+fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
+    fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10)
+        .unwrap()
+        .joint_ranges()
+}
+
+fn mapping(calibration: &Calibration) -> CalibratedMapping {
+    JointMapping::so101().bind(calibration, &twin_ranges()).unwrap()
+}
+
+async fn hardware(server: &TestServer) -> HardwareServiceClient<Channel> {
+    HardwareServiceClient::new(server.channel().await.unwrap())
+}
+
+async fn status(hw: &mut HardwareServiceClient<Channel>) -> GetHardwareStatusResponse {
+    hw.get_hardware_status(GetHardwareStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Reads the status once per joint-state sample until `done` holds.
+async fn until_status(
+    hw: &mut HardwareServiceClient<Channel>,
+    done: impl Fn(&GetHardwareStatusResponse) -> bool,
+) -> GetHardwareStatusResponse {
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..300 {
+        let now = status(hw).await;
+        if done(&now) {
+            return now;
+        }
+        stream.next().await.unwrap().unwrap();
+    }
+    panic!("status condition not met within 300 samples");
+}
+
+fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
+    SetModeRequest {
+        mode: mode.into(),
+        sync: sync.into(),
+        sync_max_speed_rad_s: Some(2.0),
+    }
+}
+
+fn goal_writes(log: &[WriteRecord], id: u8) -> Vec<(Duration, i32, i32)> {
+    log.iter()
+        .filter(|r| r.id == id)
+        .filter_map(|r| r.value(&GOAL_POSITION).map(|goal| (r.at, goal, r.present_before)))
+        .collect()
+}
+
+/// The effective range of a joint in servo steps.
+fn effective_steps(mapping: &CalibratedMapping, joint: Joint, effective: (f64, f64)) -> (i32, i32) {
+    let a = mapping.twin_to_servo(joint, Angle::new::<radian>(effective.0)).unwrap();
+    let b = mapping.twin_to_servo(joint, Angle::new::<radian>(effective.1)).unwrap();
+    (a.min(b), a.max(b))
+}
+
+/// One field calibration end to end.
+async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
+    let arm = arm(calibration, calibration).await;
+    let server = daemon(&arm, false).await.unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    let mapping = mapping(calibration);
+    let mut hw = hardware(&server).await;
+    let mut robot = server.robot().await.unwrap();
+
+    // Effective ranges: in model info and in the status, inside both ranges.
+    let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
+    let now = status(&mut hw).await;
+    for joint in Joint::ALL {
+        let i = joint.index();
+        let (model, servo) = (&info.joints[i], &now.servos[i]);
+        let (lo, hi) = (model.effective_min.unwrap(), model.effective_max.unwrap());
+        assert_eq!(
+            (lo, hi),
+            (servo.effective_min_rad, servo.effective_max_rad),
+            "{name} {joint:?}"
+        );
+        assert!(
+            lo >= model.range_min && hi <= model.range_max && lo < hi,
+            "{name} {joint:?}"
+        );
+        assert!(lo >= servo.calibrated_min_rad - 1e-9 && hi <= servo.calibrated_max_rad + 1e-9);
+    }
+
+    // A joint swept beyond the model: the mirror clamps and flags it.
+    let pan = calibration.motors["shoulder_pan"];
+    if mapping.servo_to_twin(Joint::ShoulderPan, pan.range_max).get::<radian>() > info.joints[0].range_max {
+        arm.bus.servos().set_present_position(1, pan.range_max - 5).unwrap();
+        let flagged = until_status(&mut hw, |s| s.servos[0].outside_twin_range).await;
+        assert!(
+            (flagged.servos[0].twin_actual_rad - info.joints[0].range_max).abs() < 0.02,
+            "{name}"
+        );
+        arm.bus
+            .servos()
+            .set_present_position(1, (pan.range_min + pan.range_max) / 2)
+            .unwrap();
+        until_status(&mut hw, |s| !s.servos[0].outside_twin_range).await;
+    }
+
+    // A hil episode.
+    arm.bus.servos().clear_write_log();
+    let mut session = server.session().await.unwrap();
+    session.reset_task(ResetTaskRequest::default()).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let moved = session
+        .r#move(MoveRequest {
+            delta_xyz: Some(Vec3 {
+                x: 0.0,
+                y: 0.03,
+                z: 0.0,
+            }),
+            delta_rpy: None,
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+        .into_inner();
+    assert!(moved.action.is_some());
+    session.stop_episode(StopEpisodeRequest {}).await.unwrap();
+
+    // Never a goal outside the effective range.
+    let log = arm.bus.servos().write_log();
+    for joint in Joint::ALL {
+        let servo = &now.servos[joint.index()];
+        let (lo, hi) = effective_steps(&mapping, joint, (servo.effective_min_rad, servo.effective_max_rad));
+        let goals = goal_writes(&log, mapping.servo_id(joint));
+        assert!(!goals.is_empty(), "{name} {joint:?}: no goal written");
+        for (_, goal, _) in goals {
+            assert!(
+                (lo - 1..=hi + 1).contains(&goal),
+                "{name} {joint:?}: goal {goal} outside {lo}..{hi}"
+            );
+        }
+    }
+    server.stop().await.unwrap();
+    arm.bus.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_field_calibration_starts_mirrors_and_runs_a_hil_episode_inside_its_effective_ranges() {
+    let mut arms = field_calibrations();
+    // A variation: follower a's ranges narrowed by 300 steps on each side.
+    let mut narrow = arms[0].1.clone();
+    for motor in narrow.motors.values_mut().filter(|m| m.range_max - m.range_min > 1200) {
+        motor.range_min += 300;
+        motor.range_max -= 300;
+    }
+    arms.push(("follower_a narrowed", narrow));
+    for (name, calibration) in &arms {
+        field_arm_end_to_end(name, calibration).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stale_arm_is_refused_naming_the_joint_and_writing_the_file_fixes_it() {
+    let arms = field_calibrations();
+    let (file, held) = (&arms[0].1, &arms[1].1);
+    let arm = arm(held, file).await;
+    // Start-up fails before serving: stopping the server returns why.
+    let refused = format!("{:#}", daemon(&arm, false).await.unwrap().stop().await.unwrap_err());
+    let (servo, expected) = (
+        held.motors["shoulder_pan"].homing_offset,
+        file.motors["shoulder_pan"].homing_offset,
+    );
+    assert!(
+        refused.contains(&format!(
+            "joint shoulder_pan (id 1): Homing_Offset is {servo} in the servo, {expected} in the file"
+        )),
+        "{refused}"
+    );
+    assert!(refused.contains("--write-calibration-to-servos"), "{refused}");
+    let server = daemon(&arm, true).await.unwrap();
+    // Started: the file was written, then verified like any connect.
+    assert!(status(&mut hardware(&server).await).await.bus_connected);
+    for (name, motor) in file.by_id() {
+        assert_eq!(
+            arm.bus.servos().persisted_register(motor.id, &HOMING_OFFSET).unwrap(),
+            motor.homing_offset,
+            "{name}"
+        );
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_keeps_torque_off() {
+    let calibration = VirtualSo101::calibration();
+    let arm = arm(&calibration, &calibration).await;
+    let server = daemon(&arm, false).await.unwrap();
+    let mut hw = hardware(&server).await;
+    let mut robot = server.robot().await.unwrap();
+    let servos = arm.bus.servos();
+    servos.clear_write_log();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+    // A far target: the first goals hold the present pose, later ones ramp at 0.5 rad/s.
+    let target = [0.3, -0.2, 0.3, 0.2, 0.25, 0.4];
+    for _ in 0..5 {
+        robot
+            .tick(TickRequest {
+                action: target.to_vec(),
+                ..TickRequest::default()
+            })
+            .await
+            .unwrap();
+    }
+    let log = servos.write_log();
+    let period = 1.0
+        / robot
+            .get_model_info(GetModelInfoRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .control_rate_hz;
+    let step_limit = 0.5 * period * 4096.0 / std::f64::consts::TAU;
+    for id in 1..=6u8 {
+        let torque_on = log
+            .iter()
+            .position(|r| r.id == id && r.value(&TORQUE_ENABLE) == Some(1))
+            .unwrap();
+        let goals = goal_writes(&log[..torque_on], id);
+        let (_, hold, present) = *goals.last().unwrap();
+        assert_eq!(
+            hold, present,
+            "servo {id}: the goal before torque is the present position"
+        );
+        let after = goal_writes(&log[torque_on..], id);
+        let mut previous = hold;
+        for (_, goal, _) in &after {
+            let change = f64::from((goal - previous).abs());
+            assert!(change <= step_limit + 2.0, "servo {id}: a jump of {change} steps");
+            previous = *goal;
+        }
+    }
+
+    // An overload that stays: torque goes off and neither a mode switch nor motion brings it back.
+    let until = servos.write_log().last().map_or(Duration::ZERO, |r| r.at) + Duration::from_secs(3600);
+    servos.update_faults(|f| {
+        f.windows.push(FaultWindow {
+            id: 2,
+            error: ServoError::OVERLOAD,
+            from: Duration::ZERO,
+            until: Some(until),
+        });
+    });
+    until_status(&mut hw, |s| !s.servos[1].torque_enabled).await;
+    let refused = hw
+        .set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert_eq!(error_reason(&refused).as_deref(), Some("servo_fault"), "{refused:?}");
+    assert!(refused.message().contains("shoulder_lift"), "{}", refused.message());
+    let _ = robot
+        .tick(TickRequest {
+            action: target.to_vec(),
+            ..TickRequest::default()
+        })
+        .await;
+    let mut session = server.session().await.unwrap();
+    let _ = session.reset_task(ResetTaskRequest::default()).await;
+    assert!(
+        (1..=6).all(|id| servos.register(id, &TORQUE_ENABLE).unwrap() == 0),
+        "torque stays off"
+    );
+    server.stop().await.unwrap();
+}
