@@ -126,9 +126,12 @@ fn effective_steps(mapping: &CalibratedMapping, joint: Joint, effective: (f64, f
 /// One field calibration end to end.
 async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
     let arm = arm(calibration, calibration).await;
-    let server = daemon(&arm, false).await.unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    let server = daemon(&arm, false).await.unwrap();
     let mapping = mapping(calibration);
     let mut hw = hardware(&server).await;
+    if let Err(refused) = hw.get_hardware_status(GetHardwareStatusRequest {}).await {
+        panic!("{name}: {refused:?}: {:#}", server.stop().await.err().unwrap());
+    }
     let mut robot = server.robot().await.unwrap();
 
     // Effective ranges: in model info and in the status, inside both ranges.
