@@ -36,7 +36,7 @@ pub struct CalibrateArgs {
     #[arg(long = "id", value_name = "NAME", required_unless_present = "verify", value_parser = parse_arm_name)]
     pub arm: Option<String>,
     /// Directory to write `<NAME>.json` in [default: LeRobot's calibration directory,
-    /// `robots/so101_follower` or `teleoperators/so101_leader`, or wherever the arm's file
+    /// `robots/so_follower` or `teleoperators/so_leader`, or wherever the arm's file
     /// already is].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,

@@ -1,11 +1,12 @@
-//! The hardware commands of `fakesim-hil`: `scan`, `setup-ids`, `calibrate`, `emulate` and
-//! `teleop`.
+//! The hardware commands of `fakesim-hil`: `scan`, `setup-ids`, `calibrate`, `align`,
+//! `emulate` and `teleop`.
 //!
 //! Each command has a clap [`clap::Args`] struct and an async `run(args, io)` that talks to
 //! the user through a [`Console`] (stdin lines, stdout, stderr), so tests can script the
 //! interactive prompts. `emulate` serves a virtual SO-101 bus on a pseudo-terminal, which
 //! every other command can open like a real adapter.
 
+pub mod align;
 pub mod calibrate;
 pub mod console;
 pub mod emulate;

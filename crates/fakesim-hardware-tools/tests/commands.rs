@@ -681,3 +681,86 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     let unknown: EmulateArgs = parse(&["--joint-offset", "elbow=3"]);
     assert!(format!("{:#}", unknown.config().unwrap_err()).contains("elbow"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn align_recovers_injected_joint_offsets_within_one_step() {
+    use fakesim_arm::mapping::{Joint, JointMapping};
+    use fakesim_hardware_tools::align::{self, AlignArgs, align_poses};
+    use feetech_emu::so101::JointOffset;
+    use uom::si::angle::radian;
+    use uom::si::f64::Angle;
+
+    let (_, calibration) = feetech_emu::field::field_calibrations().remove(0);
+    let offsets = [("shoulder_pan", 3.0), ("elbow_flex", -7.5), ("wrist_roll", 20.0)];
+    let offsets: Vec<JointOffset> = offsets
+        .iter()
+        .map(|(label, degrees)| JointOffset {
+            label: (*label).to_owned(),
+            degrees: *degrees,
+        })
+        .collect();
+    let servos = VirtualSo101::holding(&calibration, &offsets).unwrap();
+    let emu = serve_pty(EmuConfig::new(servos)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("follower.json");
+    calibration.save(&file).unwrap();
+    let out = dir.path().join("mapping.json");
+    let twin = fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10)
+        .unwrap()
+        .joint_ranges();
+    let nominal = JointMapping::so101().bind(&calibration, &twin).unwrap();
+    let shift = |joint: Joint| -> i32 {
+        offsets
+            .iter()
+            .filter(|o| o.label == joint.label())
+            .map(JointOffset::steps)
+            .sum()
+    };
+    let args: AlignArgs = parse(&[
+        "--port",
+        emu.path().to_str().unwrap(),
+        "--calibration",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--timeout",
+        TIMEOUT_MS,
+    ]);
+    let (io, mut user) = console();
+    let task = tokio::spawn(align::run(args, io));
+    for pose in align_poses() {
+        user.expect_prefix("Torque is off. Put the arm in the").await;
+        // The hand puts the arm in the pose: each servo reads the pose plus its joint's offset.
+        for joint in Joint::ALL {
+            let angle = Angle::new::<radian>(pose.twin_rad[joint.index()]);
+            let steps = nominal.twin_to_servo(joint, angle).unwrap() + shift(joint);
+            emu.servos()
+                .set_present_position(nominal.servo_id(joint), steps)
+                .unwrap();
+        }
+        user.types("");
+    }
+    task.await.unwrap().unwrap();
+    let table = JointMapping::load(&out).unwrap();
+    let step_rad = std::f64::consts::TAU / 4096.0;
+    for joint in Joint::ALL {
+        let row = table.get(joint);
+        assert_eq!(row.sign, 1, "{joint:?}");
+        // A reading `shift` steps high is undone by an offset of as many steps the other way.
+        let expected = -f64::from(shift(joint)) * std::f64::consts::TAU / 4095.0;
+        assert!(
+            (row.offset_rad - expected).abs() <= step_rad,
+            "{joint:?}: offset {} rad, expected {expected}",
+            row.offset_rad
+        );
+    }
+    // With the written mapping, the arm's readings give back the twin's pose.
+    let aligned = table.bind(&calibration, &twin).unwrap();
+    for joint in Joint::ALL {
+        let present = emu.servos().present_position(nominal.servo_id(joint)).unwrap();
+        let angle = aligned.servo_to_twin(joint, present).get::<radian>();
+        let pose = align_poses()[2].twin_rad[joint.index()];
+        assert!((angle - pose).abs() <= step_rad, "{joint:?}: {angle} rad, pose {pose}");
+    }
+    emu.shutdown().await.unwrap();
+}

@@ -2,6 +2,7 @@
 
 use crate::mcp::McpArgs;
 use clap::{Args, Parser, Subcommand};
+use fakesim_hardware_tools::align::AlignArgs;
 use fakesim_hardware_tools::calibrate::CalibrateArgs;
 use fakesim_hardware_tools::emulate::EmulateArgs;
 use fakesim_hardware_tools::scan::ScanArgs;
@@ -32,6 +33,9 @@ pub enum Command {
     SetupIds(SetupIdsArgs),
     /// Calibrate an SO-101 arm interactively and write LeRobot's calibration file, or --verify one.
     Calibrate(CalibrateArgs),
+    /// Measure each joint's sign and offset against the twin in a few poses and write a
+    /// joint-mapping file for --mapping.
+    Align(AlignArgs),
     /// Serve a virtual SO-101 servo bus on a pseudo-terminal until Ctrl-C.
     Emulate(EmulateArgs),
     /// Drive a follower arm and the twin from a leader arm moved by hand, until Ctrl-C.

@@ -29,6 +29,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Scan(args) => hardware_tools::scan::run(args, Console::stdio()).await,
             Command::SetupIds(args) => hardware_tools::setup_ids::run(args, Console::stdio()).await,
             Command::Calibrate(args) => hardware_tools::calibrate::run(args, Console::stdio()).await,
+            Command::Align(args) => hardware_tools::align::run(args, Console::stdio()).await,
             Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
             Command::Mcp(args) => fakesim_hil::mcp::run(args).await,

@@ -1,0 +1,213 @@
+//! `fakesim-hil align`: measures, per joint, the sign and offset between a calibrated real
+//! arm and the twin. The user holds the arm (torque off) in a few poses whose twin angles are
+//! known; each joint's reading is compared with the twin's angle, and a joint-mapping file is
+//! written for `fakesim-hil --mapping FILE`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_episode::session::HOME_POSE;
+use fakesim_twin::Sim;
+use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
+use feetech::calibration::{Calibration, SO101_MOTORS};
+use feetech::control_table::DEFAULT_BAUD_RATE;
+use uom::si::angle::radian;
+
+use super::port::open_bus;
+use super::{Console, ReplyTimeout, parse_baud};
+
+/// Two poses must differ by at least this on a joint (rad) for its sign to be measured.
+const SIGN_SPREAD_RAD: f64 = 0.3;
+
+/// A pose the user puts the arm in, with the twin's joint angles there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlignPose {
+    /// How the prompt names it.
+    pub name: &'static str,
+    /// Twin joint angles (rad), action-key order.
+    pub twin_rad: [f64; 6],
+}
+
+/// The poses, in the order they are asked for: the model's zero, its rest (the episodes'
+/// home pose), and the zero pose with the jaws closed.
+pub fn align_poses() -> [AlignPose; 3] {
+    let mut closed = [0.0; 6];
+    closed[Joint::Gripper.index()] = SO101_GRIPPER_RANGE.lo;
+    [
+        AlignPose {
+            name: "zero (arm straight up, every joint in the middle of its travel, jaws slightly open)",
+            twin_rad: [0.0; 6],
+        },
+        AlignPose {
+            name: "rest (the episodes' home pose)",
+            twin_rad: HOME_POSE,
+        },
+        AlignPose {
+            name: "zero with the jaws closed",
+            twin_rad: closed,
+        },
+    ]
+}
+
+/// Arguments of `fakesim-hil align`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AlignArgs {
+    /// Serial port of the arm's servo bus.
+    #[arg(long, value_name = "PATH")]
+    pub port: PathBuf,
+    /// The arm's LeRobot calibration file.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: PathBuf,
+    /// Where to write the joint-mapping file.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Baud rate of the bus.
+    #[arg(long, default_value_t = DEFAULT_BAUD_RATE, value_parser = parse_baud)]
+    pub baud: u32,
+    /// Reply timeout.
+    #[command(flatten)]
+    pub timeout: ReplyTimeout,
+}
+
+/// Runs the procedure and writes the mapping file.
+pub async fn run(args: AlignArgs, mut io: Console) -> anyhow::Result<()> {
+    check_out(&args.out)?;
+    let calibration = Calibration::load(&args.calibration)?;
+    calibration
+        .check_usable(&SO101_MOTORS)
+        .with_context(|| format!("calibration {}", args.calibration.display()))?;
+    let twin = Sim::load(&fakesim_twin::Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)?.joint_ranges();
+    let mapping = JointMapping::so101().bind(&calibration, &twin)?;
+    let mut bus = open_bus(&args.port, args.baud, args.timeout.bus_config())?;
+    let ids = mapping.servo_ids();
+    for id in ids {
+        bus.torque_off(id).await?;
+    }
+    let mut samples = Vec::new();
+    for pose in align_poses() {
+        let degrees: Vec<String> = Joint::ALL
+            .iter()
+            .map(|j| format!("{} {:.0}°", j.label(), pose.twin_rad[j.index()].to_degrees()))
+            .collect();
+        io.prompt(&format!(
+            "Torque is off. Put the arm in the {} pose ({}), then press Enter.",
+            pose.name,
+            degrees.join(", ")
+        ))
+        .await?;
+        let mut steps = [0; 6];
+        for (joint, result) in Joint::ALL.into_iter().zip(bus.sync_read_positions(&ids).await?) {
+            steps[joint.index()] = result.with_context(|| format!("reading {}", joint.label()))?.value;
+        }
+        samples.push((pose.twin_rad, steps));
+    }
+    let table = fit(&mapping, &samples);
+    for (row, joint) in table.joints.iter().zip(Joint::ALL) {
+        io.say(&format!(
+            "{:<13} sign {:+} offset {:+.4} rad ({:+.1}°)",
+            joint.label(),
+            row.sign,
+            row.offset_rad,
+            row.offset_rad.to_degrees()
+        ))?;
+    }
+    table
+        .bind(&calibration, &twin)
+        .context("the measured mapping does not fit the twin; check the poses and run align again")?;
+    write(&args.out, &table)?;
+    io.say(&format!(
+        "Wrote {}; start the daemon with --mapping {}",
+        args.out.display(),
+        args.out.display()
+    ))
+}
+
+fn write(path: &Path, table: &JointMapping) -> anyhow::Result<()> {
+    std::fs::write(path, table.to_json()).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The SO-101 table with each joint's sign and offset fitted to `samples` (twin angles and
+/// the servo steps read there), given the mapping bound with sign +1 and no offset. A joint
+/// whose poses do not differ enough keeps sign +1.
+pub fn fit(unit: &CalibratedMapping, samples: &[([f64; 6], [i32; 6])]) -> JointMapping {
+    let mut table = JointMapping::so101();
+    for joint in Joint::ALL {
+        let points: Vec<(f64, f64)> = samples
+            .iter()
+            .map(|(twin, steps)| {
+                let base = unit.servo_to_twin(joint, steps[joint.index()]).get::<radian>();
+                (twin[joint.index()], base)
+            })
+            .collect();
+        let sign = sign_of(&points);
+        let offset = points.iter().map(|(twin, base)| twin - sign * base).sum::<f64>() / points.len().max(1) as f64;
+        let row = &mut table.joints[joint.index()];
+        row.sign = if sign < 0.0 { -1 } else { 1 };
+        row.offset_rad = offset;
+    }
+    table
+}
+
+/// +1 or -1 from the pair of points farthest apart in twin angle, +1 when none is far enough.
+fn sign_of(points: &[(f64, f64)]) -> f64 {
+    let mut best: Option<((f64, f64), (f64, f64))> = None;
+    for (i, a) in points.iter().enumerate() {
+        for b in points.iter().skip(i + 1) {
+            let spread = (a.0 - b.0).abs();
+            if spread >= SIGN_SPREAD_RAD && best.is_none_or(|(x, y)| spread > (x.0 - y.0).abs()) {
+                best = Some((*a, *b));
+            }
+        }
+    }
+    match best {
+        Some((a, b)) if (a.0 - b.0) * (a.1 - b.1) < 0.0 => -1.0,
+        _ => 1.0,
+    }
+}
+
+/// Refuses an output path that is a directory.
+fn check_out(path: &Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        bail!("{} is a directory; give a file name for the mapping", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use feetech_emu::VirtualSo101;
+    use uom::si::f64::Angle;
+
+    #[test]
+    fn a_joint_turning_the_other_way_gets_sign_minus_one() {
+        let calibration = VirtualSo101::calibration();
+        let twin = Sim::load(&fakesim_twin::Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)
+            .unwrap()
+            .joint_ranges();
+        let unit = JointMapping::so101().bind(&calibration, &twin).unwrap();
+        // The elbow servo is mounted the other way round and 0.1 rad off.
+        let samples: Vec<([f64; 6], [i32; 6])> = align_poses()
+            .iter()
+            .map(|pose| {
+                let steps = Joint::ALL.map(|joint| {
+                    let mut angle = pose.twin_rad[joint.index()];
+                    if joint == Joint::ElbowFlex {
+                        angle = -(angle - 0.1);
+                    }
+                    unit.twin_to_servo(joint, Angle::new::<radian>(angle)).unwrap()
+                });
+                (pose.twin_rad, steps)
+            })
+            .collect();
+        let table = fit(&unit, &samples);
+        let elbow = table.get(Joint::ElbowFlex);
+        assert_eq!(elbow.sign, -1);
+        assert!((elbow.offset_rad - 0.1).abs() < 2e-3, "{}", elbow.offset_rad);
+        assert_eq!(table.get(Joint::WristFlex).sign, 1);
+        assert_eq!(sign_of(&[(0.0, 0.0), (0.1, -0.1)]), 1.0, "too close to tell");
+    }
+}
