@@ -20,6 +20,7 @@ async fn run_script() -> Vec<u64> {
         .send_action(SendActionRequest {
             action: Some(named(&[("gripper", 0.8)])),
             n_substeps: Some(13),
+            unit: 0,
         })
         .await
         .unwrap();
@@ -44,7 +45,7 @@ async fn run_script() -> Vec<u64> {
         seen.extend(tick.observation.iter().map(|x| x.to_bits()));
     }
     let mut ordered_targets = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -54,11 +55,12 @@ async fn run_script() -> Vec<u64> {
         .send_action(SendActionRequest {
             action: Some(ordered(&ordered_targets)),
             n_substeps: Some(50),
+            unit: 0,
         })
         .await
         .unwrap();
     let state = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner();

@@ -144,6 +144,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let action = SendActionRequest {
         action: Some(fakesim_e2e::ordered(&[0.0; 6])),
         n_substeps: None,
+        unit: 0,
     };
     assert_reason(
         robot.send_action(action).await.unwrap_err(),
@@ -424,6 +425,7 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
     let degrees = SendActionRequest {
         action: Some(fakesim_e2e::named(&[("shoulder_pan", 30.0)])),
         n_substeps: None,
+        unit: 0,
     };
     let err = robot.send_action(degrees).await.unwrap_err();
     assert_reason(err.clone(), Code::OutOfRange, "out_of_range");

@@ -38,7 +38,7 @@ impl Fixture {
             .await
             .unwrap();
         let before = robot
-            .get_robot_state(GetRobotStateRequest {})
+            .get_robot_state(GetRobotStateRequest::default())
             .await
             .unwrap()
             .into_inner();
@@ -57,7 +57,7 @@ impl Fixture {
         assert_eq!(info.reason, reason, "{}", status.message());
         let after = self
             .robot
-            .get_robot_state(GetRobotStateRequest {})
+            .get_robot_state(GetRobotStateRequest::default())
             .await
             .unwrap()
             .into_inner();
@@ -77,6 +77,7 @@ impl Fixture {
             .send_action(SendActionRequest {
                 action: Some(action),
                 n_substeps,
+                unit: 0,
             })
             .await
     }
@@ -236,6 +237,7 @@ async fn missing_joint_values_are_refused() {
         .send_action(SendActionRequest {
             action: None,
             n_substeps: None,
+            unit: 0,
         })
         .await;
     let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;

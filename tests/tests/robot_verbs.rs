@@ -8,7 +8,7 @@ use tonic::transport::Channel;
 
 async fn state(robot: &mut RobotServiceClient<Channel>) -> GetRobotStateResponse {
     robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -79,6 +79,7 @@ async fn send_action_by_vector_and_by_name() {
         .send_action(SendActionRequest {
             action: Some(ordered(&targets)),
             n_substeps: None,
+            unit: 0,
         })
         .await
         .unwrap()
@@ -91,6 +92,7 @@ async fn send_action_by_vector_and_by_name() {
         .send_action(SendActionRequest {
             action: Some(named(&[("Wrist_Flex", 0.4), ("3", targets[2])])),
             n_substeps: Some(200),
+            unit: 0,
         })
         .await
         .unwrap()

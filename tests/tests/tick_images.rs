@@ -21,7 +21,7 @@ async fn default_tick_images_are_colour_pngs_of_every_camera_at_the_default_size
     let mut robot = server.robot().await.unwrap();
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
     let action = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -55,7 +55,7 @@ async fn requested_cameras_sizes_and_depth_encodings() {
     let server = TestServer::start().await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let action = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -114,7 +114,7 @@ async fn frames_show_the_state_after_the_tick() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let action = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()

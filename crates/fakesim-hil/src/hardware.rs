@@ -29,7 +29,8 @@ pub fn mode_of(mode: StartMode) -> Mode {
     }
 }
 
-fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
+/// The follower calibration the settings name: `--calibration`, else `--robot-id` in LeRobot's directory.
+pub fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
     if let Some(path) = &settings.calibration {
         return Ok(path.clone());
     }

@@ -16,6 +16,7 @@ pub mod signal;
 pub mod state;
 pub mod status;
 pub mod tick;
+pub mod units;
 
 pub use server::{run, serve};
 pub use settings::Settings;

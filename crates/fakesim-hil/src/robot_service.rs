@@ -94,17 +94,19 @@ impl RobotService {
         self.read(|sim| Ok(sim.robot_state())).await
     }
 
-    fn robot_state(&self, robot: &RobotState) -> v1::GetRobotStateResponse {
-        v1::GetRobotStateResponse {
+    /// The state answer, positions and targets in `unit`.
+    fn robot_state(&self, robot: &RobotState, unit: i32) -> Result<v1::GetRobotStateResponse, Status> {
+        Ok(v1::GetRobotStateResponse {
             joint_ids: self.state.model.joints.iter().map(|j| j.id.clone()).collect(),
-            positions: robot.qpos.to_vec(),
+            positions: self.state.units.from_radians(&robot.qpos, unit)?,
             velocities: robot.qvel.to_vec(),
-            ctrl_targets: robot.ctrl.to_vec(),
+            ctrl_targets: self.state.units.from_radians(&robot.ctrl, unit)?,
             time_s: robot.time,
             physics_steps: self.state.physics_steps(robot.time),
             tcp: Some(pose(&robot.tcp)),
             gripper_opening_m: robot.gripper_opening_m,
-        }
+            unit,
+        })
     }
 }
 
@@ -150,10 +152,11 @@ impl RobotApi for RobotService {
 
     async fn get_robot_state(
         &self,
-        _request: Request<v1::GetRobotStateRequest>,
+        request: Request<v1::GetRobotStateRequest>,
     ) -> Result<Response<v1::GetRobotStateResponse>, Status> {
+        let unit = request.into_inner().unit;
         let robot = self.read(|sim| Ok(sim.robot_state())).await?;
-        Ok(Response::new(self.robot_state(&robot)))
+        Ok(Response::new(self.robot_state(&robot, unit)?))
     }
 
     async fn send_action(
@@ -161,7 +164,10 @@ impl RobotApi for RobotService {
         request: Request<v1::SendActionRequest>,
     ) -> Result<Response<v1::SendActionResponse>, Status> {
         let request = request.into_inner();
-        let action = joint_values(request.action, "action")?;
+        let action = self
+            .state
+            .units
+            .to_radians(joint_values(request.action, "action")?, request.unit)?;
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
         let time = {
@@ -306,7 +312,10 @@ impl RobotApi for RobotService {
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let request = request.into_inner();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
-        let action = JointValues::Ordered(request.action);
+        let action = self
+            .state
+            .units
+            .to_radians(JointValues::Ordered(request.action), request.unit)?;
         let (robot, frames) = {
             let _drive = self.state.lock_drive().await;
             let robot = self.act(action, None).await?;
@@ -321,8 +330,11 @@ impl RobotApi for RobotService {
             Some(images) => images.encode(frames)?,
             None => Vec::new(),
         };
+        let mut observation = observation(&robot);
+        let positions = self.state.units.from_radians(&robot.qpos, request.unit)?;
+        observation[..positions.len()].copy_from_slice(&positions);
         Ok(Response::new(v1::TickResponse {
-            observation: observation(&robot),
+            observation,
             physics_steps: self.state.physics_steps(robot.time),
             time_s: robot.time,
             frames,

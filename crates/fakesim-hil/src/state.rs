@@ -3,6 +3,7 @@
 
 use crate::hardware;
 use crate::settings::Settings;
+use crate::units::Units;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::{Engine, EngineConfig};
@@ -26,6 +27,8 @@ pub struct AppState {
     pub engine: Arc<Engine>,
     /// The pairing with the real arm (modes, safety layers); present in sim-only runs too.
     pub bridge: HardwareBridge,
+    /// Conversions between LeRobot's joint units and radians (the arm's calibration).
+    pub units: Arc<Units>,
 }
 
 impl AppState {
@@ -56,6 +59,12 @@ impl AppState {
             );
         }
         let (bridge, events) = hardware::start_bridge(&settings, &twin, &model).await?;
+        let calibration = match settings.port {
+            Some(_) => Some(hardware::calibration_file(&settings)?),
+            None => settings.calibration.clone(),
+        };
+        let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
+        let units = Arc::new(Units::load(calibration.as_deref(), &twin_ranges)?);
         let engine = Engine::with_actuation(
             twin.clone(),
             EngineConfig {
@@ -72,6 +81,7 @@ impl AppState {
         Ok(AppState {
             engine,
             bridge,
+            units,
             twin,
             drive: Arc::new(Mutex::new(())),
             settings: Arc::new(settings),

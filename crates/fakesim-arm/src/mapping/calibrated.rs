@@ -83,11 +83,22 @@ impl BoundJoint {
         (f64::from(steps) - self.middle()) * 360.0 / LEROBOT_MAX_RES
     }
 
+    /// Where a position lies in the calibrated range, 0..1 (clamped), turned round by the drive
+    /// mode as LeRobot's RANGE modes do.
+    fn fraction(&self, steps: f64) -> f64 {
+        let fraction = (steps.clamp(f64::from(self.min), f64::from(self.max)) - f64::from(self.min)) / self.span();
+        if self.inverted { 1.0 - fraction } else { fraction }
+    }
+
+    /// The position (steps, unrounded, unclamped) at a fraction of the calibrated range.
+    fn at_fraction(&self, fraction: f64) -> f64 {
+        let fraction = if self.inverted { 1.0 - fraction } else { fraction };
+        f64::from(self.min) + fraction * self.span()
+    }
+
     /// LeRobot RANGE_0_100: clamped into the range, inverted by the drive mode.
     fn percent(&self, steps: i32) -> f64 {
-        let clamped = f64::from(steps.clamp(self.min, self.max));
-        let percent = (clamped - f64::from(self.min)) / self.span() * 100.0;
-        if self.inverted { 100.0 - percent } else { percent }
+        self.fraction(f64::from(steps)) * 100.0
     }
 
     fn normalized(&self, steps: i32) -> f64 {
@@ -107,24 +118,71 @@ impl BoundJoint {
         self.sign * base + self.offset_rad
     }
 
+    /// The servo position (steps, unrounded, unclamped) of a twin angle.
+    fn raw_steps(&self, rad: f64) -> f64 {
+        let base = (rad - self.offset_rad) * self.sign;
+        match self.conversion {
+            Conversion::Degrees => base.to_degrees() * LEROBOT_MAX_RES / 360.0 + self.middle(),
+            Conversion::Percent { at_0_rad, at_100_rad } => {
+                self.at_fraction((base - at_0_rad) / (at_100_rad - at_0_rad))
+            }
+        }
+    }
+
+    /// The twin angle of a servo position (steps, unrounded), without clamping.
+    fn radians_at(&self, steps: f64) -> f64 {
+        let base = match self.conversion {
+            Conversion::Degrees => ((steps - self.middle()) * 360.0 / LEROBOT_MAX_RES).to_radians(),
+            Conversion::Percent { at_0_rad, at_100_rad } => {
+                let fraction = (steps - f64::from(self.min)) / self.span();
+                let fraction = if self.inverted { 1.0 - fraction } else { fraction };
+                at_0_rad + fraction * (at_100_rad - at_0_rad)
+            }
+        };
+        self.sign * base + self.offset_rad
+    }
+
     fn steps(&self, rad: f64) -> Option<i32> {
         if !rad.is_finite() {
             return None;
         }
-        let base = (rad - self.offset_rad) * self.sign;
-        let raw = match self.conversion {
-            Conversion::Degrees => base.to_degrees() * LEROBOT_MAX_RES / 360.0 + self.middle(),
-            Conversion::Percent { at_0_rad, at_100_rad } => {
-                let fraction = (base - at_0_rad) / (at_100_rad - at_0_rad);
-                let fraction = if self.inverted { 1.0 - fraction } else { fraction };
-                f64::from(self.min) + fraction * self.span()
-            }
-        };
         // Finite and clamped into min..max (0..=4095), so the cast is exact.
         #[allow(clippy::cast_possible_truncation)]
-        let steps = raw.round().clamp(f64::from(self.min), f64::from(self.max)) as i32;
+        let steps = self
+            .raw_steps(rad)
+            .round()
+            .clamp(f64::from(self.min), f64::from(self.max)) as i32;
         Some(steps)
     }
+
+    /// A twin angle as LeRobot reports it in `unit` (the gripper always 0..100).
+    fn to_lerobot(&self, rad: f64, unit: LeRobotUnit) -> f64 {
+        let steps = self.raw_steps(rad);
+        match (self.conversion, unit) {
+            (Conversion::Percent { .. }, _) => self.fraction(steps) * 100.0,
+            (Conversion::Degrees, LeRobotUnit::Degrees) => (steps - self.middle()) * 360.0 / LEROBOT_MAX_RES,
+            (Conversion::Degrees, LeRobotUnit::Range) => self.fraction(steps) * 200.0 - 100.0,
+        }
+    }
+
+    /// A LeRobot value in `unit` as the twin angle, unclamped (range checks come later).
+    fn from_lerobot(&self, value: f64, unit: LeRobotUnit) -> f64 {
+        let steps = match (self.conversion, unit) {
+            (Conversion::Percent { .. }, _) => self.at_fraction(value / 100.0),
+            (Conversion::Degrees, LeRobotUnit::Degrees) => value * LEROBOT_MAX_RES / 360.0 + self.middle(),
+            (Conversion::Degrees, LeRobotUnit::Range) => self.at_fraction((value + 100.0) / 200.0),
+        };
+        self.radians_at(steps)
+    }
+}
+
+/// LeRobot's units for the SO-101's joints; the gripper is 0..100 in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeRobotUnit {
+    /// Degrees about the middle of the calibrated range (`use_degrees=True`, the default).
+    Degrees,
+    /// -100..100 over the calibrated range (`use_degrees=False`).
+    Range,
 }
 
 /// A [`JointMapping`] checked against a calibration (and the twin's ranges): converts servo
@@ -186,6 +244,16 @@ impl CalibratedMapping {
     /// The value LeRobot would record: degrees for joints 1-5, 0..100 for the gripper.
     pub fn normalized(&self, joint: Joint, steps: i32) -> f64 {
         self.joint(joint).normalized(steps)
+    }
+
+    /// A twin angle in a LeRobot unit, through the calibration: what LeRobot would report.
+    pub fn rad_to_lerobot(&self, joint: Joint, rad: f64, unit: LeRobotUnit) -> f64 {
+        self.joint(joint).to_lerobot(rad, unit)
+    }
+
+    /// A LeRobot value as the twin angle, through the calibration (not clamped).
+    pub fn lerobot_to_rad(&self, joint: Joint, value: f64, unit: LeRobotUnit) -> f64 {
+        self.joint(joint).from_lerobot(value, unit)
     }
 
     /// The calibrated range in the twin's radians (`lo <= hi` whatever the sign).

@@ -38,7 +38,7 @@ use fakesim_twin::values::Bounds;
 use feetech::calibration::Calibration;
 use serde::{Deserialize, Serialize};
 
-pub use calibrated::CalibratedMapping;
+pub use calibrated::{CalibratedMapping, LeRobotUnit};
 pub use effective::EffectiveRange;
 pub use error::MappingError;
 pub use joint::Joint;

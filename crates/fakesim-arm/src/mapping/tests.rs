@@ -287,3 +287,33 @@ fn the_table_reads_back_from_json() {
     let back: JointMapping = serde_json::from_str(&json).unwrap();
     assert_eq!(back, table);
 }
+
+#[test]
+fn lerobot_units_match_the_driver_normalisation_and_round_trip() {
+    let m = bound();
+    let cal = VirtualSo101::calibration();
+    for (unit, body_mode) in [
+        (LeRobotUnit::Degrees, NormMode::Degrees),
+        (LeRobotUnit::Range, NormMode::RangeM100To100),
+    ] {
+        for joint in Joint::ALL {
+            let range: CalibratedRange = cal.motors[joint.label()].range();
+            let mode = if joint == Joint::Gripper {
+                NormMode::Range0To100
+            } else {
+                body_mode
+            };
+            for steps in (range.min..=range.max).step_by(37) {
+                let rad = m.servo_to_rad(joint, steps);
+                let value = m.rad_to_lerobot(joint, rad, unit);
+                let expected = range.normalize(mode, steps).unwrap();
+                assert!(
+                    (value - expected).abs() < 1e-9,
+                    "{joint} {steps}: {value} vs {expected}"
+                );
+                let back = m.lerobot_to_rad(joint, value, unit);
+                assert!((back - rad).abs() < 1e-9, "{joint} {steps}: {back} vs {rad}");
+            }
+        }
+    }
+}

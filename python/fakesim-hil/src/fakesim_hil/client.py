@@ -38,6 +38,14 @@ _GRIPPER: dict[str, int] = {
     "close": session_pb2.GRIPPER_COMMAND_CLOSE,
 }
 
+#: Joint units by name: radians (the default) or LeRobot's SO-101 units, converted by the daemon.
+UnitName = Literal["rad", "lerobot_degrees", "lerobot_range"]
+_UNITS: dict[str, int] = {
+    "rad": common_pb2.JOINT_UNIT_RADIANS,
+    "lerobot_degrees": common_pb2.JOINT_UNIT_LEROBOT_DEGREES,
+    "lerobot_range": common_pb2.JOINT_UNIT_LEROBOT_RANGE,
+}
+
 #: The session service's camera names, in the order `Images` carries them.
 SESSION_CAMERAS = ("agentview", "robot0_eye_in_hand")
 
@@ -197,15 +205,15 @@ class Client:
             self._model = self.call(self.robot.GetModelInfo, robot_pb2.GetModelInfoRequest())
         return self._model
 
-    def robot_state(self) -> robot_pb2.GetRobotStateResponse:
-        """Joint positions, velocities, targets and the TCP pose."""
-        return self.call(self.robot.GetRobotState, robot_pb2.GetRobotStateRequest())
+    def robot_state(self, unit: UnitName = "rad") -> robot_pb2.GetRobotStateResponse:
+        """Joint positions and targets (in ``unit``), velocities (rad/s) and the TCP pose."""
+        return self.call(self.robot.GetRobotState, robot_pb2.GetRobotStateRequest(unit=_unit(unit)))
 
     def send_action(
-        self, action: Mapping[str, float] | Sequence[float], n_substeps: int | None = None
+        self, action: Mapping[str, float] | Sequence[float], n_substeps: int | None = None, *, unit: UnitName = "rad"
     ) -> robot_pb2.SendActionResponse:
         """Writes joint targets (by name, or ordered as the action keys) and steps the physics."""
-        request = robot_pb2.SendActionRequest(action=joint_values(action), n_substeps=n_substeps)
+        request = robot_pb2.SendActionRequest(action=joint_values(action), n_substeps=n_substeps, unit=_unit(unit))
         return self.call(self.robot.SendAction, request)
 
     def set_joint_positions(self, positions: Mapping[str, float] | Sequence[float], hold: bool = True) -> robot_pb2.SetJointPositionsResponse:
@@ -222,8 +230,11 @@ class Client:
         width: int = 0,
         height: int = 0,
         depth: bool = False,
+        unit: UnitName = "rad",
     ) -> TickResult:
-        """One control tick with an ordered action vector; images rendered after it on request."""
+        """One control tick with an ordered action vector; images rendered after it on request.
+
+        With a LeRobot ``unit`` the action and the observation's joint positions are in it."""
         request = robot_pb2.TickRequest(
             action=[float(v) for v in action],
             want_images=images,
@@ -232,6 +243,7 @@ class Client:
             height=height,
             want_depth=depth,
             depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
+            unit=_unit(unit),
         )
         answer = self.call(self.robot.Tick, request)
         return TickResult(
@@ -285,6 +297,13 @@ class Client:
             yield from _guarded(stream)
         finally:
             stream.cancel()
+
+
+def _unit(unit: str) -> int:
+    """The `fakesim.v1.JointUnit` value of a unit name."""
+    if unit not in _UNITS:
+        raise ValueError(f"unit must be one of {sorted(_UNITS)}, not {unit!r}")
+    return _UNITS[unit]
 
 
 def _guarded(stream: Iterator[Response]) -> Iterator[Response]:

@@ -1,10 +1,22 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class JointUnit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    JOINT_UNIT_UNSPECIFIED: _ClassVar[JointUnit]
+    JOINT_UNIT_RADIANS: _ClassVar[JointUnit]
+    JOINT_UNIT_LEROBOT_DEGREES: _ClassVar[JointUnit]
+    JOINT_UNIT_LEROBOT_RANGE: _ClassVar[JointUnit]
+JOINT_UNIT_UNSPECIFIED: JointUnit
+JOINT_UNIT_RADIANS: JointUnit
+JOINT_UNIT_LEROBOT_DEGREES: JointUnit
+JOINT_UNIT_LEROBOT_RANGE: JointUnit
 
 class Vec3(_message.Message):
     __slots__ = ("x", "y", "z")

@@ -82,11 +82,13 @@ class GetModelInfoResponse(_message.Message):
     def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetRobotStateRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("unit",)
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    unit: _common_pb2.JointUnit
+    def __init__(self, unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class GetRobotStateResponse(_message.Message):
-    __slots__ = ("joint_ids", "positions", "velocities", "ctrl_targets", "time_s", "physics_steps", "tcp", "gripper_opening_m")
+    __slots__ = ("joint_ids", "positions", "velocities", "ctrl_targets", "time_s", "physics_steps", "tcp", "gripper_opening_m", "unit")
     JOINT_IDS_FIELD_NUMBER: _ClassVar[int]
     POSITIONS_FIELD_NUMBER: _ClassVar[int]
     VELOCITIES_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +97,7 @@ class GetRobotStateResponse(_message.Message):
     PHYSICS_STEPS_FIELD_NUMBER: _ClassVar[int]
     TCP_FIELD_NUMBER: _ClassVar[int]
     GRIPPER_OPENING_M_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
     joint_ids: _containers.RepeatedScalarFieldContainer[str]
     positions: _containers.RepeatedScalarFieldContainer[float]
     velocities: _containers.RepeatedScalarFieldContainer[float]
@@ -103,15 +106,18 @@ class GetRobotStateResponse(_message.Message):
     physics_steps: int
     tcp: _common_pb2.Pose
     gripper_opening_m: float
-    def __init__(self, joint_ids: _Optional[_Iterable[str]] = ..., positions: _Optional[_Iterable[float]] = ..., velocities: _Optional[_Iterable[float]] = ..., ctrl_targets: _Optional[_Iterable[float]] = ..., time_s: _Optional[float] = ..., physics_steps: _Optional[int] = ..., tcp: _Optional[_Union[_common_pb2.Pose, _Mapping]] = ..., gripper_opening_m: _Optional[float] = ...) -> None: ...
+    unit: _common_pb2.JointUnit
+    def __init__(self, joint_ids: _Optional[_Iterable[str]] = ..., positions: _Optional[_Iterable[float]] = ..., velocities: _Optional[_Iterable[float]] = ..., ctrl_targets: _Optional[_Iterable[float]] = ..., time_s: _Optional[float] = ..., physics_steps: _Optional[int] = ..., tcp: _Optional[_Union[_common_pb2.Pose, _Mapping]] = ..., gripper_opening_m: _Optional[float] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class SendActionRequest(_message.Message):
-    __slots__ = ("action", "n_substeps")
+    __slots__ = ("action", "n_substeps", "unit")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     N_SUBSTEPS_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
     action: _common_pb2.JointValues
     n_substeps: int
-    def __init__(self, action: _Optional[_Union[_common_pb2.JointValues, _Mapping]] = ..., n_substeps: _Optional[int] = ...) -> None: ...
+    unit: _common_pb2.JointUnit
+    def __init__(self, action: _Optional[_Union[_common_pb2.JointValues, _Mapping]] = ..., n_substeps: _Optional[int] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class SendActionResponse(_message.Message):
     __slots__ = ("applied_keys", "substeps_run", "physics_steps", "time_s")
@@ -262,7 +268,7 @@ class LoadStateResponse(_message.Message):
     def __init__(self, name: _Optional[str] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ...) -> None: ...
 
 class TickRequest(_message.Message):
-    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding")
+    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding", "unit")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     WANT_IMAGES_FIELD_NUMBER: _ClassVar[int]
     CAMERAS_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +277,7 @@ class TickRequest(_message.Message):
     WANT_DEPTH_FIELD_NUMBER: _ClassVar[int]
     DEPTH_ENCODING_FIELD_NUMBER: _ClassVar[int]
     COLOR_ENCODING_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
     action: _containers.RepeatedScalarFieldContainer[float]
     want_images: bool
     cameras: _containers.RepeatedScalarFieldContainer[str]
@@ -279,7 +286,8 @@ class TickRequest(_message.Message):
     want_depth: bool
     depth_encoding: DepthEncoding
     color_encoding: ColorEncoding
-    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ...) -> None: ...
+    unit: _common_pb2.JointUnit
+    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class CameraFrame(_message.Message):
     __slots__ = ("camera", "width", "height", "color_png", "color_raw", "depth_png", "depth_raw")

@@ -1,0 +1,135 @@
+//! Joint values in LeRobot's units on the API: converted to and from the twin's radians through
+//! the arm's calibration and the joint mapping.
+
+use crate::status;
+use anyhow::Context;
+use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping, LeRobotUnit};
+use fakesim_proto::v1;
+use fakesim_twin::joints::resolve_joint;
+use fakesim_twin::values::Bounds;
+use fakesim_twin::{JointValues, TwinError};
+use feetech::calibration::Calibration;
+use feetech_emu::VirtualSo101;
+use std::path::Path;
+use tonic::Status;
+
+/// Converts joint values between a request's unit and the twin's radians.
+#[derive(Debug, Clone)]
+pub struct Units {
+    mapping: CalibratedMapping,
+    twin_ranges: [Bounds; 6],
+}
+
+impl Units {
+    /// Conversions through the given calibration file, or, without one, the virtual arm's.
+    pub fn load(calibration: Option<&Path>, twin_ranges: &[Bounds; 6]) -> anyhow::Result<Self> {
+        let (calibration, origin) = match calibration {
+            Some(file) => (Calibration::load(file)?, file.display().to_string()),
+            None => (VirtualSo101::calibration(), "the virtual SO-101".to_owned()),
+        };
+        let mapping = JointMapping::so101()
+            .bind(&calibration, twin_ranges)
+            .with_context(|| format!("calibration of {origin} does not fit the twin"))?;
+        Ok(Self {
+            mapping,
+            twin_ranges: *twin_ranges,
+        })
+    }
+
+    /// Request values in `unit` as radians. Keys that name no joint, and vectors of the wrong
+    /// length, pass unchanged so the usual checks refuse them; a converted value outside the
+    /// twin's range is refused in the request's unit, with the conversion.
+    pub fn to_radians(&self, values: JointValues, unit: i32) -> Result<JointValues, Status> {
+        let Some(unit) = lerobot_unit(unit)? else {
+            return Ok(values);
+        };
+        let convert = |joint: Option<Joint>, value: f64| match joint {
+            Some(joint) => self.checked_radians(joint, value, unit),
+            None => Ok(value),
+        };
+        Ok(match values {
+            JointValues::Named(pairs) => JointValues::Named(
+                pairs
+                    .into_iter()
+                    .map(|(key, value)| {
+                        let joint = resolve_joint(&key).and_then(Joint::from_index);
+                        Ok((key, convert(joint, value)?))
+                    })
+                    .collect::<Result<_, Status>>()?,
+            ),
+            JointValues::Ordered(values) if values.len() == Joint::ALL.len() => JointValues::Ordered(
+                values
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, value)| convert(Joint::from_index(i), value))
+                    .collect::<Result<_, Status>>()?,
+            ),
+            ordered @ JointValues::Ordered(_) => ordered,
+        })
+    }
+
+    /// One LeRobot value as radians, refused when it lands outside the twin's joint range.
+    fn checked_radians(&self, joint: Joint, value: f64, unit: LeRobotUnit) -> Result<f64, Status> {
+        let rad = self.mapping.lerobot_to_rad(joint, value, unit);
+        let range = self.twin_ranges[joint.index()];
+        if !value.is_finite() || (range.lo..=range.hi).contains(&rad) {
+            return Ok(rad);
+        }
+        let lo = self.mapping.rad_to_lerobot(joint, range.lo, unit);
+        let hi = self.mapping.rad_to_lerobot(joint, range.hi, unit);
+        let refusal = TwinError::OutOfRange {
+            joint: joint.label().to_owned(),
+            value,
+            lo: round3(lo.min(hi)),
+            hi: round3(lo.max(hi)),
+            unit: unit_name(joint, unit),
+            hint: Some(format!(
+                "LeRobot units: {value} = {rad:.3} rad, outside the twin's [{:.3}, {:.3}] rad",
+                range.lo, range.hi
+            )),
+        };
+        Err(status::from_twin(&refusal))
+    }
+
+    /// Joint positions in action-key order (radians) in `unit`.
+    pub fn from_radians(&self, positions: &[f64], unit: i32) -> Result<Vec<f64>, Status> {
+        let Some(unit) = lerobot_unit(unit)? else {
+            return Ok(positions.to_vec());
+        };
+        Ok(positions
+            .iter()
+            .enumerate()
+            .map(|(i, rad)| match Joint::from_index(i) {
+                Some(joint) => self.mapping.rad_to_lerobot(joint, *rad, unit),
+                None => *rad,
+            })
+            .collect())
+    }
+}
+
+/// The name of a LeRobot unit for one joint, as refusals spell it.
+fn unit_name(joint: Joint, unit: LeRobotUnit) -> &'static str {
+    match (joint, unit) {
+        (Joint::Gripper, _) => "percent (LeRobot 0..100)",
+        (_, LeRobotUnit::Degrees) => "deg (LeRobot)",
+        (_, LeRobotUnit::Range) => "LeRobot -100..100",
+    }
+}
+
+/// Rounds to three decimals for a readable refusal.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The LeRobot unit a request names, `None` for radians; an unknown value is refused.
+fn lerobot_unit(unit: i32) -> Result<Option<LeRobotUnit>, Status> {
+    match v1::JointUnit::try_from(unit) {
+        Ok(v1::JointUnit::Unspecified | v1::JointUnit::Radians) => Ok(None),
+        Ok(v1::JointUnit::LerobotDegrees) => Ok(Some(LeRobotUnit::Degrees)),
+        Ok(v1::JointUnit::LerobotRange) => Ok(Some(LeRobotUnit::Range)),
+        Err(_) => Err(status::invalid_argument(
+            "unit",
+            format!("unit {unit} is not a JointUnit (0..3)"),
+        )),
+    }
+}
