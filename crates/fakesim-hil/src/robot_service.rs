@@ -98,9 +98,9 @@ impl RobotService {
     fn robot_state(&self, robot: &RobotState, unit: i32) -> Result<v1::GetRobotStateResponse, Status> {
         Ok(v1::GetRobotStateResponse {
             joint_ids: self.state.model.joints.iter().map(|j| j.id.clone()).collect(),
-            positions: self.state.units.from_radians(&robot.qpos, unit)?,
+            positions: self.state.units.positions_in(&robot.qpos, unit)?,
             velocities: robot.qvel.to_vec(),
-            ctrl_targets: self.state.units.from_radians(&robot.ctrl, unit)?,
+            ctrl_targets: self.state.units.positions_in(&robot.ctrl, unit)?,
             time_s: robot.time,
             physics_steps: self.state.physics_steps(robot.time),
             tcp: Some(pose(&robot.tcp)),
@@ -331,7 +331,7 @@ impl RobotApi for RobotService {
             None => Vec::new(),
         };
         let mut observation = observation(&robot);
-        let positions = self.state.units.from_radians(&robot.qpos, request.unit)?;
+        let positions = self.state.units.positions_in(&robot.qpos, request.unit)?;
         observation[..positions.len()].copy_from_slice(&positions);
         Ok(Response::new(v1::TickResponse {
             observation,

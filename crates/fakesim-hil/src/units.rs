@@ -92,7 +92,7 @@ impl Units {
     }
 
     /// Joint positions in action-key order (radians) in `unit`.
-    pub fn from_radians(&self, positions: &[f64], unit: i32) -> Result<Vec<f64>, Status> {
+    pub fn positions_in(&self, positions: &[f64], unit: i32) -> Result<Vec<f64>, Status> {
         let Some(unit) = lerobot_unit(unit)? else {
             return Ok(positions.to_vec());
         };

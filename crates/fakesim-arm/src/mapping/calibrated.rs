@@ -156,7 +156,7 @@ impl BoundJoint {
     }
 
     /// A twin angle as LeRobot reports it in `unit` (the gripper always 0..100).
-    fn to_lerobot(&self, rad: f64, unit: LeRobotUnit) -> f64 {
+    fn lerobot_value(&self, rad: f64, unit: LeRobotUnit) -> f64 {
         let steps = self.raw_steps(rad);
         match (self.conversion, unit) {
             (Conversion::Percent { .. }, _) => self.fraction(steps) * 100.0,
@@ -166,7 +166,7 @@ impl BoundJoint {
     }
 
     /// A LeRobot value in `unit` as the twin angle, unclamped (range checks come later).
-    fn from_lerobot(&self, value: f64, unit: LeRobotUnit) -> f64 {
+    fn radians_of_lerobot(&self, value: f64, unit: LeRobotUnit) -> f64 {
         let steps = match (self.conversion, unit) {
             (Conversion::Percent { .. }, _) => self.at_fraction(value / 100.0),
             (Conversion::Degrees, LeRobotUnit::Degrees) => value * LEROBOT_MAX_RES / 360.0 + self.middle(),
@@ -248,12 +248,12 @@ impl CalibratedMapping {
 
     /// A twin angle in a LeRobot unit, through the calibration: what LeRobot would report.
     pub fn rad_to_lerobot(&self, joint: Joint, rad: f64, unit: LeRobotUnit) -> f64 {
-        self.joint(joint).to_lerobot(rad, unit)
+        self.joint(joint).lerobot_value(rad, unit)
     }
 
     /// A LeRobot value as the twin angle, through the calibration (not clamped).
     pub fn lerobot_to_rad(&self, joint: Joint, value: f64, unit: LeRobotUnit) -> f64 {
-        self.joint(joint).from_lerobot(value, unit)
+        self.joint(joint).radians_of_lerobot(value, unit)
     }
 
     /// The calibrated range in the twin's radians (`lo <= hi` whatever the sign).

@@ -32,6 +32,8 @@ class FakesimHil(Robot):
         super().__init__(config)
         self.config = config
         self.unit = "lerobot_degrees" if config.use_degrees else "lerobot_range"
+        # The daemon renders the frames; LeRobot's scripts only count the cameras.
+        self.cameras: dict[str, str] = {name: name for name in config.camera_names}
         self.client: Client | None = None
         self.run: str | None = None
         self._targets: list[float] | None = None
