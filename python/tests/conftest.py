@@ -61,6 +61,12 @@ def start_daemon(runs_dir: Path, *args: str) -> Daemon:
 
 
 @pytest.fixture(scope="session")
+def fakesim_bin() -> str:
+    """Path of the fakesim-hil binary under test."""
+    return daemon_binary()
+
+
+@pytest.fixture(scope="session")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One sim-only daemon for the whole test session."""
     running = start_daemon(tmp_path_factory.mktemp("daemon") / "runs")

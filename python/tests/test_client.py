@@ -70,6 +70,10 @@ def test_tick_returns_the_observation_vector_and_images(client: Client) -> None:
     assert result.images["agentview"].shape == (64, 96, 3)
     assert result.depth["agentview"].shape == (64, 96)
     assert result.physics_steps == state.physics_steps + model.substeps_per_tick
+    png = client.tick(list(state.ctrl_targets), images=True, cameras=["agentview"], width=96, height=64, raw_images=False)
+    raw = client.tick(list(state.ctrl_targets), images=True, cameras=["agentview"], width=96, height=64)
+    assert png.images["agentview"].shape == raw.images["agentview"].shape == (64, 96, 3)
+    assert png.images["agentview"].std() > 1.0 and raw.images["agentview"].std() > 1.0
 
 
 def test_tick_with_a_wrong_length_is_refused(client: Client) -> None:

@@ -18,7 +18,6 @@ from lerobot.robots.utils import make_robot_from_config
 from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
 from lerobot.utils.import_utils import register_third_party_plugins
 
-from conftest import daemon_binary
 from fakesim_hil import Client
 
 MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
@@ -45,11 +44,11 @@ def lerobot_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def virtual_leader(lerobot_home: Path) -> Iterator[str]:
+def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
     """A virtual SO-101 servo bus on a pty (`fakesim-hil emulate`), calibrated as leader `virtual`."""
     calibration = lerobot_home / "calibration" / "teleoperators" / "so_leader" / "virtual.json"
     process = subprocess.Popen(
-        [daemon_binary(), "emulate", "--write-calibration", str(calibration)], stdout=subprocess.PIPE, text=True
+        [fakesim_bin, "emulate", "--write-calibration", str(calibration)], stdout=subprocess.PIPE, text=True
     )
     assert process.stdout is not None
     first = process.stdout.readline()

@@ -231,10 +231,12 @@ class Client:
         height: int = 0,
         depth: bool = False,
         unit: UnitName = "rad",
+        raw_images: bool = True,
     ) -> TickResult:
         """One control tick with an ordered action vector; images rendered after it on request.
 
-        With a LeRobot ``unit`` the action and the observation's joint positions are in it."""
+        With a LeRobot ``unit`` the action and the observation's joint positions are in it.
+        ``raw_images`` asks for unencoded RGB (cheapest on one machine), else PNG."""
         request = robot_pb2.TickRequest(
             action=[float(v) for v in action],
             want_images=images,
@@ -243,12 +245,13 @@ class Client:
             height=height,
             want_depth=depth,
             depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
+            color_encoding=robot_pb2.COLOR_ENCODING_RAW if raw_images else robot_pb2.COLOR_ENCODING_PNG,
             unit=_unit(unit),
         )
         answer = self.call(self.robot.Tick, request)
         return TickResult(
             observation=np.array(answer.observation, dtype=np.float64),
-            images={frame.camera: decode_png(frame.color_png) for frame in answer.frames},
+            images={frame.camera: decode_color(frame) for frame in answer.frames},
             depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
             physics_steps=answer.physics_steps,
             time_s=answer.time_s,
@@ -297,6 +300,13 @@ class Client:
             yield from _guarded(stream)
         finally:
             stream.cancel()
+
+
+def decode_color(frame: robot_pb2.CameraFrame) -> np.ndarray:
+    """A tick's colour frame, raw or PNG, as a (height, width, 3) uint8 array."""
+    if frame.color_raw:
+        return np.frombuffer(frame.color_raw, dtype=np.uint8).reshape(frame.height, frame.width, 3).copy()
+    return decode_png(frame.color_png)
 
 
 def _unit(unit: str) -> int:
