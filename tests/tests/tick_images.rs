@@ -148,7 +148,7 @@ async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let action = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner()
