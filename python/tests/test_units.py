@@ -134,9 +134,9 @@ def test_the_default_sim_only_daemon_converts_through_the_virtual_arm(client: Cl
     assert 0.0 <= gripper <= 100.0
 
 
-def test_a_calibration_that_does_not_fit_the_twin_stops_the_daemon(tmp_path: Path, daemon_factory) -> None:
-    bad = dict(CALIBRATION, shoulder_pan={"id": 1, "drive_mode": 0, "homing_offset": 0, "range_min": 100, "range_max": 4000})
-    path = tmp_path / "wide.json"
-    path.write_text(json.dumps(bad))
+def test_a_calibration_without_the_gripper_stops_the_daemon(tmp_path: Path, daemon_factory) -> None:
+    partial = {label: motor for label, motor in CALIBRATION.items() if label != "gripper"}
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(partial))
     with pytest.raises(pytest.fail.Exception, match="does not fit the twin"):
         daemon_factory("--calibration", str(path))
