@@ -331,8 +331,16 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
             ..TickRequest::default()
         })
         .await;
+    // ResetTask in hil is atomic: the arm cannot go home, so no episode starts.
     let mut session = server.session().await.unwrap();
-    let _ = session.reset_task(ResetTaskRequest::default()).await;
+    let refused = session.reset_task(ResetTaskRequest::default()).await.unwrap_err();
+    assert_eq!(error_reason(&refused).as_deref(), Some("servo_fault"), "{refused:?}");
+    let info = session
+        .get_session_info(GetSessionInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(info.run, None, "no episode started");
     assert!(
         (1..=6).all(|id| servos.register(id, &TORQUE_ENABLE).unwrap() == 0),
         "torque stays off"

@@ -206,13 +206,18 @@ impl SessionApi for SessionService {
         let bridge = &self.state.bridge;
         if bridge.mode() == Mode::Hil {
             bridge.route(VerbKind::Motion).map_err(|e| status::from_bridge(&e))?;
+            // With the arm in the loop the episode starts from the real arm at the home pose,
+            // and only once it is there: a move that fails starts no episode. A running
+            // episode is left alone (the engine refuses the reset below).
+            let info = self.engine.session_info().await.map_err(|e| from_episode(&e))?;
+            if info.status != EpisodeStatus::Running {
+                bridge
+                    .move_arm_to(HOME_POSE)
+                    .await
+                    .map_err(|e| status::from_bridge(&e))?;
+            }
         }
         let outcome = self.engine.reset_task(request).await.map_err(|e| from_episode(&e))?;
-        // With the arm in the loop the episode starts from the real arm at the home pose too.
-        bridge
-            .move_arm_to(HOME_POSE)
-            .await
-            .map_err(|e| status::from_bridge(&e))?;
         let c = common(outcome.observation);
         Ok(Response::new(v1::ResetTaskResponse {
             run: outcome.run,
