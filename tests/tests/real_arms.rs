@@ -347,3 +347,83 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
+    use fakesim_episode::session::HOME_POSE;
+    use feetech_emu::so101::JointOffset;
+
+    let calibration = field_calibrations().remove(1).1;
+    let offsets: Vec<JointOffset> = [("shoulder_lift", -4.0), ("wrist_flex", 6.0), ("wrist_roll", 15.0)]
+        .iter()
+        .map(|(label, degrees)| JointOffset {
+            label: (*label).to_owned(),
+            degrees: *degrees,
+        })
+        .collect();
+    let shift = |joint: Joint| -> i32 {
+        offsets
+            .iter()
+            .filter(|o| o.label == joint.label())
+            .map(JointOffset::steps)
+            .sum()
+    };
+    // The table `fakesim-hil align` writes for this arm: each offset undone.
+    let mut table = JointMapping::so101();
+    for joint in Joint::ALL {
+        table.joints[joint.index()].offset_rad = -f64::from(shift(joint)) * std::f64::consts::TAU / 4095.0;
+    }
+    let servos = VirtualSo101::holding(&calibration, &offsets).unwrap();
+    let bus = serve_pty(EmuConfig::new(servos)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, mapping_file) = (dir.path().join("follower.json"), dir.path().join("mapping.json"));
+    calibration.save(&file).unwrap();
+    std::fs::write(&mapping_file, table.to_json()).unwrap();
+    let (port, mapping_path) = (bus.path().to_owned(), mapping_file.clone());
+    let server = TestServer::start_with(move |s| {
+        s.port = Some(port);
+        s.calibration = Some(file);
+        s.mapping = Some(mapping_path);
+        s.mode = StartMode::Mirror;
+        s.image_size = 16;
+    })
+    .await
+    .unwrap();
+    // The arm is put in the home pose: its servos read the pose plus their joint's offset.
+    let nominal = mapping(&calibration);
+    for joint in Joint::ALL {
+        let angle = Angle::new::<radian>(HOME_POSE[joint.index()]);
+        let steps = nominal.twin_to_servo(joint, angle).unwrap() + shift(joint);
+        bus.servos()
+            .set_present_position(nominal.servo_id(joint), steps)
+            .unwrap();
+    }
+    let mut hw = hardware(&server).await;
+    let step_rad = 2.0 * std::f64::consts::TAU / 4096.0;
+    let mirrored = until_status(&mut hw, |s| {
+        Joint::ALL
+            .iter()
+            .all(|j| (s.servos[j.index()].twin_actual_rad - HOME_POSE[j.index()]).abs() <= step_rad)
+    })
+    .await;
+    assert_eq!(mirrored.mapping_file.as_deref(), Some(mapping_file.to_str().unwrap()));
+    let mut robot = server.robot().await.unwrap();
+    let tcp = robot
+        .forward_kinematics(ForwardKinematicsRequest {
+            name: Some("tcp".into()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let twin_tcp = tcp.frames[0].pose.clone().unwrap().position_m.unwrap();
+    let mut reference = fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10).unwrap();
+    reference
+        .set_joint_positions(&fakesim_twin::JointValues::Ordered(HOME_POSE.to_vec()), true)
+        .unwrap();
+    let arm_tcp = reference.forward_kinematics(Some("tcp")).unwrap()[0].pose.pos;
+    let off =
+        ((twin_tcp.x - arm_tcp[0]).powi(2) + (twin_tcp.y - arm_tcp[1]).powi(2) + (twin_tcp.z - arm_tcp[2]).powi(2))
+            .sqrt();
+    assert!(off < 0.002, "the twin's TCP is {off} m from the arm's");
+    server.stop().await.unwrap();
+}
