@@ -415,7 +415,7 @@ async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
         .await
         .unwrap()
         .into_inner();
-    let twin_tcp = tcp.frames[0].pose.clone().unwrap().position_m.unwrap();
+    let twin_tcp = tcp.frames[0].pose.unwrap().position_m.unwrap();
     let mut reference = fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10).unwrap();
     reference
         .set_joint_positions(&fakesim_twin::JointValues::Ordered(HOME_POSE.to_vec()), true)
