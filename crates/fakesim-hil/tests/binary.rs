@@ -122,8 +122,8 @@ fn a_calibration_missing_a_motor_is_refused_naming_the_joint() {
     .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("arm.json does not fit the twin"), "{stderr}");
-    assert!(stderr.contains("no motor named \"shoulder_pan\""), "{stderr}");
+    assert!(stderr.contains("arm.json cannot drive the arm"), "{stderr}");
+    assert!(stderr.contains("joint shoulder_pan (id 1) is missing"), "{stderr}");
 }
 
 #[test]
