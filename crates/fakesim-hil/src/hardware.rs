@@ -47,6 +47,15 @@ pub fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
     })
 }
 
+/// The bus policy while connecting: a servo that does not answer stops start-up, so a slow
+/// adapter or a busy machine gets more time than the control loop's default.
+fn connect_config() -> BusConfig {
+    BusConfig {
+        timeout: Duration::from_millis(250),
+        ..BusConfig::default()
+    }
+}
+
 /// Connect-time preparation of the servos, as LeRobot does at connect: the calibration they
 /// hold is compared with the file (or the file written into them when asked), then they are
 /// configured like a follower, writing only what differs.
@@ -134,11 +143,12 @@ pub async fn start_bridge(
             log_mapping(settings, &table, &mapping, &twin_ranges);
             let range = RangeGuard::with_calibration(twin_ranges, &mapping);
             let config = FeetechArmConfig::new(port.display().to_string());
-            let mut bus = Bus::open(port, settings.baud, BusConfig::default())
+            let mut bus = Bus::open(port, settings.baud, connect_config())
                 .with_context(|| format!("cannot open the arm on {}", port.display()))?;
             prepare_servos(&mut bus, &calibration, settings)
                 .await
                 .with_context(|| format!("arm on {} with calibration {}", port.display(), file.display()))?;
+            bus.set_config(BusConfig::default());
             let arm = FeetechArm::spawn(bus, mapping, config);
             tracing::info!(port = %port.display(), calibration = %file.display(), "real arm connected");
             (Some(Arc::new(arm)), range)
