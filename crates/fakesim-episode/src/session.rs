@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, MutexGuard, watch};
 
 /// Cameras every observation carries, in order.
 pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
@@ -272,11 +272,61 @@ struct Session {
     run: Option<Run>,
 }
 
+/// Where the session stood when its lock was last released: what a session-info read reports
+/// besides the arm, so that read never waits for a call in flight (a render, a move).
+#[derive(Debug, Clone)]
+struct Progress {
+    run: Option<String>,
+    status: Status,
+    step: u64,
+    task: Option<TaskInfo>,
+    command: GripperCommand,
+}
+
+impl Progress {
+    fn of(session: &Session) -> Self {
+        let run = session.run.as_ref();
+        Progress {
+            run: run.map(|r| r.id.clone()),
+            status: session.status,
+            step: run.map_or(0, |r| r.step),
+            task: run.map(|r| TaskInfo::new(&r.task_ref, r.task)),
+            command: run.map_or(GripperCommand::Open, |r| r.gripper.command()),
+        }
+    }
+}
+
+/// The session, locked; releasing it publishes the session's progress.
+struct Locked<'a> {
+    session: MutexGuard<'a, Session>,
+    progress: &'a watch::Sender<Progress>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.progress.send_replace(Progress::of(&self.session));
+    }
+}
+
 /// Runs episodes on a twin. Driving calls are serialised; reads may come from anywhere.
 pub struct Engine {
     twin: TwinHandle,
     config: EngineConfig,
     session: Mutex<Session>,
+    progress: watch::Sender<Progress>,
     actuation: Arc<dyn Actuation>,
 }
 
@@ -288,20 +338,30 @@ impl Engine {
 
     /// An idle engine whose moves and gripper actions run through `actuation`.
     pub fn with_actuation(twin: TwinHandle, config: EngineConfig, actuation: Arc<dyn Actuation>) -> Self {
+        let session = Session {
+            status: Status::Idle,
+            run: None,
+        };
         Engine {
             twin,
             config,
-            session: Mutex::new(Session {
-                status: Status::Idle,
-                run: None,
-            }),
+            progress: watch::Sender::new(Progress::of(&session)),
+            session: Mutex::new(session),
             actuation,
+        }
+    }
+
+    /// Locks the session for a call; every change is published when the call lets go.
+    async fn lock(&self) -> Locked<'_> {
+        Locked {
+            session: self.session.lock().await,
+            progress: &self.progress,
         }
     }
 
     /// Records a notable event (mode switch, safety stop) in the live run's journal, if any.
     pub async fn journal_event(&self, kind: &str, fields: serde_json::Value) -> Result<(), EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         if let Ok(run) = running(&mut session) {
             run.journal.event(kind, fields)?;
         }
@@ -350,7 +410,7 @@ impl Engine {
 
     /// Starts an episode.
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
             return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
         }
@@ -418,7 +478,7 @@ impl Engine {
 
     /// Images and state now, using no budget.
     pub async fn observation(&self) -> Result<Observation, EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         let run = running(&mut session)?;
         let command = run.gripper.command();
         let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
@@ -435,7 +495,7 @@ impl Engine {
         delta_rpy: Option<[f64; 3]>,
     ) -> Result<MoveOutcome, EpisodeError> {
         check_delta(delta_xyz, delta_rpy)?;
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         let run = running(&mut session)?;
         let steps_left = self.steps_left(run)?;
         let cap = self.config.max_steps_per_call;
@@ -468,7 +528,7 @@ impl Engine {
 
     /// Opens or closes the gripper.
     pub async fn gripper(&self, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         let run = running(&mut session)?;
         let steps_left = self.steps_left(run)?;
         let cap = self.config.max_steps_per_call;
@@ -512,7 +572,7 @@ impl Engine {
 
     /// Ends the episode and writes its summary.
     pub async fn stop_episode(&self) -> Result<StopOutcome, EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         let run = running(&mut session)?;
         let outcome = self.finish(run, "stopped").await?;
         session.status = Status::Stopped;
@@ -521,7 +581,7 @@ impl Engine {
 
     /// Ends a live episode as `interrupted` (server shutdown). Does nothing when none is live.
     pub async fn interrupt(&self) -> Result<(), EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         if session.status != Status::Running {
             return Ok(());
         }
@@ -533,12 +593,13 @@ impl Engine {
         Ok(())
     }
 
-    /// Where the session is; no images, no budget.
+    /// Where the session is; no images, no budget. Answers from the progress published when
+    /// the last call finished, and the arm as it is now: it never waits for a call in flight.
     pub async fn session_info(&self) -> Result<SessionInfo, EpisodeError> {
-        let session = self.session.lock().await;
+        let progress = self.progress.borrow().clone();
         let task_locked = self.config.locked_task.is_some();
         let max_steps = self.config.max_steps;
-        let Some(run) = session.run.as_ref() else {
+        let Some(run) = progress.run else {
             let default = self.default_task();
             let default_scene = default.task().ok().map(|task| TaskInfo::new(&default, task));
             return Ok(SessionInfo {
@@ -553,15 +614,15 @@ impl Engine {
                 default_scene,
             });
         };
-        let command = run.gripper.command();
+        let command = progress.command;
         let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         Ok(SessionInfo {
-            run: Some(run.id.clone()),
-            status: session.status,
-            step: run.step,
+            run: Some(run),
+            status: progress.status,
+            step: progress.step,
             max_steps,
-            steps_left: max_steps.saturating_sub(run.step),
-            task: Some(TaskInfo::new(&run.task_ref, run.task)),
+            steps_left: max_steps.saturating_sub(progress.step),
+            task: progress.task,
             task_locked,
             state: Some(state),
             default_scene: None,

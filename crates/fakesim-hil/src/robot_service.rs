@@ -316,19 +316,20 @@ impl RobotApi for RobotService {
             .state
             .units
             .to_radians(JointValues::Ordered(request.action), request.unit)?;
-        let (robot, frames) = {
+        let (robot, shot) = {
             let _drive = self.state.lock_drive().await;
             let robot = self.act(action, None).await?;
-            // Rendered before the lock is released, so the frames show the state after this tick.
-            let frames = match &images {
-                Some(images) => images.render(&self.state.twin).await?,
-                None => Vec::new(),
+            // Taken before the lock is released, so the frames show the state after this tick;
+            // drawn after, so no other call waits for the render.
+            let shot = match &images {
+                Some(images) => Some(images.snapshot(&self.state.twin).await?),
+                None => None,
             };
-            (robot, frames)
+            (robot, shot)
         };
-        let frames = match &images {
-            Some(images) => images.encode(frames)?,
-            None => Vec::new(),
+        let frames = match (&images, shot) {
+            (Some(images), Some(shot)) => images.encode(images.draw(&self.state.twin, shot).await?)?,
+            _ => Vec::new(),
         };
         let mut observation = observation(&robot);
         let positions = self.state.units.positions_in(&robot.qpos, request.unit)?;

@@ -4,7 +4,7 @@ use crate::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::{depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
-use fakesim_twin::{Frame, ModelInfo, RobotState, TwinError, TwinHandle};
+use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RobotState, TwinError, TwinHandle};
 use tonic::Status;
 
 /// Names of the observation entries, in order: joint positions (rad), joint velocities (rad/s),
@@ -119,13 +119,18 @@ impl ImageRequest {
         }))
     }
 
-    /// Renders every requested camera from the twin's current state, in request order.
-    pub async fn render(&self, twin: &TwinHandle) -> Result<Vec<(String, Frame)>, Status> {
+    /// Takes the twin's current state for the requested cameras (a short physics job); hold the
+    /// drive lock for this, not for [`Self::draw`].
+    pub async fn snapshot(&self, twin: &TwinHandle) -> Result<CameraSnapshot, Status> {
         let cameras: Vec<&str> = self.cameras.iter().map(String::as_str).collect();
-        let frames = twin
-            .render_cameras(&cameras, self.width, self.height, self.depth.is_some())
+        twin.snapshot_cameras(&cameras, self.width, self.height, self.depth.is_some())
             .await
-            .map_err(|e| status::from_twin(&e))?;
+            .map_err(|e| status::from_twin(&e))
+    }
+
+    /// Renders a snapshot's cameras, in request order.
+    pub async fn draw(&self, twin: &TwinHandle, shot: CameraSnapshot) -> Result<Vec<(String, Frame)>, Status> {
+        let frames = twin.draw(shot).await.map_err(|e| status::from_twin(&e))?;
         Ok(self.cameras.iter().cloned().zip(frames).collect())
     }
 

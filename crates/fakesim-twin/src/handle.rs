@@ -4,7 +4,7 @@ use crate::error::TwinError;
 use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
-use crate::sim::Sim;
+use crate::sim::{RenderSnapshot, Sim};
 use std::sync::mpsc;
 use tokio::sync::oneshot;
 
@@ -100,34 +100,66 @@ impl TwinHandle {
         height: u32,
         depth: bool,
     ) -> Result<Vec<Frame>, TwinError> {
+        let shot = self.snapshot_cameras(cameras, width, height, depth).await?;
+        self.draw(shot).await
+    }
+
+    /// Checks a camera request and takes the state to draw it from, in one short physics job;
+    /// [`Self::draw`] renders it later, so a caller can let go of its locks in between.
+    pub async fn snapshot_cameras(
+        &self,
+        cameras: &[&str],
+        width: u32,
+        height: u32,
+        depth: bool,
+    ) -> Result<CameraSnapshot, TwinError> {
         let names: Vec<String> = cameras.iter().map(|c| (*c).to_owned()).collect();
-        let (snapshot, cameras) = self
-            .try_with_sim(move |sim| {
-                let (max_width, max_height) = sim.model_info().max_image;
-                if width == 0 || height == 0 || width > max_width || height > max_height {
-                    return Err(TwinError::ImageSize {
-                        width,
-                        height,
-                        max_width,
-                        max_height,
-                    });
-                }
-                let ids = names
-                    .iter()
-                    .map(|name| sim.camera_id(name))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok((sim.render_snapshot(), ids))
-            })
-            .await?;
-        self.renderer
-            .render(|reply| RenderJob {
-                snapshot,
+        self.try_with_sim(move |sim| {
+            let (max_width, max_height) = sim.model_info().max_image;
+            if width == 0 || height == 0 || width > max_width || height > max_height {
+                return Err(TwinError::ImageSize {
+                    width,
+                    height,
+                    max_width,
+                    max_height,
+                });
+            }
+            let cameras = names
+                .iter()
+                .map(|name| sim.camera_id(name))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(CameraSnapshot {
+                snapshot: sim.render_snapshot(),
                 cameras,
                 width,
                 height,
                 depth,
+            })
+        })
+        .await
+    }
+
+    /// Renders a snapshot's cameras on the render thread; the physics thread is not involved.
+    pub async fn draw(&self, shot: CameraSnapshot) -> Result<Vec<Frame>, TwinError> {
+        self.renderer
+            .render(|reply| RenderJob {
+                snapshot: shot.snapshot,
+                cameras: shot.cameras,
+                width: shot.width,
+                height: shot.height,
+                depth: shot.depth,
                 reply,
             })
             .await
     }
+}
+
+/// Cameras to draw and the state to draw them from (see [`TwinHandle::snapshot_cameras`]).
+#[derive(Debug, Clone)]
+pub struct CameraSnapshot {
+    snapshot: RenderSnapshot,
+    cameras: Vec<usize>,
+    width: u32,
+    height: u32,
+    depth: bool,
 }
