@@ -119,6 +119,12 @@ pub async fn serve_with(
     }
     session.on_shutdown().await;
     state.bridge.stop().await;
+    // MuJoCo and the GL contexts are freed on their own threads, and those threads joined,
+    // before the process exits.
+    let twin = state.twin.clone();
+    tokio::task::spawn_blocking(move || twin.shutdown())
+        .await
+        .context("the twin's shutdown panicked")?;
     tracing::info!("stopped");
     Ok(())
 }

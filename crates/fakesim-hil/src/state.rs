@@ -8,9 +8,9 @@ use anyhow::{Context, bail};
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_safety::SafetyEvent;
-use fakesim_twin::{ModelInfo, TwinConfig, TwinHandle};
+use fakesim_twin::{ModelInfo, TwinConfig, TwinFault, TwinHandle};
 use std::sync::Arc;
-use tokio::sync::{Mutex, MutexGuard, mpsc};
+use tokio::sync::{Mutex, MutexGuard, broadcast, mpsc};
 
 /// State shared by the session and robot services; cheap to clone.
 #[derive(Clone)]
@@ -78,6 +78,7 @@ impl AppState {
         );
         let engine = Arc::new(engine);
         tokio::spawn(journal_safety_events(engine.clone(), events));
+        tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
         Ok(AppState {
             engine,
             bridge,
@@ -108,6 +109,20 @@ async fn journal_safety_events(engine: Arc<Engine>, mut events: mpsc::UnboundedR
         let fields = serde_json::json!({ "safety": event });
         if let Err(e) = engine.journal_event("safety", fields).await {
             tracing::error!(error = %e, "cannot journal a safety event");
+        }
+    }
+}
+
+/// Writes every fault a twin thread caught into the live run's journal (the twin logs it too).
+async fn journal_twin_faults(engine: Arc<Engine>, mut faults: broadcast::Receiver<TwinFault>) {
+    loop {
+        let fields = match faults.recv().await {
+            Ok(fault) => serde_json::json!({ "thread": fault.thread, "message": fault.message }),
+            Err(broadcast::error::RecvError::Lagged(missed)) => serde_json::json!({ "missed": missed }),
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if let Err(e) = engine.journal_event("twin_fault", fields).await {
+            tracing::error!(error = %e, "cannot journal a twin fault");
         }
     }
 }

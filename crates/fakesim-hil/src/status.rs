@@ -94,6 +94,9 @@ pub fn from_twin(error: &TwinError) -> Status {
             ErrorStatus::new(Code::Unavailable, "render_unavailable", message).meta("detail", detail)
         }
         TwinError::Scene(detail) => ErrorStatus::new(Code::Internal, "scene", message).meta("detail", detail),
+        TwinError::Fault { thread, .. } => {
+            ErrorStatus::new(Code::Internal, "twin_fault", message).meta("thread", thread)
+        }
         TwinError::Stopped => ErrorStatus::new(Code::Unavailable, "stopped", message),
     };
     status.into()

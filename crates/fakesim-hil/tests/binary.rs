@@ -1,5 +1,6 @@
 //! The real `fakesim-hil` binary: runs without `LD_LIBRARY_PATH` (rpath), announces its
-//! address (log and stdout), serves, and exits 0 on SIGTERM; refuses hardware mode for now.
+//! address (log and stdout), serves, exits 0 on SIGTERM (every time, over many start/stop
+//! cycles, with and without a virtual arm), and refuses a port it cannot use.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use nix::sys::signal::{Signal, kill};
@@ -136,4 +137,101 @@ fn unknown_config_key_stops_the_daemon_before_it_listens() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("unknown field `max-step`"), "{stderr}");
     assert!(!stderr.contains("listening on"), "{stderr}");
+}
+
+/// Start/stop cycles per variant: `FAKESIM_CYCLES`, 200 for the full run, 10 by default.
+fn cycles() -> usize {
+    std::env::var("FAKESIM_CYCLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10)
+}
+
+/// A virtual SO-101 served by `fakesim-hil emulate` on a pty, with its calibration file.
+struct VirtualArm {
+    emulator: Child,
+    _stdout: BufReader<std::process::ChildStdout>,
+    device: String,
+    calibration: String,
+}
+
+impl VirtualArm {
+    fn start(dir: &std::path::Path) -> Self {
+        let calibration = dir.join("virtual.json").to_str().unwrap().to_owned();
+        let mut emulator = daemon(&["emulate", "--write-calibration", &calibration])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        // Kept open: the emulator prints more and must not see a closed pipe.
+        let mut stdout = BufReader::new(emulator.stdout.take().unwrap());
+        stdout.read_line(&mut first).unwrap();
+        let device = first
+            .split_whitespace()
+            .find(|word| word.starts_with("/dev/"))
+            .map(|path| path.trim_end_matches(':').to_owned())
+            .unwrap_or_else(|| panic!("no device path in {first:?}"));
+        VirtualArm {
+            emulator,
+            _stdout: stdout,
+            device,
+            calibration,
+        }
+    }
+}
+
+impl Drop for VirtualArm {
+    fn drop(&mut self) {
+        let _ = kill(Pid::from_raw(i32::try_from(self.emulator.id()).unwrap()), Signal::SIGINT);
+        let _ = self.emulator.wait();
+    }
+}
+
+/// Starts an episode, which draws both cameras: the cycle has GL contexts to tear down and an
+/// episode to finalise.
+async fn start_episode(addr: SocketAddr) {
+    use fakesim_proto::v1::ResetTaskRequest;
+    use fakesim_proto::v1::session_service_client::SessionServiceClient;
+    let channel = Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let started = SessionServiceClient::new(channel)
+        .reset_task(ResetTaskRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!started.images.unwrap().agentview.is_empty());
+}
+
+/// Starts the daemon, starts an episode, sends SIGTERM, and returns its exit code and stderr.
+fn start_work_stop(runtime: &tokio::runtime::Runtime, extra: &[&str], runs: &str) -> (Option<i32>, String) {
+    let mut args = vec!["--listen", "127.0.0.1:0", "--runs-dir", runs, "--image-size", "16"];
+    args.extend_from_slice(extra);
+    let mut child = daemon(&args).stdout(Stdio::null()).spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let addr = listening_address(&mut stderr, &mut child);
+    runtime.block_on(start_episode(addr));
+    kill(Pid::from_raw(i32::try_from(child.id()).unwrap()), Signal::SIGTERM).unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    (child.wait().unwrap().code(), rest)
+}
+
+#[test]
+fn every_start_stop_cycle_exits_0_with_and_without_a_virtual_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let runs = runs.to_str().unwrap();
+    let arm = VirtualArm::start(dir.path());
+    let with_arm = ["--port", arm.device.as_str(), "--calibration", arm.calibration.as_str()];
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let n = cycles();
+    for (variant, extra) in [("sim only", &[][..]), ("virtual arm", &with_arm[..])] {
+        for cycle in 0..n {
+            let (code, stderr) = start_work_stop(&runtime, extra, runs);
+            assert_eq!(code, Some(0), "{variant}, cycle {cycle} of {n}; stderr:\n{stderr}");
+        }
+    }
 }

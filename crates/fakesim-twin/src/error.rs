@@ -99,6 +99,14 @@ pub enum TwinError {
     /// The scene file could not be loaded.
     #[error("cannot load scene: {0}")]
     Scene(String),
+    /// A twin thread panicked running the call; the thread caught it and keeps serving.
+    #[error("the twin's {thread} thread failed running this call ({message}); it keeps serving")]
+    Fault {
+        /// `physics` or `render`.
+        thread: &'static str,
+        /// The panic's message.
+        message: String,
+    },
     /// The twin's thread is gone (the daemon is shutting down).
     #[error("the twin has stopped")]
     Stopped,

@@ -5,10 +5,18 @@ use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
-use std::sync::mpsc;
-use tokio::sync::oneshot;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread::JoinHandle;
+use tokio::sync::{broadcast, oneshot};
 
 type Job = Box<dyn FnOnce(&mut Sim) + Send>;
+
+/// What the physics thread is sent: a job, or the order to free the twin and end.
+enum Message {
+    Run(Job),
+    Stop,
+}
 
 /// How to start a twin.
 #[derive(Debug, Clone)]
@@ -31,25 +39,42 @@ impl Default for TwinConfig {
     }
 }
 
+/// A panic caught on one of the twin's threads. The thread keeps serving: the call that panicked
+/// is answered with [`TwinError::Fault`] and the fault is logged and broadcast.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TwinFault {
+    /// `physics` or `render`.
+    pub thread: &'static str,
+    /// The panic's message.
+    pub message: String,
+}
+
 /// A handle on the twin: every call runs on the thread that owns the MuJoCo data, in the order
-/// calls arrive. Cloning is cheap; the thread ends when the last handle is dropped.
+/// calls arrive. Cloning is cheap; [`TwinHandle::shutdown`], or dropping the last handle, frees
+/// the twin on its own threads and joins them.
 #[derive(Clone)]
 pub struct TwinHandle {
-    jobs: mpsc::Sender<Job>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    jobs: mpsc::Sender<Message>,
     renderer: RenderQueue,
+    physics: Mutex<Option<JoinHandle<()>>>,
+    faults: broadcast::Sender<TwinFault>,
 }
 
 impl TwinHandle {
     /// Loads the scene on a new thread and starts the render thread beside it.
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
-        let (jobs, rx) = mpsc::channel::<Job>();
+        let (jobs, rx) = mpsc::channel::<Message>();
         let (ready_tx, ready_rx) = mpsc::channel();
-        std::thread::Builder::new()
+        let physics = std::thread::Builder::new()
             .name("twin-physics".into())
             .spawn(move || match Sim::load(&config.scene, config.substeps_per_tick) {
                 Ok(mut sim) => {
                     let _ = ready_tx.send(Ok(sim.model().clone()));
-                    while let Ok(job) = rx.recv() {
+                    while let Ok(Message::Run(job)) = rx.recv() {
                         job(&mut sim);
                     }
                 }
@@ -58,11 +83,40 @@ impl TwinHandle {
                 }
             })
             .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
-        let model = ready_rx.recv().map_err(|_| TwinError::Stopped)??;
+        let abandon = |physics: JoinHandle<()>, error: TwinError| {
+            let _ = jobs.send(Message::Stop);
+            let _ = physics.join();
+            Err(error)
+        };
+        let model = match ready_rx.recv() {
+            Ok(Ok(model)) => model,
+            Ok(Err(e)) => return abandon(physics, e),
+            Err(_) => return abandon(physics, TwinError::Stopped),
+        };
+        let renderer = match RenderQueue::spawn(&model, config.render_quality) {
+            Ok(renderer) => renderer,
+            Err(e) => return abandon(physics, e),
+        };
         Ok(TwinHandle {
-            jobs,
-            renderer: RenderQueue::spawn(&model, config.render_quality)?,
+            inner: Arc::new(Inner {
+                jobs,
+                renderer,
+                physics: Mutex::new(Some(physics)),
+                faults: broadcast::channel(FAULTS_KEPT).0,
+            }),
         })
+    }
+
+    /// Every fault caught from now on.
+    pub fn faults(&self) -> broadcast::Receiver<TwinFault> {
+        self.inner.faults.subscribe()
+    }
+
+    /// Frees the renderer and then the physics on their own threads and waits for both threads
+    /// to end; later calls answer [`TwinError::Stopped`]. Blocks for as long as the jobs already
+    /// queued take.
+    pub fn shutdown(&self) {
+        self.inner.stop();
     }
 
     /// Runs `f` on the physics thread with exclusive access to the twin and returns its result.
@@ -72,10 +126,13 @@ impl TwinHandle {
     ) -> Result<R, TwinError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |sim| {
-            let _ = tx.send(f(sim));
+            let _ = tx.send(guarded("physics", || f(sim)));
         });
-        self.jobs.send(job).map_err(|_| TwinError::Stopped)?;
-        rx.await.map_err(|_| TwinError::Stopped)
+        self.inner
+            .jobs
+            .send(Message::Run(job))
+            .map_err(|_| TwinError::Stopped)?;
+        rx.await.map_err(|_| TwinError::Stopped)?.map_err(|e| self.report(e))
     }
 
     /// Like [`Self::with_sim`] for closures that can themselves fail.
@@ -141,7 +198,8 @@ impl TwinHandle {
 
     /// Renders a snapshot's cameras on the render thread; the physics thread is not involved.
     pub async fn draw(&self, shot: CameraSnapshot) -> Result<Vec<Frame>, TwinError> {
-        self.renderer
+        self.inner
+            .renderer
             .render(|reply| RenderJob {
                 snapshot: shot.snapshot,
                 cameras: shot.cameras,
@@ -151,7 +209,61 @@ impl TwinHandle {
                 reply,
             })
             .await
+            .map_err(|e| self.report(e))
     }
+
+    /// Logs and broadcasts a caught fault; passes any error through.
+    fn report(&self, error: TwinError) -> TwinError {
+        if let TwinError::Fault { thread, message } = &error {
+            tracing::error!(thread, %message, "a twin thread panicked; the call failed, the thread keeps serving");
+            // Nobody listening is fine: the log line stays.
+            let _ = self.inner.faults.send(TwinFault {
+                thread,
+                message: message.clone(),
+            });
+        }
+        error
+    }
+}
+
+impl Inner {
+    /// Ends the render thread, then the physics thread, joining each (idempotent).
+    fn stop(&self) {
+        self.renderer.stop();
+        let physics = lock(&self.physics).take();
+        if let Some(physics) = physics {
+            let _ = self.jobs.send(Message::Stop);
+            // A handle dropped on the physics thread itself cannot wait for that thread.
+            if physics.thread().id() != std::thread::current().id() {
+                let _ = physics.join();
+            }
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Faults kept for a slow subscriber before the oldest are dropped.
+const FAULTS_KEPT: usize = 16;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs a job of a twin thread, turning a panic into [`TwinError::Fault`] so the thread lives on.
+pub(crate) fn guarded<R>(thread: &'static str, f: impl FnOnce() -> R) -> Result<R, TwinError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        TwinError::Fault { thread, message }
+    })
 }
 
 /// Cameras to draw and the state to draw them from (see [`TwinHandle::snapshot_cameras`]).

@@ -15,7 +15,7 @@ pub mod sim;
 pub mod values;
 
 pub use error::TwinError;
-pub use handle::{CameraSnapshot, TwinConfig, TwinHandle};
+pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
 pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;

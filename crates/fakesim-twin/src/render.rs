@@ -7,8 +7,9 @@ use crate::sim::{RENDER_STATE, RenderSnapshot};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::mpsc;
+use crate::handle::guarded;
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
 /// A rendered camera image.
@@ -34,20 +35,42 @@ pub(crate) struct RenderJob {
     pub reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
 }
 
-/// Sends jobs to the render thread.
-#[derive(Clone)]
-pub(crate) struct RenderQueue(mpsc::Sender<RenderJob>);
+/// What the render thread is sent: frames to draw, or the order to free its GL contexts and end.
+enum Message {
+    Draw(RenderJob),
+    Stop,
+}
+
+/// Sends jobs to the render thread; [`RenderQueue::stop`] ends it.
+pub(crate) struct RenderQueue {
+    jobs: mpsc::Sender<Message>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
 
 impl RenderQueue {
     /// Starts the render thread for a model, drawing at `quality`.
     pub fn spawn(model: &MjModel, quality: RenderQuality) -> Result<Self, TwinError> {
         let model = Arc::new(quality.render_model(model));
-        let (tx, rx) = mpsc::channel::<RenderJob>();
-        std::thread::Builder::new()
+        let (jobs, rx) = mpsc::channel::<Message>();
+        let thread = std::thread::Builder::new()
             .name("twin-render".into())
             .spawn(move || RenderThread::new(model).run(rx))
             .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
-        Ok(RenderQueue(tx))
+        Ok(RenderQueue {
+            jobs,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Ends the render thread after the jobs already queued and waits for it (idempotent).
+    pub fn stop(&self) {
+        let thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = thread {
+            let _ = self.jobs.send(Message::Stop);
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
+        }
     }
 
     /// Draws the frames of one job.
@@ -56,7 +79,9 @@ impl RenderQueue {
         job: impl FnOnce(oneshot::Sender<Result<Vec<Frame>, TwinError>>) -> RenderJob,
     ) -> Result<Vec<Frame>, TwinError> {
         let (reply, rx) = oneshot::channel();
-        self.0.send(job(reply)).map_err(|_| TwinError::Stopped)?;
+        self.jobs
+            .send(Message::Draw(job(reply)))
+            .map_err(|_| TwinError::Stopped)?;
         rx.await.map_err(|_| TwinError::Stopped)?
     }
 }
@@ -76,9 +101,13 @@ impl RenderThread {
         }
     }
 
-    fn run(mut self, jobs: mpsc::Receiver<RenderJob>) {
-        while let Ok(job) = jobs.recv() {
-            let result = self.draw(&job);
+    fn run(mut self, jobs: mpsc::Receiver<Message>) {
+        while let Ok(Message::Draw(job)) = jobs.recv() {
+            let result = guarded("render", || self.draw(&job)).and_then(|frames| frames);
+            if result.as_ref().is_err_and(|e| matches!(e, TwinError::Fault { .. })) {
+                // A context a panic interrupted is not trusted again: fresh ones are made.
+                self.renderers.clear();
+            }
             // The caller may have given up waiting; nothing to do then.
             let _ = job.reply.send(result);
         }
