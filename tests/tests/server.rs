@@ -104,3 +104,52 @@ async fn a_default_image_size_beyond_the_renderer_stops_the_server_at_start() {
         "{error:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_panic_on_the_physics_thread_is_answered_journaled_and_survived() {
+    use fakesim_episode::ResetRequest;
+    use fakesim_hil::{AppState, Settings, status};
+    let runs = tempfile::tempdir().unwrap();
+    let state = AppState::start(Settings {
+        runs_dir: runs.path().to_path_buf(),
+        image_size: 16,
+        ..Settings::default()
+    })
+    .await
+    .unwrap();
+    state.engine.reset_task(ResetRequest::default()).await.unwrap();
+    let events = std::fs::read_dir(runs.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events.jsonl");
+
+    // Not reachable by a client: a job only this test can hand the physics thread.
+    let error = state
+        .twin
+        .with_sim(|_| -> () { panic!("injected by the test") })
+        .await
+        .unwrap_err();
+    let status = status::from_twin(&error);
+    assert_eq!(status.code(), tonic::Code::Internal);
+    assert_eq!(
+        fakesim_proto::errors::error_reason(&status).as_deref(),
+        Some("twin_fault")
+    );
+    state.twin.with_sim(|sim| sim.step(1)).await.unwrap().unwrap();
+    let journaled = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let text = std::fs::read_to_string(&events).unwrap();
+            if text.contains("\"kind\":\"twin_fault\"") {
+                return text;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the fault reaches the run's journal");
+    assert!(journaled.contains("injected by the test"), "{journaled}");
+    state.twin.shutdown();
+}

@@ -182,7 +182,10 @@ impl VirtualArm {
 
 impl Drop for VirtualArm {
     fn drop(&mut self) {
-        let _ = kill(Pid::from_raw(i32::try_from(self.emulator.id()).unwrap()), Signal::SIGINT);
+        let _ = kill(
+            Pid::from_raw(i32::try_from(self.emulator.id()).unwrap()),
+            Signal::SIGINT,
+        );
         let _ = self.emulator.wait();
     }
 }

@@ -275,3 +275,22 @@ pub struct CameraSnapshot {
     height: u32,
     depth: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_fault_naming_the_thread_and_the_message() {
+        let joint = 7;
+        let fault = guarded("render", || -> u8 { panic!("joint {joint} exploded") });
+        assert_eq!(
+            fault,
+            Err(TwinError::Fault {
+                thread: "render",
+                message: "joint 7 exploded".into()
+            })
+        );
+        assert_eq!(guarded("physics", || 3), Ok(3));
+    }
+}

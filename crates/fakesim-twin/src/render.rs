@@ -2,12 +2,12 @@
 //! state snapshots.
 
 use crate::error::TwinError;
+use crate::handle::guarded;
 use crate::quality::RenderQuality;
 use crate::sim::{RENDER_STATE, RenderSnapshot};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
 use std::collections::HashMap;
-use crate::handle::guarded;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use tokio::sync::oneshot;
