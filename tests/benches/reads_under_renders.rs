@@ -81,7 +81,7 @@ async fn phase(server: &TestServer, readers: usize, renderers: usize, span: Dura
                 reads.session_info.push(start.elapsed());
                 assert!(info.into_inner().run.is_some());
                 let start = Instant::now();
-                robot.get_robot_state(GetRobotStateRequest {}).await.unwrap();
+                robot.get_robot_state(GetRobotStateRequest::default()).await.unwrap();
                 reads.robot_state.push(start.elapsed());
             }
             reads
