@@ -37,7 +37,7 @@ impl TestServer {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let mut settings = Settings {
-            listen: addr,
+            listen: addr.into(),
             runs_dir: runs_dir.path().to_path_buf(),
             ..Settings::default()
         };

@@ -1,112 +1,170 @@
-//! `Tick` round trip over gRPC against the same tick in process: one control tick (write the
-//! six setpoints, run `substeps_per_tick` physics steps, read the state back), no images.
+//! `Tick` round trip over gRPC (TCP on 127.0.0.1 and a Unix domain socket) against the same tick
+//! in process: one control tick (write the six setpoints, run `substeps_per_tick` physics steps,
+//! read the state back), no images. To show where the extra time goes it also times the health
+//! check over TCP (the transport alone, no twin). The paths take turns sample by sample, so the
+//! shared machine's load falls on all of them alike; each checks afterwards that it ran exactly
+//! the ticks it counted.
 //!
 //! Run with `cargo bench -p fakesim-hil --bench tick`. Prints the median of each path and the
 //! ratios.
 
-use anyhow::Context;
+use anyhow::ensure;
+use fakesim_hil::listen::{ListenAddr, Listener};
 use fakesim_hil::{Settings, serve};
-use fakesim_proto::v1::TickRequest;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
+use fakesim_proto::v1::{GetRobotStateRequest, TickRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
-use std::future::Future;
+use hyper_util::rt::TokioIo;
 use std::net::Ipv4Addr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
+use tokio::net::UnixStream;
+use tokio::sync::oneshot;
+use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
 
 const WARMUP: usize = 100;
 const SAMPLES: usize = 2000;
+const TICKS: u64 = (WARMUP + SAMPLES) as u64;
 
-/// Median of `SAMPLES` timed runs of `tick`, after `WARMUP` untimed ones.
-async fn median<F: Future<Output = anyhow::Result<()>>>(mut tick: impl FnMut() -> F) -> anyhow::Result<Duration> {
-    for _ in 0..WARMUP {
-        tick().await?;
-    }
-    let mut times = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let start = Instant::now();
-        tick().await?;
-        times.push(start.elapsed());
-    }
-    times.sort_unstable();
-    times.get(SAMPLES / 2).copied().context("no samples")
+/// A daemon task and the sender that stops it.
+type Daemon = (oneshot::Sender<()>, tokio::task::JoinHandle<anyhow::Result<()>>);
+
+/// A daemon serving on `listen` until the returned sender is used or dropped; also returns the
+/// address bound.
+async fn start(listen: ListenAddr) -> anyhow::Result<(ListenAddr, Daemon)> {
+    let listener = Listener::bind(&listen).await?;
+    let listen = listener.local_addr()?;
+    let settings = Settings {
+        listen: listen.clone(),
+        runs_dir: std::env::temp_dir().join("fakesim-bench-runs"),
+        ..Settings::default()
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(serve(settings, listener, async {
+        let _ = stopped.await;
+    }));
+    Ok((listen, (stop, server)))
+}
+
+/// A channel over a Unix domain socket.
+async fn unix_channel(path: PathBuf) -> anyhow::Result<Channel> {
+    let connector = tower::service_fn(move |_| {
+        let path = path.clone();
+        async move { UnixStream::connect(path).await.map(TokioIo::new) }
+    });
+    // The URI is required by the API and unused by the connector.
+    Ok(Endpoint::try_from("http://[::1]:50051")?
+        .connect_with_connector(connector)
+        .await?)
+}
+
+/// Times one call.
+async fn timed<T>(samples: &mut Vec<Duration>, call: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    let start = Instant::now();
+    let out = call.await?;
+    samples.push(start.elapsed());
+    Ok(out)
+}
+
+fn median_us(mut samples: Vec<Duration>) -> f64 {
+    samples.sort_unstable();
+    samples[samples.len() / 2].as_secs_f64() * 1e6
+}
+
+/// One tick over gRPC; returns the daemon's physics step count after it.
+async fn grpc_tick(client: &mut RobotServiceClient<Channel>, action: &[f64]) -> anyhow::Result<u64> {
+    let request = TickRequest {
+        action: action.to_vec(),
+        ..Default::default()
+    };
+    Ok(client.tick(request).await?.into_inner().physics_steps)
 }
 
 fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)?;
-        let action = JointValues::Ordered(sim.arm_ctrl().to_vec());
-        let direct = median(|| {
-            let result = sim
-                .send_action(&action, DEFAULT_SUBSTEPS_PER_TICK)
-                .map(|()| sim.robot_state());
-            async move { result.map(drop).map_err(anyhow::Error::from) }
-        })
-        .await?;
-
+        let dt = sim.model_info().timestep;
+        let values = sim.arm_ctrl().to_vec();
+        let action = JointValues::Ordered(values.clone());
         let twin = TwinHandle::spawn(TwinConfig::default())?;
-        let handle = median(|| {
-            let (twin, action) = (twin.clone(), action.clone());
-            async move {
-                twin.try_with_sim(move |sim| {
-                    sim.send_action(&action, sim.substeps_per_tick())?;
-                    Ok(sim.robot_state())
-                })
-                .await?;
-                Ok(())
-            }
-        })
-        .await?;
 
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
-        let addr = listener.local_addr()?;
-        let runs = std::env::temp_dir().join("fakesim-bench-runs");
-        let settings = Settings {
-            listen: addr,
-            runs_dir: runs,
-            ..Settings::default()
-        };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(settings, listener, async {
-            let _ = stopped.await;
-        }));
-        let client = RobotServiceClient::connect(format!("http://{addr}")).await?;
-        let JointValues::Ordered(values) = &action else {
-            anyhow::bail!("the action is a vector")
-        };
-        let grpc = median(|| {
-            let mut client = client.clone();
-            let request = TickRequest {
-                action: values.clone(),
-                ..Default::default()
-            };
-            async move {
-                client.tick(request).await?;
-                Ok(())
-            }
-        })
-        .await?;
-        let _ = stop.send(());
-        drop(client);
-        server.await??;
+        let (tcp_addr, (tcp_stop, tcp_server)) = start(ListenAddr::Tcp((Ipv4Addr::LOCALHOST, 0).into())).await?;
+        let socket = std::env::temp_dir().join(format!("fakesim-bench-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&socket);
+        let (_, (unix_stop, unix_server)) = start(ListenAddr::Unix(socket.clone())).await?;
+        let mut tcp = RobotServiceClient::new(Endpoint::from_shared(format!("http://{tcp_addr}"))?.connect().await?);
+        let mut health = HealthClient::new(Endpoint::from_shared(format!("http://{tcp_addr}"))?.connect().await?);
+        let mut unix = RobotServiceClient::new(unix_channel(socket.clone()).await?);
 
-        let micros = |d: Duration| d.as_secs_f64() * 1e6;
+        let tcp_start = tcp.get_robot_state(GetRobotStateRequest {}).await?.into_inner().physics_steps;
+        let unix_start = unix.get_robot_state(GetRobotStateRequest {}).await?.into_inner().physics_steps;
+
+        let names = ["Sim", "TwinHandle", "gRPC TCP", "gRPC unix", "health TCP"];
+        let mut samples: Vec<Vec<Duration>> = names.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();
+        let (mut tcp_steps, mut unix_steps) = (0, 0);
+        for i in 0..WARMUP + SAMPLES {
+            let mut round: Vec<Vec<Duration>> = names.iter().map(|_| Vec::new()).collect();
+            timed(&mut round[0], async {
+                sim.send_action(&action, DEFAULT_SUBSTEPS_PER_TICK)?;
+                Ok(sim.robot_state())
+            })
+            .await?;
+            let handle_action = action.clone();
+            timed(&mut round[1], async {
+                let state = twin
+                    .try_with_sim(move |sim| {
+                        sim.send_action(&handle_action, sim.substeps_per_tick())?;
+                        Ok(sim.robot_state())
+                    })
+                    .await?;
+                Ok(state)
+            })
+            .await?;
+            tcp_steps = timed(&mut round[2], grpc_tick(&mut tcp, &values)).await?;
+            unix_steps = timed(&mut round[3], grpc_tick(&mut unix, &values)).await?;
+            timed(&mut round[4], async {
+                let request = HealthCheckRequest { service: String::new() };
+                Ok(health.check(request).await?)
+            })
+            .await?;
+            if i >= WARMUP {
+                for (all, one) in samples.iter_mut().zip(round) {
+                    all.extend(one);
+                }
+            }
+        }
+        let expected = TICKS * u64::from(DEFAULT_SUBSTEPS_PER_TICK);
+        let sim_steps = (sim.time() / dt).round() as u64;
+        let handle_steps = twin.with_sim(move |sim| (sim.time() / dt).round() as u64).await?;
+        for (what, steps) in [
+            ("Sim", sim_steps),
+            ("TwinHandle", handle_steps),
+            ("gRPC TCP", tcp_steps - tcp_start),
+            ("gRPC unix", unix_steps - unix_start),
+        ] {
+            ensure!(steps == expected, "{what} ran {steps} physics steps, expected {expected}");
+        }
+        drop((tcp, unix, health));
+        let _ = (tcp_stop.send(()), unix_stop.send(()));
+        tcp_server.await??;
+        unix_server.await??;
+
+        let us: Vec<f64> = samples.into_iter().map(median_us).collect();
+        let [direct, handle, over_tcp, over_unix, transport] = us[..] else {
+            anyhow::bail!("five paths")
+        };
         println!(
-            "Tick, {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median of {SAMPLES} after {WARMUP} warm-up:"
+            "Tick, {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median of {SAMPLES} after {WARMUP} warm-up, paths in turn:"
         );
-        println!("  in process, Sim on this thread : {:8.1} us", micros(direct));
-        println!("  in process, through TwinHandle : {:8.1} us", micros(handle));
-        println!("  over gRPC on 127.0.0.1         : {:8.1} us", micros(grpc));
-        println!(
-            "  ratio gRPC / Sim               : {:8.2}",
-            micros(grpc) / micros(direct)
-        );
-        println!(
-            "  ratio gRPC / TwinHandle        : {:8.2}",
-            micros(grpc) / micros(handle)
-        );
+        println!("  in process, Sim on this thread : {direct:8.1} us");
+        println!("  in process, through TwinHandle : {handle:8.1} us  ({:.2} of Sim)", handle / direct);
+        println!("  over gRPC, TCP 127.0.0.1       : {over_tcp:8.1} us  ({:.2} of Sim, {:.2} of TwinHandle)", over_tcp / direct, over_tcp / handle);
+        println!("  over gRPC, Unix socket         : {over_unix:8.1} us  ({:.2} of Sim, {:.2} of TwinHandle)", over_unix / direct, over_unix / handle);
+        println!("  health check over TCP, no twin : {transport:8.1} us  (the transport alone)");
         Ok(())
     })
 }

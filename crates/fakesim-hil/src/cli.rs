@@ -1,5 +1,6 @@
 //! The command line of `fakesim-hil`: without a subcommand it runs the daemon.
 
+use crate::listen::ListenAddr;
 use crate::mcp::McpArgs;
 use clap::{Args, Parser, Subcommand};
 use fakesim_hardware_tools::align::AlignArgs;
@@ -60,9 +61,10 @@ pub enum StartMode {
 /// the file, then to the default shown.
 #[derive(Debug, Default, Args)]
 pub struct DaemonArgs {
-    /// Address to serve gRPC on [default: 127.0.0.1:50051]; port 0 picks a free port.
+    /// Address to serve gRPC on, HOST:PORT or unix:PATH [default: 127.0.0.1:50051]; port 0
+    /// picks a free port.
     #[arg(long, value_name = "ADDR")]
-    pub listen: Option<SocketAddr>,
+    pub listen: Option<ListenAddr>,
     /// Serial device of the real arm's servo bus; without it the twin runs alone.
     #[arg(long, value_name = "DEVICE")]
     pub port: Option<PathBuf>,

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod convert;
 pub mod hardware;
 pub mod hardware_service;
+pub mod listen;
 pub mod logging;
 pub mod mcp;
 pub mod robot_service;

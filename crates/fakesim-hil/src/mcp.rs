@@ -151,8 +151,9 @@ async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionC
              daemon itself with that file, then `fakesim-hil mcp --connect ADDR`"
         );
     }
-    settings.listen = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    let listener = TcpListener::bind(settings.listen)
+    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    settings.listen = loopback.into();
+    let listener = TcpListener::bind(loopback)
         .await
         .context("cannot listen on a loopback port")?;
     let address = listener.local_addr()?.to_string();

@@ -1,6 +1,7 @@
 //! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
 
 use crate::hardware_service::HardwareService;
+use crate::listen::{ListenAddr, Listener};
 use crate::mcp;
 use crate::robot_service::RobotService;
 use crate::session_service::SessionService;
@@ -14,11 +15,11 @@ use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
 use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
+use tokio_stream::wrappers::UnixListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
@@ -31,9 +32,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(10);
 /// Binds `settings.listen` and serves until SIGINT or SIGTERM.
 pub async fn run(settings: Settings) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
-    let listener = TcpListener::bind(settings.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    let listener = Listener::bind(&settings.listen).await?;
     serve(settings, listener, shutdown).await
 }
 
@@ -43,7 +42,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
 /// scripts that start the daemon on port 0.
 pub async fn serve(
     settings: Settings,
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     serve_with(settings, listener, shutdown, |addr| println!("{addr}")).await
@@ -53,11 +52,12 @@ pub async fn serve(
 /// protocol's channel, as in `fakesim-hil mcp`).
 pub async fn serve_with(
     settings: Settings,
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     shutdown: impl Future<Output = ()> + Send,
-    ready: impl FnOnce(SocketAddr),
+    ready: impl FnOnce(ListenAddr),
 ) -> anyhow::Result<()> {
-    let addr = listener.local_addr().context("the listener has no local address")?;
+    let listener = listener.into();
+    let addr = listener.local_addr()?;
     let mcp = settings.mcp_listen.map(|addr| (addr, mcp_access(&settings)));
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
@@ -93,15 +93,24 @@ pub async fn serve_with(
             draining.notify_one();
         }
     };
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let server = Server::builder()
+    let router = Server::builder()
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(RobotServiceServer::new(RobotService::new(state.clone())))
         .add_service(HardwareServiceServer::new(HardwareService::new(state.clone())))
-        .add_service(SessionServiceServer::from_arc(session.clone()))
-        .serve_with_incoming_shutdown(incoming, signal);
+        .add_service(SessionServiceServer::from_arc(session.clone()));
+    let socket_file = match &listener {
+        Listener::Unix(_, path) => Some(path.clone()),
+        Listener::Tcp(_) => None,
+    };
+    let server: Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>> = match listener {
+        Listener::Tcp(l) => {
+            let incoming = TcpIncoming::from(l).with_nodelay(Some(true));
+            Box::pin(router.serve_with_incoming_shutdown(incoming, signal))
+        }
+        Listener::Unix(l, _) => Box::pin(router.serve_with_incoming_shutdown(UnixListenerStream::new(l), signal)),
+    };
 
     tracing::info!("listening on {addr}");
     ready(addr);
@@ -116,6 +125,9 @@ pub async fn serve_with(
         && tokio::time::timeout(DRAIN_GRACE, task).await.is_err()
     {
         tracing::warn!("MCP calls still open {DRAIN_GRACE:?} after the shutdown request; leaving them");
+    }
+    if let Some(path) = socket_file {
+        let _ = std::fs::remove_file(path);
     }
     session.on_shutdown().await;
     state.bridge.stop().await;

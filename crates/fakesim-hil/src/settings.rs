@@ -1,6 +1,7 @@
 //! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
 
 use crate::cli::{DaemonArgs, StartMode};
+use crate::listen::ListenAddr;
 use anyhow::{Context, bail};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_twin::RenderQuality;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// Address gRPC is served on.
-    pub listen: SocketAddr,
+    pub listen: ListenAddr,
     /// Serial device of the real arm; `None` runs the twin alone.
     pub port: Option<PathBuf>,
     /// Baud rate of the servo bus.
@@ -53,7 +54,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 50051)),
+            listen: ListenAddr::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 50051))),
             port: None,
             baud: 1_000_000,
             calibration: None,
@@ -79,7 +80,7 @@ impl Default for Settings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct FileConfig {
-    listen: Option<SocketAddr>,
+    listen: Option<String>,
     port: Option<PathBuf>,
     baud: Option<u32>,
     calibration: Option<PathBuf>,
@@ -124,6 +125,11 @@ impl Settings {
             (None, None) => RenderQuality::default(),
         };
         let defaults = Settings::default();
+        let listen = match (&args.listen, &file.listen) {
+            (Some(addr), _) => addr.clone(),
+            (None, Some(text)) => text.parse().context("invalid listen in the config file")?,
+            (None, None) => defaults.listen.clone(),
+        };
         let port = args.port.clone().or(file.port);
         let default_mode = if port.is_some() {
             StartMode::Mirror
@@ -131,7 +137,7 @@ impl Settings {
             StartMode::Sim
         };
         let settings = Settings {
-            listen: args.listen.or(file.listen).unwrap_or(defaults.listen),
+            listen,
             port,
             baud: args.baud.or(file.baud).unwrap_or(defaults.baud),
             calibration: args.calibration.clone().or(file.calibration),
@@ -252,7 +258,7 @@ mod tests {
             "debug",
         ]))
         .unwrap();
-        assert_eq!(settings.listen.port(), 0);
+        assert_eq!(settings.listen, "127.0.0.1:0".parse().unwrap());
         assert_eq!(
             settings.lock_task,
             Some(TaskRef {
@@ -276,7 +282,7 @@ mod tests {
         let path = file.path().to_str().unwrap();
         let settings = Settings::from_args(&args(&["--config", path, "--max-steps", "90"])).unwrap();
         assert_eq!(settings.max_steps, 90, "flag wins");
-        assert_eq!(settings.listen.port(), 6000, "file wins over default");
+        assert_eq!(settings.listen.to_string(), "127.0.0.1:6000", "file wins over default");
         assert_eq!(settings.image_size, 64);
         assert_eq!(settings.render_quality, RenderQuality::Fast);
         assert_eq!(settings.lock_task.unwrap().init_state_index, 3);
