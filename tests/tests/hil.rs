@@ -540,3 +540,54 @@ async fn reset_in_hil_brings_the_real_arm_home() {
     assert!(off < 0.01, "the twin, mirroring the arm, is {off} m from the home TCP");
     rig.server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_joint_state_stream_sends_each_reading_once_with_its_arrival_time() {
+    let rig = rig(StartMode::Mirror).await;
+    let mut hw = hardware(&rig.server).await;
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 1000.0 })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut last: Option<(u64, f64)> = None;
+    let mut readings = 0;
+    while readings < 40 {
+        let sample = stream.next().await.unwrap().unwrap();
+        let (Some(reading), Some(at)) = (sample.reading_seq, sample.reading_elapsed_s) else {
+            // No new reading within the period: said so, with no real values.
+            assert!(sample.joints.iter().all(|j| j.real_rad.is_none()), "{sample:?}");
+            continue;
+        };
+        readings += 1;
+        assert!(
+            at <= sample.elapsed_s,
+            "the reading arrived after it was sent: {sample:?}"
+        );
+        assert!(sample.joints.iter().all(|j| j.real_rad.is_some()));
+        if let Some((previous, previous_at)) = last {
+            assert!(
+                reading > previous,
+                "reading {reading} after {previous}: sent twice or out of order"
+            );
+            assert!(at >= previous_at, "arrival times go back: {at} after {previous_at}");
+        }
+        last = Some((reading, at));
+    }
+}
+
+#[tokio::test]
+async fn without_an_arm_the_stream_carries_no_reading() {
+    let server = TestServer::start().await.unwrap();
+    let mut hw = hardware(&server).await;
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 200.0 })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..3 {
+        let sample = stream.next().await.unwrap().unwrap();
+        assert_eq!((sample.reading_seq, sample.reading_elapsed_s), (None, None));
+        assert!(sample.joints.iter().all(|j| j.real_rad.is_none()));
+    }
+}

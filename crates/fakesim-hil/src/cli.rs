@@ -105,13 +105,17 @@ pub struct DaemonArgs {
     /// Default width and height of camera images, pixels [default: 256].
     #[arg(long, value_name = "PIXELS")]
     pub image_size: Option<u32>,
+    /// Control ticks per second in hil mode, 20 to 100 [default: the twin's own, 20]; the
+    /// stop-reason windows stay counted in ticks.
+    #[arg(long, value_name = "HZ")]
+    pub hil_rate_hz: Option<f64>,
     /// Camera image quality [default: full]: fast (no multisampling, shadows or reflections)
     /// or full (the scene as written).
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
     /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
-    /// init-state-index), max-steps, runs-dir, image-size, render-quality, mcp-listen,
-    /// mcp-observe-only, log-level, write-calibration-to-servos, mapping, ramp-speed, and a
+    /// init-state-index), max-steps, runs-dir, image-size, hil-rate-hz, render-quality,
+    /// mcp-listen, mcp-observe-only, log-level, write-calibration-to-servos, mapping, ramp-speed, and a
     /// `[servos]` table of connect-time servo settings
     /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
     /// max-torque, protection-current, overload-torque). Unknown keys are refused.

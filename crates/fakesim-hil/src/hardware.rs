@@ -122,7 +122,7 @@ pub async fn start_bridge(
     model: &ModelInfo,
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
-    let control_period = Duration::from_secs_f64(1.0 / model.control_rate_hz());
+    let control_period = Duration::from_secs_f64(1.0 / settings.hil_rate_hz.unwrap_or(model.control_rate_hz()));
     let kinematics =
         ScratchTwinKinematics::load(&Scene::Tabletop).context("cannot load the twin for the table guard")?;
     let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &settings.port {

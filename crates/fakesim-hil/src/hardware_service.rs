@@ -166,18 +166,45 @@ impl HardwareApi for HardwareService {
             let started = Instant::now();
             let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / rate_hz));
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let hardware = state.bridge.health().is_some();
+            let mut readings = state.bridge.samples();
+            let mut last_reading = readings.borrow_and_update().seq;
             let mut seq = 0u64;
             loop {
                 interval.tick().await;
-                let Ok(twin) = state.twin.with_sim(|sim| sim.arm_qpos()).await else {
-                    break;
+                let period = interval.period();
+                let fresh = if hardware {
+                    // The next reading not sent yet, if one arrives within a period; none is ever
+                    // sent twice.
+                    tokio::select! {
+                        () = tx.closed() => break,
+                        next = tokio::time::timeout(period, readings.wait_for(|s| s.seq > last_reading)) => match next {
+                            Ok(Ok(sample)) => Some(*sample),
+                            Ok(Err(_)) => break,
+                            Err(_) => None,
+                        },
+                    }
+                } else {
+                    None
                 };
-                let real = state
-                    .bridge
-                    .samples()
-                    .borrow()
-                    .real_rad
-                    .filter(|_| state.bridge.health().is_some());
+                let (real, twin, reading) = match fresh {
+                    Some(sample) => {
+                        last_reading = sample.seq;
+                        let at = if sample.at >= started {
+                            (sample.at - started).as_secs_f64()
+                        } else {
+                            -(started - sample.at).as_secs_f64()
+                        };
+                        (sample.real_rad, sample.twin_rad, Some((sample.seq, at)))
+                    }
+                    // No new reading (or no arm): the twin as it is now, and no real values.
+                    None => {
+                        let Ok(twin) = state.twin.with_sim(|sim| sim.arm_qpos()).await else {
+                            break;
+                        };
+                        (None, twin, None)
+                    }
+                };
                 seq += 1;
                 let sample = v1::JointStatesSample {
                     seq,
@@ -196,6 +223,8 @@ impl HardwareApi for HardwareService {
                             }
                         })
                         .collect(),
+                    reading_seq: reading.map(|(n, _)| n),
+                    reading_elapsed_s: reading.map(|(_, at)| at),
                 };
                 // A slow client drops samples instead of queueing them; a gone one ends the stream.
                 match tx.try_send(Ok(sample)) {

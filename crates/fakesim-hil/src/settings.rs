@@ -10,6 +10,9 @@ use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
+/// Control rates `hil-rate-hz` accepts (ticks per second).
+pub const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
+
 /// Everything the daemon runs with, after merging flags, file and defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -41,6 +44,8 @@ pub struct Settings {
     pub runs_dir: PathBuf,
     /// Default width and height of camera images, pixels.
     pub image_size: u32,
+    /// Control ticks per second in hil; `None` keeps the twin's own control rate.
+    pub hil_rate_hz: Option<f64>,
     /// Camera image quality.
     pub render_quality: RenderQuality,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
@@ -68,6 +73,7 @@ impl Default for Settings {
             max_steps: 300,
             runs_dir: PathBuf::from("./runs"),
             image_size: 256,
+            hil_rate_hz: None,
             render_quality: RenderQuality::default(),
             mcp_listen: None,
             mcp_observe_only: false,
@@ -94,6 +100,7 @@ struct FileConfig {
     max_steps: Option<u32>,
     runs_dir: Option<PathBuf>,
     image_size: Option<u32>,
+    hil_rate_hz: Option<f64>,
     render_quality: Option<String>,
     mcp_listen: Option<SocketAddr>,
     mcp_observe_only: Option<bool>,
@@ -152,6 +159,7 @@ impl Settings {
             max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
             runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
             image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
+            hil_rate_hz: args.hil_rate_hz.or(file.hil_rate_hz),
             render_quality,
             mcp_listen: args.mcp_listen.or(file.mcp_listen),
             mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
@@ -178,6 +186,15 @@ impl Settings {
         }
         if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {
             bail!("ramp-speed must be a finite speed above 0 rad/s");
+        }
+        if let Some(hz) = self.hil_rate_hz
+            && !HIL_RATE_HZ.contains(&hz)
+        {
+            bail!(
+                "hil-rate-hz must be from {} to {} control ticks per second, got {hz}",
+                HIL_RATE_HZ.start(),
+                HIL_RATE_HZ.end()
+            );
         }
         if self.port.is_none() && self.mode != StartMode::Sim {
             bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
@@ -254,6 +271,8 @@ mod tests {
             "128",
             "--render-quality",
             "fast",
+            "--hil-rate-hz",
+            "50",
             "--log-level",
             "debug",
         ]))
@@ -269,6 +288,7 @@ mod tests {
         );
         assert_eq!((settings.max_steps, settings.image_size), (50, 128));
         assert_eq!(settings.render_quality, RenderQuality::Fast);
+        assert_eq!(settings.hil_rate_hz, Some(50.0));
         assert_eq!(settings.runs_dir, PathBuf::from("/tmp/r"));
         assert_eq!(settings.log_level, "debug");
     }
@@ -317,6 +337,13 @@ mod tests {
         assert!(Cli::try_parse_from(["fakesim-hil", "--lock-task", "s", "1"]).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--listen", "nowhere"]).is_err());
         assert!(Cli::try_parse_from(["fakesim-hil", "--render-quality", "ultra"]).is_err());
+        for hz in ["10", "150", "NaN"] {
+            let err = Settings::from_args(&args(&["--hil-rate-hz", hz])).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("hil-rate-hz must be from 20 to 100"),
+                "{err:#}"
+            );
+        }
         let file = config_file("render-quality = \"ultra\"\n");
         let err = Settings::from_args(&args(&["--config", file.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("fast, full"), "{err:#}");

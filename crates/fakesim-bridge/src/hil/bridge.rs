@@ -26,8 +26,9 @@ pub const MAX_SYNC_DURATION: Duration = Duration::from_secs(30);
 /// How the bridge runs.
 #[derive(Debug, Clone)]
 pub struct BridgeConfig {
-    /// How often the mirror loop reads the real arm (Hz).
-    pub mirror_rate_hz: f64,
+    /// How often the mirror loop reads the real arm (Hz); `None` reads again as soon as the
+    /// last reading is in the twin, as fast as the bus allows.
+    pub mirror_rate_hz: Option<f64>,
     /// One control tick in real time (the twin's control period).
     pub control_period: Duration,
     /// Entering `hil` is refused when any joint differs by more than this (rad).
@@ -44,11 +45,11 @@ pub struct BridgeConfig {
 }
 
 impl BridgeConfig {
-    /// Defaults for a control period: 100 Hz mirroring, 0.1 rad disagreement, 0.5 rad/s sync
-    /// and ramp, a 1 s watchdog and 0.35 rad per command.
+    /// Defaults for a control period: mirroring at the bus's own rate, 0.1 rad disagreement,
+    /// 0.5 rad/s sync and ramp, a 1 s watchdog and 0.35 rad per command.
     pub fn new(control_period: Duration) -> Self {
         BridgeConfig {
-            mirror_rate_hz: 100.0,
+            mirror_rate_hz: None,
             control_period,
             disagree_threshold_rad: 0.1,
             sync_speed_rad_s: 0.5,
@@ -162,7 +163,7 @@ pub enum Route {
 pub struct Sample {
     /// Readings since the bridge started.
     pub seq: u64,
-    /// When the real arm was read (or the twin, without one).
+    /// When the reading of the real arm arrived (or the twin was read, without one).
     pub at: Instant,
     /// Real joint positions (rad), action-key order.
     pub real_rad: Option<[f64; 6]>,
@@ -170,7 +171,7 @@ pub struct Sample {
     pub twin_rad: [f64; 6],
     /// Joints whose real position lay outside the twin's range and was mirrored clamped.
     pub clamped: [bool; 6],
-    /// How long reading the arm and writing the twin took.
+    /// From sending the read to the reading being in the twin.
     pub latency: Duration,
 }
 
@@ -667,15 +668,18 @@ impl HardwareBridge {
         }
     }
 
-    async fn mirror_once(&self, arm: &dyn Arm, seq: u64) {
-        let read_at = now();
+    /// Reads the arm once and writes the reading into the twin at once; false when the read
+    /// failed.
+    async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
+        let started = now();
         let reading = arm.read_state().await;
+        let read_at = now();
         self.apply_fault_policy(arm).await;
         let real = match reading {
             Ok(state) => state.positions_rad(),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
-                return;
+                return false;
             }
         };
         let mode = self.mode();
@@ -700,7 +704,7 @@ impl HardwareBridge {
             Ok(twin_rad) => twin_rad,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot mirror the arm into the twin");
-                return;
+                return true;
             }
         };
         self.inner.samples.send_replace(Sample {
@@ -709,11 +713,12 @@ impl HardwareBridge {
             real_rad: Some(real),
             twin_rad,
             clamped,
-            latency: read_at.elapsed(),
+            latency: started.elapsed(),
         });
         if mode == Mode::Hil {
             self.check_watchdog(arm, real).await;
         }
+        true
     }
 
     /// Logs once when a joint's reading leaves the twin's range and when it comes back.
@@ -777,17 +782,34 @@ impl HardwareBridge {
 }
 
 async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: CancellationToken) {
-    let period = Duration::from_secs_f64(1.0 / bridge.inner.config.mirror_rate_hz.max(1.0));
-    let mut interval = tokio::time::interval(period);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut pace = bridge.inner.config.mirror_rate_hz.map(|hz| {
+        let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / hz.max(1.0)));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        interval
+    });
+    // After a failed read, wait this long before the next, rather than spin on a dead bus.
+    let retry_after = bridge.inner.config.control_period;
     let mut seq = 0;
     loop {
+        let next = async {
+            match pace.as_mut() {
+                Some(interval) => {
+                    interval.tick().await;
+                }
+                None => tokio::task::yield_now().await,
+            }
+        };
         tokio::select! {
             () = cancel.cancelled() => break,
-            _ = interval.tick() => {}
+            () = next => {}
         }
         seq += 1;
-        bridge.mirror_once(arm.as_ref(), seq).await;
+        if !bridge.mirror_once(arm.as_ref(), seq).await {
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                () = tokio::time::sleep(retry_after) => {}
+            }
+        }
     }
     if let Err(e) = arm.set_torque(false).await {
         tracing::warn!(error = %e, "torque off at shutdown failed");

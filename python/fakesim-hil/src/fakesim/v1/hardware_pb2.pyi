@@ -146,16 +146,20 @@ class JointSample(_message.Message):
     def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ...) -> None: ...
 
 class JointStatesSample(_message.Message):
-    __slots__ = ("seq", "elapsed_s", "mode", "joints")
+    __slots__ = ("seq", "elapsed_s", "mode", "joints", "reading_seq", "reading_elapsed_s")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     JOINTS_FIELD_NUMBER: _ClassVar[int]
+    READING_SEQ_FIELD_NUMBER: _ClassVar[int]
+    READING_ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
     seq: int
     elapsed_s: float
     mode: Mode
     joints: _containers.RepeatedCompositeFieldContainer[JointSample]
-    def __init__(self, seq: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., mode: _Optional[_Union[Mode, str]] = ..., joints: _Optional[_Iterable[_Union[JointSample, _Mapping]]] = ...) -> None: ...
+    reading_seq: int
+    reading_elapsed_s: float
+    def __init__(self, seq: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., mode: _Optional[_Union[Mode, str]] = ..., joints: _Optional[_Iterable[_Union[JointSample, _Mapping]]] = ..., reading_seq: _Optional[int] = ..., reading_elapsed_s: _Optional[float] = ...) -> None: ...
 
 class EmergencyStopRequest(_message.Message):
     __slots__ = ("reason",)

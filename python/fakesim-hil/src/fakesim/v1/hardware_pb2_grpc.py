@@ -93,9 +93,14 @@ class HardwareServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def StreamJointStates(self, request, context):
-        """Streams real and twin joint states at a requested rate until the client
-        cancels. Samples are dropped, never queued without bound, when the
-        client reads slower than the rate.
+        """Streams real and twin joint states at up to a requested rate until the
+        client cancels. With a real arm each sample carries a reading of the arm
+        not sent before (the mirror reads at the bus's own rate), sent as soon as
+        it arrives, with the time it arrived; no reading is ever sent twice. When
+        no new reading arrives within a period the sample says so: real values and
+        reading_seq unset, the twin as it is. Without an arm the twin is sampled at
+        the rate. Samples are dropped, never queued without bound, when the client
+        reads slower than the rate.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
