@@ -100,8 +100,8 @@ fn main() -> anyhow::Result<()> {
         let mut health = HealthClient::new(Endpoint::from_shared(format!("http://{tcp_addr}"))?.connect().await?);
         let mut unix = RobotServiceClient::new(unix_channel(socket.clone()).await?);
 
-        let tcp_start = tcp.get_robot_state(GetRobotStateRequest {}).await?.into_inner().physics_steps;
-        let unix_start = unix.get_robot_state(GetRobotStateRequest {}).await?.into_inner().physics_steps;
+        let tcp_start = tcp.get_robot_state(GetRobotStateRequest::default()).await?.into_inner().physics_steps;
+        let unix_start = unix.get_robot_state(GetRobotStateRequest::default()).await?.into_inner().physics_steps;
 
         let names = ["Sim", "TwinHandle", "gRPC TCP", "gRPC unix", "health TCP"];
         let mut samples: Vec<Vec<Duration>> = names.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();

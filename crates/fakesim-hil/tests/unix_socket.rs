@@ -39,7 +39,7 @@ async fn a_tick_over_a_unix_socket_and_the_socket_file_is_removed_at_stop() {
         .unwrap();
     let mut robot = RobotServiceClient::new(channel);
     let state = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner();
