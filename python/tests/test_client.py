@@ -143,3 +143,19 @@ def test_a_bad_stream_rate_is_refused(client: Client) -> None:
         next(iter(client.joint_states(0.0)))
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert refused.value.reason == "invalid_argument"
+
+
+def test_summary_reports_the_run_for_policy_validation(client: Client) -> None:
+    client.reset("so101_tabletop", 0, 1)
+    moved = client.move(dz=-0.30)  # straight down into the table
+    assert moved.action.stop_reason == session_pb2.MOVE_STOP_REASON_STALLED
+    pan_max = client.model_info().joints[0].range_max
+    client.set_joint_positions({"shoulder_pan": pan_max}, hold=True)  # the joint on its stop
+    client.tick(list(client.robot_state().ctrl_targets))
+    report = json.loads(Path(client.stop().artifacts.summary).read_text())["validation"]
+    assert report["success"] is False
+    assert report["stop_reasons"]["move"]["stalled"] == 1
+    assert report["safety_refusals"] == 0
+    assert report["joint_limit_hits"]["shoulder_pan"] > 0
+    assert report["joint_limit_hits"]["elbow_flex"] == 0
+    assert -0.01 < report["min_table_clearance_m"] < 0.03, "the move ended on the table"

@@ -11,7 +11,8 @@ use crate::motion::MoveStop;
 use crate::runner::GRIPPER_OPEN_RAD;
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use fakesim_twin::image::encode_rgb_png;
-use fakesim_twin::{JointValues, Pose, Sim, TwinHandle};
+use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::{JointValues, Pose, Sim, TwinHandle, Watch};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -265,6 +266,8 @@ struct Run {
     journal: Journal,
     started: Instant,
     calls: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
+    /// Safety events journaled during the run (refusals and stops of the safety layers).
+    safety_events: u64,
 }
 
 struct Session {
@@ -363,6 +366,9 @@ impl Engine {
     pub async fn journal_event(&self, kind: &str, fields: serde_json::Value) -> Result<(), EpisodeError> {
         let mut session = self.lock().await;
         if let Ok(run) = running(&mut session) {
+            if kind == SAFETY_EVENT {
+                run.safety_events += 1;
+            }
             run.journal.event(kind, fields)?;
         }
         Ok(())
@@ -439,6 +445,7 @@ impl Engine {
                 for _ in 0..SETTLE_TICKS {
                     sim.step_tick();
                 }
+                sim.reset_watch();
                 Ok(EefState::read(sim, GripperCommand::Open))
             })
             .await?;
@@ -457,6 +464,7 @@ impl Engine {
             journal,
             started: Instant::now(),
             calls: BTreeMap::new(),
+            safety_events: 0,
         };
         let images = self.images(&mut run, "reset").await?;
         tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
@@ -631,13 +639,17 @@ impl Engine {
 
     async fn finish(&self, run: &mut Run, status: &str) -> Result<StopOutcome, EpisodeError> {
         let task = run.task;
-        let success = self.twin.try_with_sim(move |sim| tasks::success(task, sim)).await?;
+        let (success, watch) = self
+            .twin
+            .try_with_sim(move |sim| Ok((tasks::success(task, sim)?, sim.watch())))
+            .await?;
         let total: u64 = run.calls.values().flat_map(|m| m.values()).sum();
         let summary = json!({
             "run": run.id, "status": status, "task": TaskInfo::new(&run.task_ref, run.task),
             "steps": run.step, "max_steps": self.config.max_steps,
             "calls": { "total": total, "by_stop_reason": run.calls },
             "duration_s": run.started.elapsed().as_secs_f64(), "success": success,
+            "validation": validation_report(success, run, &watch),
         });
         run.journal
             .event("stop_episode", json!({ "status": status, "step": run.step }))?;
@@ -701,6 +713,28 @@ impl Engine {
             robot0_eye_in_hand,
         })
     }
+}
+
+/// The journal kind of safety events, counted into the run's validation report.
+pub const SAFETY_EVENT: &str = "safety";
+
+/// The policy-validation part of `summary.json`: success, stop reasons, safety refusals,
+/// joint-limit hits and the minimum clearance of the tool over the table.
+fn validation_report(success: bool, run: &Run, watch: &Watch) -> serde_json::Value {
+    let hits: BTreeMap<&str, u64> = ARM_JOINTS
+        .iter()
+        .zip(watch.joint_limit_hits)
+        .map(|(joint, hits)| (joint.label, hits))
+        .collect();
+    json!({
+        "success": success,
+        "stop_reasons": run.calls,
+        "safety_refusals": run.safety_events,
+        "joint_limit_hits": hits,
+        "joint_limit_hits_total": watch.joint_limit_hits.iter().sum::<u64>(),
+        "min_table_clearance_m": watch.lowest_tool_z.map(|z| z - tasks::TABLE_Z),
+        "samples": watch.samples,
+    })
 }
 
 fn running(session: &mut Session) -> Result<&mut Run, EpisodeError> {

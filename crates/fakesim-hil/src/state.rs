@@ -107,7 +107,10 @@ impl AppState {
 async fn journal_safety_events(engine: Arc<Engine>, mut events: mpsc::UnboundedReceiver<SafetyEvent>) {
     while let Some(event) = events.recv().await {
         let fields = serde_json::json!({ "safety": event });
-        if let Err(e) = engine.journal_event("safety", fields).await {
+        if let Err(e) = engine
+            .journal_event(fakesim_episode::session::SAFETY_EVENT, fields)
+            .await
+        {
             tracing::error!(error = %e, "cannot journal a safety event");
         }
     }

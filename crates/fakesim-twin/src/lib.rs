@@ -13,6 +13,7 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod values;
+pub mod watch;
 
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
@@ -21,6 +22,7 @@ pub use render::Frame;
 pub use scene::Scene;
 pub use sim::{ModelInfo, Pose, RobotState, Sim};
 pub use values::JointValues;
+pub use watch::Watch;
 
 /// MuJoCo's version and the directory it was linked from, for diagnostics.
 pub use fakesim_mujoco_runtime::{LIBRARY_DIR as MUJOCO_LIBRARY_DIR, MUJOCO_VERSION};

@@ -4,6 +4,7 @@ use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, ROBOT_NAME};
 use crate::scene::Scene;
 use crate::values::{Bounds, Check, JointValues, resolve};
+use crate::watch::Watch;
 use mujoco_rs::mujoco_c::mjtState;
 use mujoco_rs::prelude::*;
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
@@ -182,6 +183,7 @@ pub struct Sim {
     jaw_sites: (usize, usize),
     saved: HashMap<String, Box<[f64]>>,
     substeps_per_tick: u32,
+    watch: Watch,
 }
 
 impl Sim {
@@ -206,6 +208,7 @@ impl Sim {
             jaw_sites,
             saved: HashMap::new(),
             substeps_per_tick: substeps_per_tick.max(1),
+            watch: Watch::default(),
         };
         sim.reset();
         Ok(sim)
@@ -284,6 +287,28 @@ impl Sim {
             self.data.step();
         }
         self.data.forward();
+        self.sample_watch();
+    }
+
+    /// Joint-limit hits and the lowest tool height since [`Sim::reset_watch`].
+    pub fn watch(&self) -> Watch {
+        self.watch
+    }
+
+    /// Starts the watch afresh from the current state.
+    pub fn reset_watch(&mut self) {
+        self.watch = Watch::default();
+        self.sample_watch();
+    }
+
+    fn sample_watch(&mut self) {
+        let xpos = self.data.site_xpos();
+        let tool_z = [self.tcp_site, self.jaw_sites.0, self.jaw_sites.1]
+            .iter()
+            .map(|&site| xpos[site][2])
+            .fold(f64::INFINITY, f64::min);
+        let (qpos, ranges) = (self.arm_qpos(), self.joint_ranges());
+        self.watch.sample(&qpos, &ranges, tool_z);
     }
 
     /// Physics steps per control tick.
@@ -355,6 +380,7 @@ impl Sim {
             }
         }
         self.data.forward();
+        self.sample_watch();
         let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| ARM_JOINTS[*i].label.to_owned()).collect();
         Ok(SetJointsReport {
             written: labels(&pairs),
@@ -386,6 +412,7 @@ impl Sim {
             self.data.step();
         }
         self.data.forward();
+        self.sample_watch();
         Ok(())
     }
 
@@ -404,6 +431,7 @@ impl Sim {
                 self.data.step();
             }
             self.data.forward();
+            self.sample_watch();
         }
         Ok(())
     }
