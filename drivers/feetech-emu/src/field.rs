@@ -1,7 +1,8 @@
 //! LeRobot calibration files of SO-101 arms as they are in the field: ranges swept to the
 //! mechanical stops (10–30° wider than the model's), and one file from LeRobot before the
-//! wrist roll became a full turn. Ranges are those published for real arms; the homing
-//! offsets are arbitrary, as on any assembled arm.
+//! wrist roll became a full turn. The ranges of the five body joints are those reported for
+//! real followers and a leader; the gripper ranges are chosen near the ≈1590..2626 seen on
+//! real arms, and the homing offsets are arbitrary, as on any assembled arm.
 
 use feetech::calibration::Calibration;
 
