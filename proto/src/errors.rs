@@ -11,6 +11,25 @@ use tonic_types::{ErrorDetails, ErrorInfo, StatusExt};
 /// Domain of every `ErrorInfo` this API sends.
 pub const ERROR_DOMAIN: &str = "fakesim-hil";
 
+/// Longest message a status carries (bytes); longer ones are cut at a character boundary.
+pub const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// Longest `ErrorInfo.metadata` value (bytes); longer ones are cut at a character boundary.
+pub const MAX_META_BYTES: usize = 512;
+
+/// `text` cut to at most `max` bytes at a character boundary, marked when cut.
+fn bounded(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max.saturating_sub(3);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
 /// A failure to be sent as a `tonic::Status` carrying an `ErrorInfo`.
 ///
 /// Build it with [`ErrorStatus::new`], add metadata with [`ErrorStatus::meta`],
@@ -29,7 +48,7 @@ impl ErrorStatus {
         Self {
             code,
             reason: reason.into(),
-            message: message.into(),
+            message: bounded(message.into(), MAX_MESSAGE_BYTES),
             metadata: HashMap::new(),
         }
     }
@@ -37,7 +56,8 @@ impl ErrorStatus {
     /// Adds (or replaces) one `ErrorInfo.metadata` entry.
     #[must_use]
     pub fn meta(mut self, key: impl Into<String>, value: impl ToString) -> Self {
-        self.metadata.insert(key.into(), value.to_string());
+        self.metadata
+            .insert(key.into(), bounded(value.to_string(), MAX_META_BYTES));
         self
     }
 }
@@ -73,6 +93,21 @@ mod tests {
         let mut headers = HeaderMap::new();
         status.add_header(&mut headers).unwrap();
         Status::from_header_map(&headers).unwrap()
+    }
+
+    #[test]
+    fn long_messages_and_metadata_are_cut_so_trailers_stay_small() {
+        let huge = "é".repeat(20_000);
+        let sent: Status = ErrorStatus::new(Code::NotFound, "unknown_name", huge.clone())
+            .meta("unknown", &huge)
+            .into();
+        let mut headers = HeaderMap::new();
+        sent.add_header(&mut headers).unwrap();
+        let size: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len()).sum();
+        assert!(size < 8 * 1024, "trailers of {size} bytes");
+        let back = over_the_wire(&sent);
+        assert!(back.message().len() <= MAX_MESSAGE_BYTES && back.message().ends_with('…'));
+        assert!(error_info(&back).unwrap().metadata["unknown"].len() <= MAX_META_BYTES);
     }
 
     #[test]

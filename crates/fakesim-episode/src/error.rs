@@ -44,17 +44,10 @@ pub enum EpisodeError {
     /// A move request that cannot be carried out.
     #[error("{0}")]
     BadRequest(String),
-    /// The current mode or a safety latch does not allow motion (mirror mode, emergency stop).
-    #[error("{message}")]
-    Refused {
-        /// The contract's name for the refusal (`mirror_mode`, `estop_latched`, ...).
-        reason: &'static str,
-        /// What to do about it.
-        message: String,
-    },
-    /// The real arm failed during the call (bus lost, servo fault); the safety layers acted.
-    #[error("hardware: {0}")]
-    Hardware(String),
+    /// The actuation (the real arm's side: mode, safety layers, bus) refused or failed the call;
+    /// the source is the actuation's own error.
+    #[error(transparent)]
+    Actuation(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// The twin refused or failed.
     #[error(transparent)]
     Twin(#[from] TwinError),
@@ -64,25 +57,4 @@ pub enum EpisodeError {
     /// An image could not be encoded.
     #[error(transparent)]
     Image(#[from] EncodeError),
-}
-
-impl EpisodeError {
-    /// The contract's name for this error (`already_running`, `step_limit`, ...).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            EpisodeError::AlreadyRunning { .. } => "already_running",
-            EpisodeError::TaskLocked { .. } => "task_locked",
-            EpisodeError::NotRunning { .. } => "not_running",
-            EpisodeError::StepLimit { .. } => "step_limit",
-            EpisodeError::Task(TaskError::UnknownSuite { .. }) => "unknown_suite",
-            EpisodeError::Task(TaskError::UnknownTask { .. }) => "unknown_task",
-            EpisodeError::Task(TaskError::UnknownInitState { .. }) => "unknown_init_state",
-            EpisodeError::BadRequest(_) => "invalid_argument",
-            EpisodeError::Refused { reason, .. } => reason,
-            EpisodeError::Hardware(_) => "hardware_fault",
-            EpisodeError::Twin(_) => "twin",
-            EpisodeError::Journal(_) => "journal_write_failed",
-            EpisodeError::Image(_) => "image_encoding_failed",
-        }
-    }
 }

@@ -81,7 +81,7 @@ impl Default for TaskRef {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TaskError {
     /// No such suite.
-    #[error("unknown suite {suite:?}; suites: {SUITE}")]
+    #[error("unknown suite {}; suites: {SUITE}", fakesim_twin::quote::Quoted(.suite))]
     UnknownSuite {
         /// The suite asked for.
         suite: String,

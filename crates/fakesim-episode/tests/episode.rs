@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_episode::session::ResetOutcome;
-use fakesim_episode::tasks::{self, TaskRef};
+use fakesim_episode::tasks::{self, TaskError, TaskRef};
 use fakesim_episode::{
     Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
 };
@@ -90,9 +90,9 @@ async fn the_budget_ends_motion_and_then_refuses_it() {
     assert_eq!(out.report.executed_steps, 4);
     assert_eq!(out.observation.steps_left, 0);
     let err = e.move_tcp([0.0, 0.01, 0.0], None).await.unwrap_err();
-    assert_eq!(err.reason(), "step_limit");
+    assert!(matches!(err, EpisodeError::StepLimit { .. }));
     let err = e.gripper(GripperCommand::Close).await.unwrap_err();
-    assert_eq!(err.reason(), "step_limit");
+    assert!(matches!(err, EpisodeError::StepLimit { .. }));
     let info = e.session_info().await.unwrap();
     assert_eq!(
         info.state.unwrap().gripper_command,
@@ -136,26 +136,23 @@ async fn states_and_refusals_follow_the_contract() {
     assert_eq!(info.status, Status::Idle);
     assert!(info.task.is_none() && info.state.is_none());
     assert_eq!(info.default_scene.unwrap().task_index, 0);
-    assert_eq!(e.move_tcp([0.0; 3], None).await.unwrap_err().reason(), "not_running");
-    assert_eq!(e.observation().await.unwrap_err().reason(), "not_running");
-    assert_eq!(e.stop_episode().await.unwrap_err().reason(), "not_running");
-    assert_eq!(e.reset_task(task(9, 0)).await.unwrap_err().reason(), "unknown_task");
-    assert_eq!(
-        e.reset_task(task(0, 99)).await.unwrap_err().reason(),
-        "unknown_init_state"
-    );
+    assert!(matches!(e.move_tcp([0.0; 3], None).await.unwrap_err(), EpisodeError::NotRunning { .. }));
+    assert!(matches!(e.observation().await.unwrap_err(), EpisodeError::NotRunning { .. }));
+    assert!(matches!(e.stop_episode().await.unwrap_err(), EpisodeError::NotRunning { .. }));
+    assert!(matches!(e.reset_task(task(9, 0)).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownTask { .. })));
+    assert!(matches!(e.reset_task(task(0, 99)).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownInitState { .. })));
     let bad_suite = ResetRequest {
         suite: Some("libero_10".into()),
         ..ResetRequest::default()
     };
-    assert_eq!(e.reset_task(bad_suite).await.unwrap_err().reason(), "unknown_suite");
+    assert!(matches!(e.reset_task(bad_suite).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownSuite { .. })));
     e.reset_task(task(1, 2)).await.unwrap();
     assert!(matches!(
         e.reset_task(ResetRequest::default()).await,
         Err(EpisodeError::AlreadyRunning { .. })
     ));
     for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
-        assert_eq!(e.move_tcp(bad, None).await.unwrap_err().reason(), "invalid_argument");
+        assert!(matches!(e.move_tcp(bad, None).await.unwrap_err(), EpisodeError::BadRequest(_)));
     }
     let err = e.move_tcp([0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
     assert!(err.to_string().contains("radians, not degrees"), "{err}");
@@ -183,7 +180,7 @@ async fn locked_task_refuses_scene_arguments() {
     };
     let e = engine(dir.path(), 300, Some(locked));
     assert!(e.session_info().await.unwrap().task_locked);
-    assert_eq!(e.reset_task(task(0, 0)).await.unwrap_err().reason(), "task_locked");
+    assert!(matches!(e.reset_task(task(0, 0)).await.unwrap_err(), EpisodeError::TaskLocked { .. }));
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
     assert_eq!((reset.task.task_index, reset.task.init_state_index), (2, 5));
 }

@@ -6,13 +6,12 @@ use fakesim_bridge::hil::{Mode, VerbKind};
 use fakesim_episode::session::HOME_POSE;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{
-    Engine, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus,
+    Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus,
 };
-use fakesim_proto::errors::ErrorStatus;
 use fakesim_proto::v1;
 use fakesim_proto::v1::session_service_server::SessionService as SessionApi;
 use std::sync::Arc;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.SessionService` over the episode engine. Calls that drive the arm hold
 /// the daemon's drive lock, so they never interleave with the robot service's writes.
@@ -37,25 +36,6 @@ impl SessionService {
             tracing::error!(error = %e, "could not finalise the open episode");
         }
     }
-}
-
-/// The status an episode error is reported with; the reason is the contract's error name.
-pub fn from_episode(error: &EpisodeError) -> Status {
-    let code = match error {
-        EpisodeError::AlreadyRunning { .. } | EpisodeError::TaskLocked { .. } | EpisodeError::NotRunning { .. } => {
-            Code::FailedPrecondition
-        }
-        EpisodeError::StepLimit { .. } => Code::ResourceExhausted,
-        EpisodeError::Task(fakesim_episode::tasks::TaskError::UnknownSuite { .. }) => Code::NotFound,
-        EpisodeError::Task(_) => Code::OutOfRange,
-        EpisodeError::BadRequest(_) => Code::InvalidArgument,
-        EpisodeError::Twin(twin) => return status::from_twin(twin),
-        EpisodeError::Journal(_) => Code::Internal,
-        EpisodeError::Image(e) => return status::from_encode(e),
-        EpisodeError::Refused { .. } => Code::FailedPrecondition,
-        EpisodeError::Hardware(_) => Code::Unavailable,
-    };
-    ErrorStatus::new(code, error.reason(), error.to_string()).into()
 }
 
 fn count(n: u64) -> u32 {
@@ -167,7 +147,7 @@ impl SessionApi for SessionService {
         request: Request<v1::ListTasksRequest>,
     ) -> Result<Response<v1::ListTasksResponse>, Status> {
         let suite = request.into_inner().suite;
-        let listing = self.engine.list_tasks(suite.as_deref()).map_err(|e| from_episode(&e))?;
+        let listing = self.engine.list_tasks(suite.as_deref()).map_err(|e| status::from_episode(&e))?;
         Ok(Response::new(v1::ListTasksResponse {
             suites: listing
                 .suites
@@ -217,7 +197,7 @@ impl SessionApi for SessionService {
                     .map_err(|e| status::from_bridge(&e))?;
             }
         }
-        let outcome = self.engine.reset_task(request).await.map_err(|e| from_episode(&e))?;
+        let outcome = self.engine.reset_task(request).await.map_err(|e| status::from_episode(&e))?;
         let c = common(outcome.observation);
         Ok(Response::new(v1::ResetTaskResponse {
             run: outcome.run,
@@ -233,7 +213,7 @@ impl SessionApi for SessionService {
         &self,
         _: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
-        let c = common(self.engine.observation().await.map_err(|e| from_episode(&e))?);
+        let c = common(self.engine.observation().await.map_err(|e| status::from_episode(&e))?);
         Ok(Response::new(v1::GetObservationResponse {
             images: c.images,
             state: c.state,
@@ -252,7 +232,7 @@ impl SessionApi for SessionService {
             .engine
             .move_tcp(delta_xyz, delta_rpy)
             .await
-            .map_err(|e| from_episode(&e))?;
+            .map_err(|e| status::from_episode(&e))?;
         let report = outcome.report;
         let action = v1::MoveAction {
             delta_xyz: Some(vec3(outcome.delta_xyz)),
@@ -280,7 +260,7 @@ impl SessionApi for SessionService {
             _ => return Err(status::invalid_argument("command", "command must be OPEN or CLOSE")),
         };
         let _drive = self.state.lock_drive().await;
-        let outcome = self.engine.gripper(command).await.map_err(|e| from_episode(&e))?;
+        let outcome = self.engine.gripper(command).await.map_err(|e| status::from_episode(&e))?;
         let report = outcome.report;
         let action = v1::GripperAction {
             command: gripper_command(outcome.command),
@@ -305,7 +285,7 @@ impl SessionApi for SessionService {
         _: Request<v1::StopEpisodeRequest>,
     ) -> Result<Response<v1::StopEpisodeResponse>, Status> {
         let _drive = self.state.lock_drive().await;
-        let outcome = self.engine.stop_episode().await.map_err(|e| from_episode(&e))?;
+        let outcome = self.engine.stop_episode().await.map_err(|e| status::from_episode(&e))?;
         let path = |p: &std::path::Path| p.display().to_string();
         Ok(Response::new(v1::StopEpisodeResponse {
             run: outcome.run,
@@ -322,7 +302,7 @@ impl SessionApi for SessionService {
         &self,
         _: Request<v1::GetSessionInfoRequest>,
     ) -> Result<Response<v1::GetSessionInfoResponse>, Status> {
-        let info = self.engine.session_info().await.map_err(|e| from_episode(&e))?;
+        let info = self.engine.session_info().await.map_err(|e| status::from_episode(&e))?;
         Ok(Response::new(v1::GetSessionInfoResponse {
             run: info.run,
             status: episode_status(info.status),

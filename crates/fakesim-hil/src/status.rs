@@ -1,56 +1,111 @@
-//! Twin errors and request faults as gRPC statuses: a specific code, the message, and an
-//! `ErrorInfo` whose reason names the error and whose metadata carries the values in the message.
+//! The one error table: every refusal or failure the API reports is a [`Reason`], and each
+//! reason has exactly one gRPC code, whatever the route (session, robot or hardware service).
+//! Domain errors (twin, episode, bridge, safety) are mapped to a reason here and nowhere else;
+//! the status carries the message and an `ErrorInfo` whose reason names the error and whose
+//! metadata carries the values in the message. Client strings are quoted back bounded.
 //!
-//! | error | code | reason |
-//! |---|---|---|
-//! | unknown joint, body, site, camera or saved state | NOT_FOUND | `unknown_name` |
-//! | joint given twice | INVALID_ARGUMENT | `duplicate_joint` |
-//! | ordered vector of the wrong length | INVALID_ARGUMENT | `wrong_length` |
-//! | NaN or infinity | INVALID_ARGUMENT | `non_finite` |
-//! | value outside a joint's range | OUT_OF_RANGE | `out_of_range` |
-//! | count outside what a verb accepts | INVALID_ARGUMENT | `count_out_of_range` |
-//! | image size the renderer cannot hold | INVALID_ARGUMENT | `image_size` |
-//! | missing or malformed request field | INVALID_ARGUMENT | `invalid_argument` |
-//! | snapshot taken against another model | FAILED_PRECONDITION | `stale_state` |
-//! | rendering not possible on this machine | UNAVAILABLE | `render_unavailable` |
-//! | twin stopped (daemon shutting down) | UNAVAILABLE | `stopped` |
-//! | scene failed to load | INTERNAL | `scene` |
-//! | a frame could not be encoded | INTERNAL | `encode_failed` |
-//! | mirror or hil mode without a real arm | FAILED_PRECONDITION | `no_hardware` |
-//! | entering hil while arm and twin disagree | FAILED_PRECONDITION | `arm_twin_disagree` |
-//! | motion in mirror mode / a sim-only verb in hil | FAILED_PRECONDITION | `mirror_mode` / `sim_only_verb` |
-//! | motion while the emergency stop is latched | FAILED_PRECONDITION | `estop_latched` |
-//! | a goal outside the calibrated range / TCP into the table | OUT_OF_RANGE | `out_of_range` / `below_table` |
-//! | the servo bus failed | UNAVAILABLE | `bus_unavailable` |
+//! The README's list of reasons is checked against [`Reason::ALL`] by a test.
 
 use fakesim_bridge::hil::BridgeError;
+use fakesim_episode::EpisodeError;
+use fakesim_episode::tasks::TaskError;
 use fakesim_proto::errors::ErrorStatus;
 use fakesim_safety::SafetyError;
 use fakesim_twin::TwinError;
 use fakesim_twin::image::EncodeError;
+use fakesim_twin::quote::Quoted;
 use tonic::{Code, Status};
+
+macro_rules! reasons {
+    ($($variant:ident => ($name:literal, $code:ident, $meaning:literal),)*) => {
+        /// Every refusal or failure the API reports, named as clients see it in `ErrorInfo.reason`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Reason {
+            $(
+                #[doc = $meaning]
+                $variant,
+            )*
+        }
+
+        impl Reason {
+            /// Every reason, in the README's order.
+            pub const ALL: &[Reason] = &[$(Reason::$variant),*];
+
+            /// The name clients see in `ErrorInfo.reason`.
+            pub fn name(self) -> &'static str {
+                match self { $(Reason::$variant => $name,)* }
+            }
+
+            /// The one gRPC code this reason is sent with.
+            pub fn code(self) -> Code {
+                match self { $(Reason::$variant => Code::$code,)* }
+            }
+
+            /// What the reason means, as the README says it.
+            pub fn meaning(self) -> &'static str {
+                match self { $(Reason::$variant => $meaning,)* }
+            }
+        }
+    };
+}
+
+reasons! {
+    AlreadyRunning => ("already_running", FailedPrecondition, "an episode is running; stop it first"),
+    TaskLocked => ("task_locked", FailedPrecondition, "the server was started with --lock-task; reset without a task"),
+    NotRunning => ("not_running", FailedPrecondition, "the call needs a running episode; reset first"),
+    StepLimit => ("step_limit", ResourceExhausted, "the episode's step budget is used up; only StopEpisode is accepted"),
+    UnknownSuite => ("unknown_suite", NotFound, "no task suite of that name"),
+    UnknownTask => ("unknown_task", OutOfRange, "task index past the end of the suite"),
+    UnknownInitState => ("unknown_init_state", OutOfRange, "layout index past the end of the task's layouts"),
+    InvalidArgument => ("invalid_argument", InvalidArgument, "a request field is missing or malformed"),
+    UnknownName => ("unknown_name", NotFound, "a joint, body, site, camera or saved state the model does not have"),
+    DuplicateJoint => ("duplicate_joint", InvalidArgument, "the same joint given twice"),
+    WrongLength => ("wrong_length", InvalidArgument, "an ordered vector of the wrong length"),
+    NonFinite => ("non_finite", InvalidArgument, "NaN or infinity"),
+    OutOfRange => ("out_of_range", OutOfRange, "a value outside a joint's model or calibrated range"),
+    BelowTable => ("below_table", OutOfRange, "a goal whose tool centre point would go into the table"),
+    CountOutOfRange => ("count_out_of_range", InvalidArgument, "a count outside what the verb accepts"),
+    ImageSize => ("image_size", InvalidArgument, "an image size the renderer cannot hold"),
+    StaleState => ("stale_state", FailedPrecondition, "a saved state taken against another model"),
+    RenderUnavailable => ("render_unavailable", Unavailable, "rendering is not possible on this machine"),
+    TwinFault => ("twin_fault", Internal, "a twin thread caught a panic in this call; the thread keeps serving and the fault is journaled"),
+    Stopped => ("stopped", Unavailable, "the twin has stopped (the daemon is shutting down)"),
+    Scene => ("scene", Internal, "the scene failed to load"),
+    EncodeFailed => ("encode_failed", Internal, "a frame could not be encoded"),
+    JournalWriteFailed => ("journal_write_failed", Internal, "the run journal could not be written"),
+    NoHardware => ("no_hardware", FailedPrecondition, "mirror or hil asked for without a real arm (start with --port)"),
+    ArmTwinDisagree => ("arm_twin_disagree", FailedPrecondition, "entering hil while the arm and the twin disagree; ask for a sync"),
+    MirrorMode => ("mirror_mode", FailedPrecondition, "motion asked for in mirror mode"),
+    SimOnlyVerb => ("sim_only_verb", FailedPrecondition, "a simulation-only verb asked for in hil"),
+    ModeChanged => ("mode_changed", Aborted, "the mode changed during a call that moved the real arm"),
+    EstopLatched => ("estop_latched", FailedPrecondition, "motion while the emergency stop is latched"),
+    InvalidSetting => ("invalid_setting", InvalidArgument, "a setting the hardware bridge cannot run with"),
+    SyncNotArrived => ("sync_not_arrived", FailedPrecondition, "a sync ended without the arm arriving at the twin's pose; hil was not entered"),
+    ServoFault => ("servo_fault", FailedPrecondition, "a servo's fault (overload, overheat) is still present; torque stays off until it clears and the stop is reset"),
+    BusUnavailable => ("bus_unavailable", Unavailable, "no reading of the real arm arrived in time"),
+    HardwareFault => ("hardware_fault", Unavailable, "the real arm failed (port gone, servo silent or faulted); the safety layers acted"),
+}
+
+/// A status for `reason` with `message`; metadata is added with [`ErrorStatus::meta`].
+pub fn refusal(reason: Reason, message: impl Into<String>) -> ErrorStatus {
+    ErrorStatus::new(reason.code(), reason.name(), message)
+}
 
 /// The status a twin error is reported with.
 pub fn from_twin(error: &TwinError) -> Status {
     let message = error.to_string();
     let status = match error {
-        TwinError::UnknownName { kind, unknown, known } => ErrorStatus::new(Code::NotFound, "unknown_name", message)
+        TwinError::UnknownName { kind, unknown, known } => refusal(Reason::UnknownName, message)
             .meta("kind", kind)
             .meta("unknown", unknown.join(", "))
             .meta("known", known.join(", ")),
-        TwinError::InvalidName { kind, .. } => {
-            ErrorStatus::new(Code::InvalidArgument, "invalid_argument", message).meta("field", kind)
-        }
-        TwinError::DuplicateJoint { joint } => {
-            ErrorStatus::new(Code::InvalidArgument, "duplicate_joint", message).meta("joint", joint)
-        }
-        TwinError::WrongLength { expected, got, order } => {
-            ErrorStatus::new(Code::InvalidArgument, "wrong_length", message)
-                .meta("expected", expected)
-                .meta("got", got)
-                .meta("order", order.join(", "))
-        }
-        TwinError::NonFinite { key, value } => ErrorStatus::new(Code::InvalidArgument, "non_finite", message)
+        TwinError::InvalidName { kind, .. } => refusal(Reason::InvalidArgument, message).meta("field", kind),
+        TwinError::DuplicateJoint { joint } => refusal(Reason::DuplicateJoint, message).meta("joint", joint),
+        TwinError::WrongLength { expected, got, order } => refusal(Reason::WrongLength, message)
+            .meta("expected", expected)
+            .meta("got", got)
+            .meta("order", order.join(", ")),
+        TwinError::NonFinite { key, value } => refusal(Reason::NonFinite, message)
             .meta("joint", key)
             .meta("value", value),
         TwinError::OutOfRange {
@@ -61,7 +116,7 @@ pub fn from_twin(error: &TwinError) -> Status {
             unit,
             hint,
         } => {
-            let status = ErrorStatus::new(Code::OutOfRange, "out_of_range", message)
+            let status = refusal(Reason::OutOfRange, message)
                 .meta("joint", joint)
                 .meta("value", value)
                 .meta("range", format!("[{lo}, {hi}]"))
@@ -71,52 +126,57 @@ pub fn from_twin(error: &TwinError) -> Status {
                 None => status,
             }
         }
-        TwinError::CountOutOfRange { what, value, lo, hi } => {
-            ErrorStatus::new(Code::InvalidArgument, "count_out_of_range", message)
-                .meta("field", what)
-                .meta("value", value)
-                .meta("range", format!("[{lo}, {hi}]"))
-        }
-        TwinError::StaleState { name } => {
-            ErrorStatus::new(Code::FailedPrecondition, "stale_state", message).meta("name", name)
-        }
+        TwinError::CountOutOfRange { what, value, lo, hi } => refusal(Reason::CountOutOfRange, message)
+            .meta("field", what)
+            .meta("value", value)
+            .meta("range", format!("[{lo}, {hi}]")),
+        TwinError::StaleState { name } => refusal(Reason::StaleState, message).meta("name", Quoted(name)),
         TwinError::ImageSize {
             width,
             height,
             max_width,
             max_height,
-        } => ErrorStatus::new(Code::InvalidArgument, "image_size", message)
+        } => refusal(Reason::ImageSize, message)
             .meta("width", width)
             .meta("height", height)
             .meta("maxWidth", max_width)
             .meta("maxHeight", max_height),
-        TwinError::RenderUnavailable(detail) => {
-            ErrorStatus::new(Code::Unavailable, "render_unavailable", message).meta("detail", detail)
-        }
-        TwinError::Scene(detail) => ErrorStatus::new(Code::Internal, "scene", message).meta("detail", detail),
-        TwinError::Fault { thread, .. } => {
-            ErrorStatus::new(Code::Internal, "twin_fault", message).meta("thread", thread)
-        }
-        TwinError::Stopped => ErrorStatus::new(Code::Unavailable, "stopped", message),
+        TwinError::RenderUnavailable(detail) => refusal(Reason::RenderUnavailable, message).meta("detail", detail),
+        TwinError::Scene(detail) => refusal(Reason::Scene, message).meta("detail", detail),
+        TwinError::Fault { thread, .. } => refusal(Reason::TwinFault, message).meta("thread", thread),
+        TwinError::Stopped => refusal(Reason::Stopped, message),
     };
     status.into()
 }
 
+/// The reason a safety layer's refusal is reported with.
+fn safety_reason(error: &SafetyError) -> Reason {
+    match error {
+        SafetyError::EstopLatched { .. } => Reason::EstopLatched,
+        SafetyError::BelowTable { .. } => Reason::BelowTable,
+        SafetyError::NonFinite { .. } => Reason::NonFinite,
+        _ => Reason::OutOfRange,
+    }
+}
+
 /// The status a hardware-bridge refusal or failure is reported with.
 pub fn from_bridge(error: &BridgeError) -> Status {
-    let code = match error {
+    let reason = match error {
         BridgeError::Twin(twin) => return from_twin(twin),
-        BridgeError::NoHardware(_)
-        | BridgeError::Disagree { .. }
-        | BridgeError::NotArrived { .. }
-        | BridgeError::ServoFault { .. }
-        | BridgeError::Refused { .. } => Code::FailedPrecondition,
-        BridgeError::Safety(SafetyError::EstopLatched { .. }) => Code::FailedPrecondition,
-        BridgeError::Safety(SafetyError::NonFinite { .. }) | BridgeError::InvalidArgument(_) => Code::InvalidArgument,
-        BridgeError::Safety(_) => Code::OutOfRange,
-        BridgeError::Arm(_) | BridgeError::NoReading(_) => Code::Unavailable,
+        BridgeError::NoHardware(_) => Reason::NoHardware,
+        BridgeError::Disagree { .. } => Reason::ArmTwinDisagree,
+        BridgeError::NotArrived { .. } => Reason::SyncNotArrived,
+        BridgeError::ServoFault { .. } => Reason::ServoFault,
+        BridgeError::MirrorMode => Reason::MirrorMode,
+        BridgeError::SimOnlyVerb => Reason::SimOnlyVerb,
+        BridgeError::ModeChanged(_) => Reason::ModeChanged,
+        BridgeError::InvalidSetting(_) => Reason::InvalidSetting,
+        BridgeError::InvalidArgument(_) => Reason::InvalidArgument,
+        BridgeError::Safety(safety) => safety_reason(safety),
+        BridgeError::NoReading(_) => Reason::BusUnavailable,
+        BridgeError::Arm(_) => Reason::HardwareFault,
     };
-    let status = ErrorStatus::new(code, error.reason(), error.to_string());
+    let status = refusal(reason, error.to_string());
     match error {
         BridgeError::Disagree {
             joint,
@@ -140,16 +200,39 @@ pub fn from_bridge(error: &BridgeError) -> Status {
     .into()
 }
 
+/// The status an episode error is reported with; actuation failures are reported as the
+/// bridge reports them on any other route.
+pub fn from_episode(error: &EpisodeError) -> Status {
+    let reason = match error {
+        EpisodeError::Twin(twin) => return from_twin(twin),
+        EpisodeError::Image(e) => return from_encode(e),
+        EpisodeError::Actuation(source) => {
+            return match source.downcast_ref::<BridgeError>() {
+                Some(bridge) => from_bridge(bridge),
+                None => refusal(Reason::HardwareFault, source.to_string()).into(),
+            };
+        }
+        EpisodeError::AlreadyRunning { .. } => Reason::AlreadyRunning,
+        EpisodeError::TaskLocked { .. } => Reason::TaskLocked,
+        EpisodeError::NotRunning { .. } => Reason::NotRunning,
+        EpisodeError::StepLimit { .. } => Reason::StepLimit,
+        EpisodeError::Task(TaskError::UnknownSuite { .. }) => Reason::UnknownSuite,
+        EpisodeError::Task(TaskError::UnknownTask { .. }) => Reason::UnknownTask,
+        EpisodeError::Task(TaskError::UnknownInitState { .. }) => Reason::UnknownInitState,
+        EpisodeError::BadRequest(_) => Reason::InvalidArgument,
+        EpisodeError::Journal(_) => Reason::JournalWriteFailed,
+    };
+    refusal(reason, error.to_string()).into()
+}
+
 /// A request field that is missing or malformed (as opposed to a value the twin refused).
 pub fn invalid_argument(field: &str, message: impl Into<String>) -> Status {
-    ErrorStatus::new(Code::InvalidArgument, "invalid_argument", message)
-        .meta("field", field)
-        .into()
+    refusal(Reason::InvalidArgument, message).meta("field", field).into()
 }
 
 /// A rendered frame that could not be encoded as PNG.
 pub fn from_encode(error: &EncodeError) -> Status {
-    ErrorStatus::new(Code::Internal, "encode_failed", error.to_string()).into()
+    refusal(Reason::EncodeFailed, error.to_string()).into()
 }
 
 #[cfg(test)]
@@ -243,5 +326,68 @@ mod tests {
     fn unknown_names_are_all_listed() {
         let status = from_twin(&sample_errors()[0]);
         assert_eq!(error_info(&status).unwrap().metadata["unknown"], "elbow, 7");
+    }
+
+    /// The README's table of reasons, as (reason, code name, meaning) rows.
+    fn readme_reasons() -> Vec<(String, String, String)> {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("| reason | gRPC code | meaning |").unwrap();
+        readme[start..]
+            .lines()
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| {
+                let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+                (cells[0].trim_matches('`').to_owned(), cells[1].to_owned(), cells[2].to_owned())
+            })
+            .collect()
+    }
+
+    /// `Code::FailedPrecondition` as the README writes it: `FAILED_PRECONDITION`.
+    fn code_name(code: Code) -> String {
+        let camel = format!("{code:?}");
+        let mut out = String::new();
+        for (i, c) in camel.chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_uppercase());
+        }
+        out
+    }
+
+    #[test]
+    fn the_readme_lists_every_reason_with_its_code_and_nothing_else() {
+        let table: Vec<(String, String, String)> = Reason::ALL
+            .iter()
+            .map(|r| (r.name().to_owned(), code_name(r.code()), r.meaning().to_owned()))
+            .collect();
+        assert_eq!(readme_reasons(), table);
+    }
+
+    #[test]
+    fn a_safety_refusal_has_one_code_on_every_route() {
+        let below = SafetyError::BelowTable {
+            tcp: [0.1, 0.0, 0.7],
+            surface_z: 0.8,
+            margin: 0.01,
+        };
+        let direct = from_bridge(&BridgeError::Safety(below.clone()));
+        let through_episode = from_episode(&EpisodeError::Actuation(Box::new(BridgeError::Safety(below))));
+        assert_eq!(direct.code(), Code::OutOfRange);
+        assert_eq!(through_episode.code(), direct.code());
+        assert_eq!(error_reason(&through_episode), error_reason(&direct));
+        assert_eq!(error_reason(&direct).as_deref(), Some("below_table"));
+    }
+
+    #[test]
+    fn unknown_names_are_quoted_bounded() {
+        let status = from_twin(&TwinError::UnknownName {
+            kind: "site",
+            unknown: vec!["x".repeat(20_000)],
+            known: vec!["tcp".into()],
+        });
+        assert!(status.message().len() < 300, "{}", status.message().len());
+        assert!(error_info(&status).unwrap().metadata["unknown"].len() <= fakesim_proto::errors::MAX_META_BYTES);
     }
 }

@@ -2,11 +2,13 @@
 
 use thiserror::Error;
 
+use crate::quote::{Quoted, QuotedList};
+
 /// Why a twin call was refused or failed. A refused call changed nothing.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum TwinError {
     /// Names the model cannot resolve; all of them are listed.
-    #[error("unknown {kind} {unknown:?}; known: {known}", known = .known.join(", "))]
+    #[error("unknown {kind} {}; known: {known}", QuotedList(.unknown), known = .known.join(", "))]
     UnknownName {
         /// What kind of thing was looked up (joint, body, site, camera, state).
         kind: &'static str,
@@ -76,7 +78,7 @@ pub enum TwinError {
         hi: u64,
     },
     /// A saved state that belongs to another model.
-    #[error("state {name:?} was saved against another model; save it again")]
+    #[error("state {} was saved against another model; save it again", Quoted(.name))]
     StaleState {
         /// The state's name.
         name: String,

@@ -9,6 +9,7 @@ pub mod handle;
 pub mod image;
 pub mod joints;
 pub mod quality;
+pub mod quote;
 pub mod render;
 pub mod scene;
 pub mod sim;

@@ -14,15 +14,12 @@ use fakesim_safety::SafetyError;
 use fakesim_twin::TwinHandle;
 use fakesim_twin::joints::GRIPPER_INDEX;
 
-/// The error the engine reports for a bridge refusal or failure.
+/// The error the engine reports for a bridge refusal or failure: the bridge's own error,
+/// carried whole so the daemon reports it as it would on any other route.
 pub fn episode_error(error: BridgeError) -> EpisodeError {
     match error {
         BridgeError::Twin(e) => EpisodeError::Twin(e),
-        e @ (BridgeError::Arm(_) | BridgeError::NoReading(_)) => EpisodeError::Hardware(e.to_string()),
-        other => EpisodeError::Refused {
-            reason: other.reason(),
-            message: other.to_string(),
-        },
+        other => EpisodeError::Actuation(Box::new(other)),
     }
 }
 
@@ -64,10 +61,7 @@ impl BridgeActuation {
 
     fn check_still_hil(&self) -> Result<(), EpisodeError> {
         if self.route()? != Route::Arm {
-            return Err(EpisodeError::Refused {
-                reason: "mode_changed",
-                message: format!("the mode changed to {} during the call", self.bridge.mode().name()),
-            });
+            return Err(episode_error(BridgeError::ModeChanged(self.bridge.mode().name())));
         }
         Ok(())
     }

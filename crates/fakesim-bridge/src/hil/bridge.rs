@@ -79,14 +79,23 @@ pub enum BridgeError {
         /// The threshold (rad).
         threshold_rad: f64,
     },
-    /// The current mode does not allow the call.
-    #[error("{message}")]
-    Refused {
-        /// `mirror_mode` or `sim_only_verb`.
-        reason: &'static str,
-        /// Why, and what to do.
-        message: String,
-    },
+    /// Motion asked for while the arm is in mirror mode.
+    #[error(
+        "the arm is in mirror mode (moved by hand or a leader arm); switch to hil or sim with SetMode to command it"
+    )]
+    MirrorMode,
+    /// A simulation-only verb asked for in `hil`.
+    #[error(
+        "this verb only exists in simulation (the real arm cannot be stepped, teleported or restored); switch to sim \
+         with SetMode first"
+    )]
+    SimOnlyVerb,
+    /// The mode changed away from `hil` while a call was moving the real arm.
+    #[error("the mode changed to {0} during the call; the call ended where the arm was")]
+    ModeChanged(&'static str),
+    /// A configured setting the bridge cannot run with.
+    #[error("invalid setting: {0}")]
+    InvalidSetting(String),
     /// A setting or request value the bridge cannot use.
     #[error("{0}")]
     InvalidArgument(String),
@@ -128,25 +137,6 @@ pub enum BridgeError {
     /// The twin refused or failed.
     #[error(transparent)]
     Twin(#[from] TwinError),
-}
-
-impl BridgeError {
-    /// The error name clients see (`no_hardware`, `arm_twin_disagree`, `estop_latched`, ...).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            BridgeError::NoHardware(_) => "no_hardware",
-            BridgeError::Disagree { .. } => "arm_twin_disagree",
-            BridgeError::NotArrived { .. } => "sync_not_arrived",
-            BridgeError::ServoFault { .. } => "servo_fault",
-            BridgeError::InvalidArgument(_) => "invalid_argument",
-            BridgeError::Refused { reason, .. } => reason,
-            BridgeError::Safety(SafetyError::EstopLatched { .. }) => "estop_latched",
-            BridgeError::Safety(SafetyError::BelowTable { .. }) => "below_table",
-            BridgeError::Safety(_) => "out_of_range",
-            BridgeError::Arm(_) | BridgeError::NoReading(_) => "bus_unavailable",
-            BridgeError::Twin(_) => "twin",
-        }
-    }
 }
 
 /// Where a robot-service call goes.
@@ -246,10 +236,8 @@ impl HardwareBridge {
         if parts.arm.is_none() && initial != Mode::Sim {
             return Err(BridgeError::NoHardware(initial.name()));
         }
-        let delta = DeltaCap::uniform(parts.config.max_delta_rad).map_err(|e| BridgeError::Refused {
-            reason: "invalid_setting",
-            message: e.to_string(),
-        })?;
+        let delta =
+            DeltaCap::uniform(parts.config.max_delta_rad).map_err(|e| BridgeError::InvalidSetting(e.to_string()))?;
         // Mirrored joints are written with hold, so they must fit both the joint and the setpoint range.
         let (twin_ranges, twin_rad) = parts
             .twin
@@ -408,20 +396,8 @@ impl HardwareBridge {
     /// Where a robot-service verb goes in the current mode, or why it is refused.
     pub fn route(&self, verb: VerbKind) -> Result<Route, BridgeError> {
         match (self.mode(), verb) {
-            (Mode::Mirror, _) => Err(BridgeError::Refused {
-                reason: "mirror_mode",
-                message:
-                    "the arm is in mirror mode (moved by hand or a leader arm); switch to hil or sim with SetMode \
-                          to command it"
-                        .into(),
-            }),
-            (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::Refused {
-                reason: "sim_only_verb",
-                message:
-                    "this verb only exists in simulation (the real arm cannot be stepped, teleported or restored); \
-                          switch to sim with SetMode first"
-                        .into(),
-            }),
+            (Mode::Mirror, _) => Err(BridgeError::MirrorMode),
+            (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::SimOnlyVerb),
             (Mode::Hil, VerbKind::Motion) => {
                 self.check_estop()?;
                 Ok(Route::Arm)
