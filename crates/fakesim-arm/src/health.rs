@@ -61,6 +61,8 @@ pub struct ServoHealth {
     pub last_reading: Option<JointState>,
     /// The latest goal sent to it (steps).
     pub goal_steps: Option<i32>,
+    /// Torque as the servo last confirmed it (by answering a torque write); `None` before any.
+    pub torque_enabled: Option<bool>,
 }
 
 impl ServoHealth {
@@ -75,6 +77,7 @@ impl ServoHealth {
             last_error: None,
             last_reading: None,
             goal_steps: None,
+            torque_enabled: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub struct ServoStatus {
     pub error_flags: Vec<String>,
     /// The latest goal sent (steps).
     pub goal_steps: Option<i32>,
+    /// Torque as the servo last confirmed it; `None` before any torque write was answered.
+    pub torque_enabled: Option<bool>,
     /// Communication counters.
     pub comm: CommCounters,
     /// Its latest communication error.
@@ -155,6 +157,7 @@ impl From<&ServoHealth> for ServoStatus {
             reading: servo.last_reading.and_then(|r| r.servo),
             error_flags: servo.error_flags.names(),
             goal_steps: servo.goal_steps,
+            torque_enabled: servo.torque_enabled,
             comm: servo.comm,
             last_error: servo.last_error.clone(),
         }

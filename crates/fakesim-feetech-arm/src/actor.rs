@@ -276,6 +276,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             match result {
                 Ok(flags) => {
                     servo.error_flags = flags;
+                    servo.torque_enabled = Some(enabled);
                     servo.transaction_done(true, lost_after);
                     return Ok(());
                 }

@@ -13,7 +13,7 @@ use fakesim_twin::RenderQuality;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// The SO-101 twin (and, later, the real arm) served over gRPC.
+/// The SO-101 twin, paired with the real arm when given --port, served over gRPC.
 #[derive(Debug, Parser)]
 #[command(name = "fakesim-hil", version, about)]
 pub struct Cli {
@@ -113,12 +113,11 @@ pub struct DaemonArgs {
     /// or full (the scene as written).
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
-    /// TOML file with any of the keys listen, port, lock-task (a table: suite, task-index,
-    /// init-state-index), max-steps, runs-dir, image-size, hil-rate-hz, render-quality,
-    /// mcp-listen, mcp-observe-only, log-level, write-calibration-to-servos, mapping, ramp-speed, and a
-    /// `[servos]` table of connect-time servo settings
+    /// TOML file whose keys are the long names of these options (lock-task is a table: suite,
+    /// task-index, init-state-index), plus a `[servos]` table of connect-time servo settings
     /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
-    /// max-torque, protection-current, overload-torque). Unknown keys are refused.
+    /// max-torque, protection-current, overload-torque); flags override it. Unknown keys are
+    /// refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp (loopback only).

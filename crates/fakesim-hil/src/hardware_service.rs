@@ -109,7 +109,7 @@ impl HardwareApi for HardwareService {
                     id: u32::from(servo.id),
                     label: servo.joint.label().to_owned(),
                     twin_joint: servo.twin_joint.to_owned(),
-                    position_deg: reading.map_or(0.0, |r| r.degrees),
+                    position_deg: reading.map_or(0.0, |r| r.normalized),
                     twin_rad: servo.position_rad.unwrap_or(0.0),
                     twin_actual_rad: twin[servo.joint.index()],
                     temperature_c: reading.map_or(0.0, |r| r.temperature_c),
@@ -123,7 +123,7 @@ impl HardwareApi for HardwareService {
                         corrupt_replies: servo.comm.corrupt,
                         retries: servo.comm.retries,
                     }),
-                    torque_enabled: status.torque_enabled,
+                    torque_enabled: servo.torque_enabled.unwrap_or(false),
                     calibrated_min_rad: calibrated.lo,
                     calibrated_max_rad: calibrated.hi,
                     effective_min_rad: effective[index].lo,
@@ -205,7 +205,7 @@ impl HardwareApi for HardwareService {
                         (None, twin, None)
                     }
                 };
-                seq += 1;
+                let calibrated = latest_calibrated(state.bridge.health().as_ref());
                 let sample = v1::JointStatesSample {
                     seq,
                     elapsed_s: started.elapsed().as_secs_f64(),
@@ -218,7 +218,7 @@ impl HardwareApi for HardwareService {
                                 twin_joint: joint.twin_id().to_owned(),
                                 label: joint.label().to_owned(),
                                 real_rad,
-                                real_deg: real_rad.map(f64::to_degrees),
+                                real_deg: real_rad.and(calibrated[joint.index()]),
                                 twin_rad: twin[joint.index()],
                             }
                         })
@@ -226,6 +226,7 @@ impl HardwareApi for HardwareService {
                     reading_seq: reading.map(|(n, _)| n),
                     reading_elapsed_s: reading.map(|(_, at)| at),
                 };
+                seq += 1;
                 // A slow client drops samples instead of queueing them; a gone one ends the stream.
                 match tx.try_send(Ok(sample)) {
                     Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
@@ -263,4 +264,13 @@ impl HardwareApi for HardwareService {
             was_latched,
         }))
     }
+}
+
+/// Each joint's latest servo reading in LeRobot's units (degrees, gripper percent), if any.
+fn latest_calibrated(health: Option<&fakesim_arm::ArmHealth>) -> [Option<f64>; 6] {
+    let mut out = [None; 6];
+    for servo in health.map(|h| h.servos.as_slice()).unwrap_or_default() {
+        out[servo.joint.index()] = servo.last_reading.and_then(|r| r.servo).map(|r| r.normalized);
+    }
+    out
 }

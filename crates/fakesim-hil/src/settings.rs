@@ -248,6 +248,34 @@ mod tests {
         file
     }
 
+    /// The README's example config file (the first TOML block after "A config file").
+    fn readme_config() -> String {
+        let readme = include_str!("../../../README.md");
+        let from = readme.find("A config file uses the flag names").unwrap();
+        let block = &readme[from..];
+        let start = block.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + block[start..].find("```").unwrap();
+        block[start..end].to_owned()
+    }
+
+    #[test]
+    fn the_readme_config_lists_every_daemon_flag_and_loads() {
+        use clap::CommandFactory;
+        let text = readme_config();
+        let table: toml::Table = text.parse().unwrap();
+        let mut documented: Vec<String> = table.keys().cloned().collect();
+        documented.sort();
+        let command = Cli::command();
+        let mut flags: Vec<String> = command
+            .get_arguments()
+            .filter_map(|arg| arg.get_long().map(str::to_owned))
+            .filter(|long| long != "config")
+            .collect();
+        flags.sort();
+        assert_eq!(documented, flags, "README config keys vs daemon flags");
+        FileConfig::read(config_file(&text).path()).unwrap();
+    }
+
     #[test]
     fn no_flags_give_the_defaults() {
         assert_eq!(Settings::from_args(&args(&[])).unwrap(), Settings::default());
