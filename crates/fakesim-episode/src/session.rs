@@ -374,6 +374,37 @@ impl Engine {
         Ok(())
     }
 
+    /// Refuses a robot-service call that moves the robot once a live episode's step budget is
+    /// used up (`step_limit`); outside an episode there is nothing to check.
+    pub async fn check_robot_call(&self) -> Result<(), EpisodeError> {
+        let mut session = self.session.lock().await;
+        match running(&mut session) {
+            Ok(run) => self.steps_left(run).map(drop),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Counts a robot-service call's control ticks against a live episode's budget and journals
+    /// it as a `robot_call` event with `fields`; outside an episode it does nothing.
+    pub async fn record_robot_call(
+        &self,
+        call: &'static str,
+        ticks: u64,
+        fields: serde_json::Value,
+    ) -> Result<(), EpisodeError> {
+        let mut session = self.session.lock().await;
+        let Ok(run) = running(&mut session) else {
+            return Ok(());
+        };
+        run.step += ticks;
+        count(run, call, "robot_service");
+        run.journal.event(
+            "robot_call",
+            json!({ "call": call, "ticks": ticks, "step": run.step, "request": fields }),
+        )?;
+        self.note_budget(run)
+    }
+
     /// The engine's settings.
     pub fn config(&self) -> &EngineConfig {
         &self.config

@@ -8,9 +8,11 @@ use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_bridge::hil::{Route, VerbKind};
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
+use fakesim_twin::quote::Quoted;
 use fakesim_twin::sim::check_substeps;
 use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
+use serde_json::json;
 use std::time::Duration;
 use tonic::{Request, Response, Status};
 
@@ -94,6 +96,26 @@ impl RobotService {
         self.read(|sim| Ok(sim.robot_state())).await
     }
 
+    /// Refuses a call that changes the robot once a live episode's step budget is used up.
+    async fn check_budget(&self) -> Result<(), Status> {
+        self.state
+            .engine
+            .check_robot_call()
+            .await
+            .map_err(|e| status::from_episode(&e))
+    }
+
+    /// Counts a call that changed the robot against a live episode's budget (its physics steps
+    /// rounded up to control ticks) and journals it with `request`.
+    async fn record(&self, call: &'static str, physics_steps: u64, request: serde_json::Value) -> Result<(), Status> {
+        let ticks = physics_steps.div_ceil(u64::from(self.state.model.substeps_per_tick.max(1)));
+        self.state
+            .engine
+            .record_robot_call(call, ticks, request)
+            .await
+            .map_err(|e| status::from_episode(&e))
+    }
+
     /// The state answer, positions and targets in `unit`.
     fn robot_state(&self, robot: &RobotState, unit: i32) -> Result<v1::GetRobotStateResponse, Status> {
         Ok(v1::GetRobotStateResponse {
@@ -170,10 +192,13 @@ impl RobotApi for RobotService {
             .to_radians(joint_values(request.action, "action")?, request.unit)?;
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
+        self.check_budget().await?;
         let time = {
             let _drive = self.state.lock_drive().await;
             self.act(action, Some(n_substeps)).await?.time
         };
+        let fields = json!({ "keys": applied_keys, "n_substeps": n_substeps });
+        self.record("send_action", u64::from(n_substeps), fields).await?;
         Ok(Response::new(v1::SendActionResponse {
             applied_keys,
             substeps_run: n_substeps,
@@ -184,11 +209,14 @@ impl RobotApi for RobotService {
 
     async fn step(&self, request: Request<v1::StepRequest>) -> Result<Response<v1::StepResponse>, Status> {
         let n_steps = request.into_inner().n_steps;
+        self.check_budget().await?;
         let time = self
             .drive(move |sim| {
                 sim.step(n_steps)?;
                 Ok(sim.time())
             })
+            .await?;
+        self.record("step", u64::from(n_steps), json!({ "n_steps": n_steps }))
             .await?;
         Ok(Response::new(v1::StepResponse {
             physics_steps: self.state.physics_steps(time),
@@ -205,6 +233,8 @@ impl RobotApi for RobotService {
         let hold = request.hold;
         let report = self.drive(move |sim| sim.set_joint_positions(&positions, hold)).await?;
         let written = ids_of_labels(&report.written);
+        let fields = json!({ "joints": written, "hold": hold });
+        self.record("set_joint_positions", 0, fields).await?;
         Ok(Response::new(v1::SetJointPositionsResponse {
             pulled_back_joints: ids_of_labels(&report.pulled_back),
             setpoints_moved: if hold { written.clone() } else { Vec::new() },
@@ -219,6 +249,8 @@ impl RobotApi for RobotService {
         let velocities = joint_values(request.into_inner().velocities, "velocities")?;
         let written_joints = written_ids(&velocities);
         self.drive(move |sim| sim.set_joint_velocities(&velocities)).await?;
+        let fields = json!({ "joints": written_joints });
+        self.record("set_joint_velocities", 0, fields).await?;
         Ok(Response::new(v1::SetJointVelocitiesResponse { written_joints }))
     }
 
@@ -302,6 +334,8 @@ impl RobotApi for RobotService {
                 Ok(sim.time())
             })
             .await?;
+        self.record("load_state", 0, json!({ "name": Quoted(&name).to_string() }))
+            .await?;
         Ok(Response::new(v1::LoadStateResponse {
             name,
             physics_steps: self.state.physics_steps(time),
@@ -312,10 +346,12 @@ impl RobotApi for RobotService {
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let request = request.into_inner();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
+<<<<<<< HEAD
         let action = self
             .state
             .units
             .to_radians(JointValues::Ordered(request.action), request.unit)?;
+        self.check_budget().await?;
         let (robot, shot) = {
             let _drive = self.state.lock_drive().await;
             let robot = self.act(action, None).await?;
@@ -327,6 +363,9 @@ impl RobotApi for RobotService {
             };
             (robot, shot)
         };
+        let ticked = u64::from(self.state.model.substeps_per_tick);
+        self.record("tick", ticked, json!({ "action": robot.ctrl.to_vec() }))
+            .await?;
         let frames = match (&images, shot) {
             (Some(images), Some(shot)) => images.encode(images.draw(&self.state.twin, shot).await?)?,
             _ => Vec::new(),
