@@ -12,10 +12,10 @@ use tonic_types::{ErrorDetails, ErrorInfo, StatusExt};
 pub const ERROR_DOMAIN: &str = "fakesim-hil";
 
 /// Longest message a status carries (bytes); longer ones are cut at a character boundary.
-pub const MAX_MESSAGE_BYTES: usize = 2048;
+pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// Longest `ErrorInfo.metadata` value (bytes); longer ones are cut at a character boundary.
-pub const MAX_META_BYTES: usize = 512;
+pub const MAX_META_BYTES: usize = 256;
 
 /// `text` cut to at most `max` bytes at a character boundary, marked when cut.
 fn bounded(mut text: String, max: usize) -> String {

@@ -136,23 +136,44 @@ async fn states_and_refusals_follow_the_contract() {
     assert_eq!(info.status, Status::Idle);
     assert!(info.task.is_none() && info.state.is_none());
     assert_eq!(info.default_scene.unwrap().task_index, 0);
-    assert!(matches!(e.move_tcp([0.0; 3], None).await.unwrap_err(), EpisodeError::NotRunning { .. }));
-    assert!(matches!(e.observation().await.unwrap_err(), EpisodeError::NotRunning { .. }));
-    assert!(matches!(e.stop_episode().await.unwrap_err(), EpisodeError::NotRunning { .. }));
-    assert!(matches!(e.reset_task(task(9, 0)).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownTask { .. })));
-    assert!(matches!(e.reset_task(task(0, 99)).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownInitState { .. })));
+    assert!(matches!(
+        e.move_tcp([0.0; 3], None).await.unwrap_err(),
+        EpisodeError::NotRunning { .. }
+    ));
+    assert!(matches!(
+        e.observation().await.unwrap_err(),
+        EpisodeError::NotRunning { .. }
+    ));
+    assert!(matches!(
+        e.stop_episode().await.unwrap_err(),
+        EpisodeError::NotRunning { .. }
+    ));
+    assert!(matches!(
+        e.reset_task(task(9, 0)).await.unwrap_err(),
+        EpisodeError::Task(TaskError::UnknownTask { .. })
+    ));
+    assert!(matches!(
+        e.reset_task(task(0, 99)).await.unwrap_err(),
+        EpisodeError::Task(TaskError::UnknownInitState { .. })
+    ));
     let bad_suite = ResetRequest {
         suite: Some("libero_10".into()),
         ..ResetRequest::default()
     };
-    assert!(matches!(e.reset_task(bad_suite).await.unwrap_err(), EpisodeError::Task(TaskError::UnknownSuite { .. })));
+    assert!(matches!(
+        e.reset_task(bad_suite).await.unwrap_err(),
+        EpisodeError::Task(TaskError::UnknownSuite { .. })
+    ));
     e.reset_task(task(1, 2)).await.unwrap();
     assert!(matches!(
         e.reset_task(ResetRequest::default()).await,
         Err(EpisodeError::AlreadyRunning { .. })
     ));
     for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
-        assert!(matches!(e.move_tcp(bad, None).await.unwrap_err(), EpisodeError::BadRequest(_)));
+        assert!(matches!(
+            e.move_tcp(bad, None).await.unwrap_err(),
+            EpisodeError::BadRequest(_)
+        ));
     }
     let err = e.move_tcp([0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
     assert!(err.to_string().contains("radians, not degrees"), "{err}");
@@ -180,7 +201,10 @@ async fn locked_task_refuses_scene_arguments() {
     };
     let e = engine(dir.path(), 300, Some(locked));
     assert!(e.session_info().await.unwrap().task_locked);
-    assert!(matches!(e.reset_task(task(0, 0)).await.unwrap_err(), EpisodeError::TaskLocked { .. }));
+    assert!(matches!(
+        e.reset_task(task(0, 0)).await.unwrap_err(),
+        EpisodeError::TaskLocked { .. }
+    ));
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
     assert_eq!((reset.task.task_index, reset.task.init_state_index), (2, 5));
 }

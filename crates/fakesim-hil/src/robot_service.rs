@@ -346,7 +346,6 @@ impl RobotApi for RobotService {
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let request = request.into_inner();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
-<<<<<<< HEAD
         let action = self
             .state
             .units

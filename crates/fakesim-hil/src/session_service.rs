@@ -5,9 +5,7 @@ use crate::status;
 use fakesim_bridge::hil::{Mode, VerbKind};
 use fakesim_episode::session::HOME_POSE;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
-use fakesim_episode::{
-    Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus,
-};
+use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus};
 use fakesim_proto::v1;
 use fakesim_proto::v1::session_service_server::SessionService as SessionApi;
 use std::sync::Arc;
@@ -147,7 +145,10 @@ impl SessionApi for SessionService {
         request: Request<v1::ListTasksRequest>,
     ) -> Result<Response<v1::ListTasksResponse>, Status> {
         let suite = request.into_inner().suite;
-        let listing = self.engine.list_tasks(suite.as_deref()).map_err(|e| status::from_episode(&e))?;
+        let listing = self
+            .engine
+            .list_tasks(suite.as_deref())
+            .map_err(|e| status::from_episode(&e))?;
         Ok(Response::new(v1::ListTasksResponse {
             suites: listing
                 .suites
@@ -189,7 +190,7 @@ impl SessionApi for SessionService {
             // With the arm in the loop the episode starts from the real arm at the home pose,
             // and only once it is there: a move that fails starts no episode. A running
             // episode is left alone (the engine refuses the reset below).
-            let info = self.engine.session_info().await.map_err(|e| from_episode(&e))?;
+            let info = self.engine.session_info().await.map_err(|e| status::from_episode(&e))?;
             if info.status != EpisodeStatus::Running {
                 bridge
                     .move_arm_to(HOME_POSE)
@@ -197,7 +198,11 @@ impl SessionApi for SessionService {
                     .map_err(|e| status::from_bridge(&e))?;
             }
         }
-        let outcome = self.engine.reset_task(request).await.map_err(|e| status::from_episode(&e))?;
+        let outcome = self
+            .engine
+            .reset_task(request)
+            .await
+            .map_err(|e| status::from_episode(&e))?;
         let c = common(outcome.observation);
         Ok(Response::new(v1::ResetTaskResponse {
             run: outcome.run,
@@ -260,7 +265,11 @@ impl SessionApi for SessionService {
             _ => return Err(status::invalid_argument("command", "command must be OPEN or CLOSE")),
         };
         let _drive = self.state.lock_drive().await;
-        let outcome = self.engine.gripper(command).await.map_err(|e| status::from_episode(&e))?;
+        let outcome = self
+            .engine
+            .gripper(command)
+            .await
+            .map_err(|e| status::from_episode(&e))?;
         let report = outcome.report;
         let action = v1::GripperAction {
             command: gripper_command(outcome.command),

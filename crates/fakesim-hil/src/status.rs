@@ -338,7 +338,11 @@ mod tests {
             .take_while(|line| line.starts_with('|'))
             .map(|line| {
                 let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-                (cells[0].trim_matches('`').to_owned(), cells[1].to_owned(), cells[2].to_owned())
+                (
+                    cells[0].trim_matches('`').to_owned(),
+                    cells[1].to_owned(),
+                    cells[2].to_owned(),
+                )
             })
             .collect()
     }

@@ -63,8 +63,14 @@ mod tests {
     fn long_names_are_cut_with_the_rest_counted() {
         let long = "é".repeat(20_000);
         let shown = Quoted(&long).to_string();
-        assert!(shown.starts_with(&format!("\"{}\"", "é".repeat(QUOTED_CHARS))), "{shown}");
-        assert!(shown.ends_with(&format!("…(+{} bytes)", 2 * (20_000 - QUOTED_CHARS))), "{shown}");
+        assert!(
+            shown.starts_with(&format!("\"{}\"", "é".repeat(QUOTED_CHARS))),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with(&format!("…(+{} bytes)", 2 * (20_000 - QUOTED_CHARS))),
+            "{shown}"
+        );
         assert!(shown.len() < 200);
     }
 
