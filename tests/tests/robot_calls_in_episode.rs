@@ -28,7 +28,7 @@ async fn robot_calls_during_an_episode_count_against_the_budget_and_are_journale
         .into_inner()
         .run;
     let hold = robot
-        .get_robot_state(GetRobotStateRequest {})
+        .get_robot_state(GetRobotStateRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -55,6 +55,7 @@ async fn robot_calls_during_an_episode_count_against_the_budget_and_are_journale
         .send_action(SendActionRequest {
             action: Some(named(&[("1", 0.1)])),
             n_substeps: Some(model.substeps_per_tick + 1),
+            ..SendActionRequest::default()
         })
         .await
         .unwrap();
