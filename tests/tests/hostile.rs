@@ -363,8 +363,6 @@ fn no_request_kills_the_twin_or_escapes_the_error_table() {
 }
 
 #[test]
-#[ignore = "refusals still quote client strings unbounded: a 1 MB name overflows the trailers \
-            (bounded quoting is another part of issue 9); run with --ignored once it lands"]
 fn one_megabyte_client_strings_keep_refusals_under_8_kib() {
     suite(true);
 }
