@@ -377,7 +377,7 @@ impl Engine {
     /// Refuses a robot-service call that moves the robot once a live episode's step budget is
     /// used up (`step_limit`); outside an episode there is nothing to check.
     pub async fn check_robot_call(&self) -> Result<(), EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         match running(&mut session) {
             Ok(run) => self.steps_left(run).map(drop),
             Err(_) => Ok(()),
@@ -392,7 +392,7 @@ impl Engine {
         ticks: u64,
         fields: serde_json::Value,
     ) -> Result<(), EpisodeError> {
-        let mut session = self.session.lock().await;
+        let mut session = self.lock().await;
         let Ok(run) = running(&mut session) else {
             return Ok(());
         };
