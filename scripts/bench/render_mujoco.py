@@ -1,8 +1,8 @@
 """MuJoCo's own Python Renderer on the twin's tabletop scene, at the twin's render qualities.
 
 Prints one line per quality and camera: `python <quality> <camera> <ms per frame>`, the median
-of several timed batches. Called by the twin's `render_vs_python` bench, which measures its own
-renderer between these calls so that the two are compared in the same run.
+of several timed batches. Called by the twin's `render` bench (scripts/bench/side-by-side),
+which measures its own renderer between these calls so that the two are compared in one run.
 
 Usage: render_mujoco.py SCENE_XML SIZE FRAMES QUALITY...
 """
