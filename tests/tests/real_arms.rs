@@ -14,6 +14,7 @@ use fakesim_e2e::TestServer;
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;
 use feetech::calibration::Calibration;
 use feetech::control_table::{GOAL_POSITION, HOMING_OFFSET, TORQUE_ENABLE};
@@ -278,34 +279,8 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
             .await
             .unwrap();
     }
-    let log = servos.write_log();
-    let period = 1.0
-        / robot
-            .get_model_info(GetModelInfoRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .control_rate_hz;
-    let step_limit = 0.5 * period * 4096.0 / std::f64::consts::TAU;
-    for id in 1..=6u8 {
-        let torque_on = log
-            .iter()
-            .position(|r| r.id == id && r.value(&TORQUE_ENABLE) == Some(1))
-            .unwrap();
-        let goals = goal_writes(&log[..torque_on], id);
-        let (_, hold, present) = *goals.last().unwrap();
-        assert_eq!(
-            hold, present,
-            "servo {id}: the goal before torque is the present position"
-        );
-        let after = goal_writes(&log[torque_on..], id);
-        let mut previous = hold;
-        for (_, goal, _) in &after {
-            let change = f64::from((goal - previous).abs());
-            assert!(change <= step_limit + 2.0, "servo {id}: a jump of {change} steps");
-            previous = *goal;
-        }
-    }
+    let step_limit = ramp_step_limit(&mut robot).await;
+    assert_torque_on_holds_then_ramps(&servos.write_log(), step_limit);
 
     // An overload that stays: torque goes off and neither a mode switch nor motion brings it back.
     let until = servos.write_log().last().map_or(Duration::ZERO, |r| r.at) + Duration::from_secs(3600);
@@ -425,5 +400,94 @@ async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
         ((twin_tcp.x - arm_tcp[0]).powi(2) + (twin_tcp.y - arm_tcp[1]).powi(2) + (twin_tcp.z - arm_tcp[2]).powi(2))
             .sqrt();
     assert!(off < 0.002, "the twin's TCP is {off} m from the arm's");
+    server.stop().await.unwrap();
+}
+
+/// The most a goal may move in one control tick at the default ramp speed (0.5 rad/s), in steps.
+async fn ramp_step_limit(robot: &mut RobotServiceClient<Channel>) -> f64 {
+    let rate = robot
+        .get_model_info(GetModelInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .control_rate_hz;
+    0.5 / rate * 4096.0 / std::f64::consts::TAU
+}
+
+/// On every servo: the goal written before torque came on is the present position, and no later
+/// goal moves more than `step_limit` (plus rounding) from the one before.
+fn assert_torque_on_holds_then_ramps(log: &[WriteRecord], step_limit: f64) {
+    for id in 1..=6u8 {
+        let torque_on = log
+            .iter()
+            .position(|r| r.id == id && r.value(&TORQUE_ENABLE) == Some(1))
+            .unwrap();
+        let (_, hold, present) = *goal_writes(&log[..torque_on], id).last().unwrap();
+        assert_eq!(
+            hold, present,
+            "servo {id}: the goal before torque is the present position"
+        );
+        assert_ramps_from(&log[torque_on..], id, hold, step_limit);
+    }
+}
+
+/// No goal of servo `id` in `log` moves more than `step_limit` (plus rounding) from the one before,
+/// starting at `from`.
+fn assert_ramps_from(log: &[WriteRecord], id: u8, from: i32, step_limit: f64) {
+    let mut previous = from;
+    for (_, goal, _) in goal_writes(log, id) {
+        let change = f64::from((goal - previous).abs());
+        assert!(change <= step_limit + 2.0, "servo {id}: a jump of {change} steps");
+        previous = goal;
+    }
+}
+
+#[tokio::test]
+async fn resuming_after_a_watchdog_hold_or_an_estop_reset_ramps_from_the_held_pose() {
+    let calibration = VirtualSo101::calibration();
+    let arm = arm(&calibration, &calibration).await;
+    let server = daemon(&arm, false).await.unwrap();
+    let mut hw = hardware(&server).await;
+    let mut robot = server.robot().await.unwrap();
+    let servos = arm.bus.servos();
+    let step_limit = ramp_step_limit(&mut robot).await;
+    let far = TickRequest {
+        action: vec![0.3, -0.2, 0.3, 0.2, 0.25, 0.4],
+        ..TickRequest::default()
+    };
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+
+    // No command for longer than the watchdog's timeout: it holds the arm where it is.
+    let before = status(&mut hw).await.safety_events;
+    until_status(&mut hw, |s| s.safety_events > before).await;
+    let held_at = servos.write_log().len();
+    for _ in 0..5 {
+        robot.tick(far.clone()).await.unwrap();
+    }
+    let log = servos.write_log();
+    for id in 1..=6u8 {
+        let (_, hold, _) = *goal_writes(&log[..held_at], id).last().unwrap();
+        assert!(
+            !goal_writes(&log[held_at..], id).is_empty(),
+            "servo {id}: commands resumed"
+        );
+        assert_ramps_from(&log[held_at..], id, hold, step_limit);
+    }
+
+    // The emergency stop, its reset and hil again: held at the present pose, then the ramp.
+    hw.emergency_stop(EmergencyStopRequest { reason: "test".into() })
+        .await
+        .unwrap();
+    hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap();
+    servos.clear_write_log();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        robot.tick(far.clone()).await.unwrap();
+    }
+    assert_torque_on_holds_then_ramps(&servos.write_log(), step_limit);
     server.stop().await.unwrap();
 }
