@@ -1,4 +1,4 @@
-"""The LeRobot plugin against the real lerobot package: discovery, features, lerobot-record and
+"""The LeRobot plugin against the real lerobot package: discovery, features, lerobot-record, lerobot-replay and
 lerobot-teleoperate with LeRobot's own so101_leader on a virtual servo bus."""
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_teleoperate_with_lerobots_so101_leader_drives_the_twin(daemon_factory, 
     assert targets == pytest.approx(expected, abs=0.1)
 
 
-def test_record_from_the_twin_gives_a_dataset_lerobot_loads_back(daemon_factory, virtual_leader: str, lerobot_home: Path) -> None:
+def test_record_from_the_twin_gives_a_dataset_lerobot_loads_back_and_replay_sends_it_back(daemon_factory, virtual_leader: str, lerobot_home: Path) -> None:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     daemon = daemon_factory()
@@ -156,3 +156,24 @@ def test_record_from_the_twin_gives_a_dataset_lerobot_loads_back(daemon_factory,
     assert tuple(last["observation.images.agentview"].shape) == (3, 48, 64)
     reading = leader_reading(virtual_leader, lerobot_home)
     np.testing.assert_allclose(last["action"].numpy(), reading, atol=0.1)
+
+    # lerobot-replay sends the recorded actions back: the twin starts at home, ends on the last one.
+    with Client(daemon.address) as twin:
+        twin.reset("so101_tabletop", 0, 0)
+        home = twin.robot_state("lerobot_degrees").ctrl_targets
+        twin.stop()
+    assert max(abs(a - b) for a, b in zip(home, reading)) > 10, "home must differ from the recorded actions"
+    lerobot_cli(
+        "lerobot-replay",
+        "--robot.type=fakesim_hil",
+        f"--robot.address={daemon.address}",
+        "--robot.camera_names=[]",
+        "--dataset.repo_id=local/fakesim_twin",
+        f"--dataset.root={root}",
+        "--dataset.episode=0",
+        f"--dataset.fps={fps}",
+        "--play_sounds=false",
+    )
+    with Client(daemon.address) as twin:
+        replayed = twin.robot_state("lerobot_degrees").ctrl_targets
+    np.testing.assert_allclose(replayed, last["action"].numpy(), atol=0.1)
