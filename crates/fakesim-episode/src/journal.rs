@@ -45,7 +45,10 @@ pub struct Journal {
 
 impl Journal {
     /// Creates `<runs_dir>/<run_id>/` with an empty event log and frame directory.
+    /// A run id that is not one safe path component is refused before anything is created.
     pub fn create(runs_dir: &Path, run_id: &str) -> Result<Self, JournalError> {
+        crate::names::check_path_name("run id", run_id)
+            .map_err(|e| io_at(runs_dir)(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
         let dir = runs_dir.join(run_id);
         let frames = dir.join("frames");
         fs::create_dir_all(&frames).map_err(io_at(&frames))?;
@@ -129,6 +132,23 @@ mod tests {
         assert!(
             Journal::create(dir.path(), "r1").is_err(),
             "a run directory is never reused"
+        );
+    }
+
+    #[test]
+    fn run_ids_cannot_leave_the_runs_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        fs::create_dir(&runs).unwrap();
+        for id in ["..", "../escape", "a/b", "nul\0", &"r".repeat(1 << 20)] {
+            let error = Journal::create(&runs, id).unwrap_err();
+            assert!(error.to_string().contains("run id"), "{error}");
+        }
+        let entries = |p: &Path| fs::read_dir(p).unwrap().count();
+        assert_eq!(
+            (entries(dir.path()), entries(&runs)),
+            (1, 0),
+            "nothing was created anywhere"
         );
     }
 }

@@ -8,6 +8,7 @@ pub mod gripper;
 pub mod ik;
 pub mod journal;
 pub mod motion;
+pub mod names;
 pub mod runner;
 pub mod session;
 pub mod tasks;

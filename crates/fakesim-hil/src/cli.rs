@@ -113,6 +113,22 @@ pub struct DaemonArgs {
     /// or full (the scene as written).
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
+    /// TLS certificate chain (PEM) to serve with, with --tls-key; required off loopback.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) client certificates are verified against; a verified client
+    /// certificate authenticates its connection.
+    #[arg(long, value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// File holding the bearer token every call must carry [default: FAKESIM_HIL_TOKEN if set].
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Require the control lease for motion in sim too (mirror and hil always require it).
+    #[arg(long)]
+    pub lease_in_sim: bool,
     /// TOML file whose keys are the long names of these options (lock-task is a table: suite,
     /// task-index, init-state-index), plus a `[servos]` table of connect-time servo settings
     /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`

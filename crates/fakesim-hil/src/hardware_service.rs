@@ -1,6 +1,9 @@
 //! The hardware service: mode switching, hardware status, the joint-state stream and the
 //! emergency stop, over the hardware bridge.
 
+use crate::access_status::from_lease;
+use crate::control::Need;
+use crate::lease::Granted;
 use crate::state::AppState;
 use crate::status;
 use fakesim_arm::mapping::Joint;
@@ -62,10 +65,11 @@ type SampleStream = Pin<Box<dyn Stream<Item = Result<v1::JointStatesSample, Stat
 #[tonic::async_trait]
 impl HardwareApi for HardwareService {
     async fn set_mode(&self, request: Request<v1::SetModeRequest>) -> Result<Response<v1::SetModeResponse>, Status> {
-        let request = request.into_inner();
+        let (metadata, _, request) = request.into_parts();
         let mode = bridge_mode(request.mode)?;
         let sync = sync_option(request.sync)?;
         let _drive = self.state.lock_drive().await;
+        self.state.admit(&metadata, Need::Control)?;
         let bridge = &self.state.bridge;
         let switch = bridge
             .set_mode(mode, sync, request.sync_max_speed_rad_s)
@@ -89,6 +93,7 @@ impl HardwareApi for HardwareService {
     ) -> Result<Response<v1::GetHardwareStatusResponse>, Status> {
         let bridge = &self.state.bridge;
         let status = bridge.status();
+        let lease = self.state.leases.holder();
         let twin = self
             .state
             .twin
@@ -144,6 +149,9 @@ impl HardwareApi for HardwareService {
                 .port()
                 .and(self.state.settings.mapping.as_ref())
                 .map(|path| path.display().to_string()),
+            lease_holder: lease.as_ref().map(|l| l.holder.clone()),
+            lease_expires_in_ms: lease.map_or(0, |l| u64::try_from(l.expires_in.as_millis()).unwrap_or(u64::MAX)),
+            lease_required: self.state.lease_required(Need::Motion),
         }))
     }
 
@@ -256,13 +264,63 @@ impl HardwareApi for HardwareService {
 
     async fn reset_emergency_stop(
         &self,
-        _: Request<v1::ResetEmergencyStopRequest>,
+        request: Request<v1::ResetEmergencyStopRequest>,
     ) -> Result<Response<v1::ResetEmergencyStopResponse>, Status> {
+        self.state.admit(request.metadata(), Need::Control)?;
         let was_latched = self.state.bridge.reset_emergency_stop();
         Ok(Response::new(v1::ResetEmergencyStopResponse {
             estop_latched: false,
             was_latched,
         }))
+    }
+
+    async fn acquire_lease(
+        &self,
+        request: Request<v1::AcquireLeaseRequest>,
+    ) -> Result<Response<v1::AcquireLeaseResponse>, Status> {
+        let request = request.into_inner();
+        let granted = self
+            .state
+            .leases
+            .acquire(&request.holder, request.ttl_ms, request.takeover)
+            .map_err(|e| from_lease(&e))?;
+        Ok(Response::new(v1::AcquireLeaseResponse {
+            previous_holder: granted.previous_holder.clone(),
+            lease: Some(proto_lease(granted)),
+        }))
+    }
+
+    async fn renew_lease(
+        &self,
+        request: Request<v1::RenewLeaseRequest>,
+    ) -> Result<Response<v1::RenewLeaseResponse>, Status> {
+        let granted = self
+            .state
+            .leases
+            .renew(&request.into_inner().lease_id)
+            .map_err(|e| from_lease(&e))?;
+        Ok(Response::new(v1::RenewLeaseResponse {
+            lease: Some(proto_lease(granted)),
+        }))
+    }
+
+    async fn release_lease(
+        &self,
+        request: Request<v1::ReleaseLeaseRequest>,
+    ) -> Result<Response<v1::ReleaseLeaseResponse>, Status> {
+        self.state
+            .leases
+            .release(&request.into_inner().lease_id)
+            .map_err(|e| from_lease(&e))?;
+        Ok(Response::new(v1::ReleaseLeaseResponse {}))
+    }
+}
+
+fn proto_lease(granted: Granted) -> v1::Lease {
+    v1::Lease {
+        lease_id: granted.lease_id,
+        holder: granted.holder,
+        ttl_ms: granted.ttl_ms,
     }
 }
 

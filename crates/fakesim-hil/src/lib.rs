@@ -2,10 +2,15 @@
 //! [`serve`] on a bound listener with the resolved [`Settings`]; [`AppState`] is what the
 //! services share.
 
+pub mod access_status;
+pub mod audit;
+pub mod auth;
 pub mod cli;
+pub mod control;
 pub mod convert;
 pub mod hardware;
 pub mod hardware_service;
+pub mod lease;
 pub mod listen;
 pub mod logging;
 pub mod mcp;
@@ -17,6 +22,7 @@ pub mod signal;
 pub mod state;
 pub mod status;
 pub mod tick;
+pub mod tls;
 pub mod units;
 
 pub use server::{run, serve};

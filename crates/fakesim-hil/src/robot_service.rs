@@ -1,11 +1,14 @@
 //! The robot service: the twin's joint-space verbs and the control tick over gRPC. In `hil`
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
+use crate::access_status::from_name;
+use crate::control::Need;
 use crate::convert::{frame_pose, ids_of_labels, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
 use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_bridge::hil::{Route, VerbKind};
+use fakesim_episode::names::check_path_name;
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
 use fakesim_twin::quote::Quoted;
@@ -14,6 +17,7 @@ use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
 use serde_json::json;
 use std::time::Duration;
+use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.RobotService` over the shared twin.
@@ -37,12 +41,14 @@ impl RobotService {
     }
 
     /// Runs a simulation-only call that changes the robot, holding the drive lock throughout;
-    /// refused with hardware in the loop or in mirror mode.
+    /// refused with hardware in the loop or in mirror mode, and without the lease when needed.
     async fn drive<R: Send + 'static>(
         &self,
+        metadata: &MetadataMap,
         f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
     ) -> Result<R, Status> {
         let _drive = self.state.lock_drive().await;
+        self.state.admit(metadata, Need::Motion)?;
         self.state
             .bridge
             .route(VerbKind::SimOnly)
@@ -185,7 +191,7 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::SendActionRequest>,
     ) -> Result<Response<v1::SendActionResponse>, Status> {
-        let request = request.into_inner();
+        let (metadata, _, request) = request.into_parts();
         let action = self
             .state
             .units
@@ -195,6 +201,7 @@ impl RobotApi for RobotService {
         self.check_budget().await?;
         let time = {
             let _drive = self.state.lock_drive().await;
+            self.state.admit(&metadata, Need::Motion)?;
             self.act(action, Some(n_substeps)).await?.time
         };
         let fields = json!({ "keys": applied_keys, "n_substeps": n_substeps });
@@ -208,10 +215,11 @@ impl RobotApi for RobotService {
     }
 
     async fn step(&self, request: Request<v1::StepRequest>) -> Result<Response<v1::StepResponse>, Status> {
-        let n_steps = request.into_inner().n_steps;
+        let (metadata, _, request) = request.into_parts();
+        let n_steps = request.n_steps;
         self.check_budget().await?;
         let time = self
-            .drive(move |sim| {
+            .drive(&metadata, move |sim| {
                 sim.step(n_steps)?;
                 Ok(sim.time())
             })
@@ -228,10 +236,12 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::SetJointPositionsRequest>,
     ) -> Result<Response<v1::SetJointPositionsResponse>, Status> {
-        let request = request.into_inner();
+        let (metadata, _, request) = request.into_parts();
         let positions = joint_values(request.positions, "positions")?;
         let hold = request.hold;
-        let report = self.drive(move |sim| sim.set_joint_positions(&positions, hold)).await?;
+        let report = self
+            .drive(&metadata, move |sim| sim.set_joint_positions(&positions, hold))
+            .await?;
         let written = ids_of_labels(&report.written);
         let fields = json!({ "joints": written, "hold": hold });
         self.record("set_joint_positions", 0, fields).await?;
@@ -246,9 +256,11 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::SetJointVelocitiesRequest>,
     ) -> Result<Response<v1::SetJointVelocitiesResponse>, Status> {
-        let velocities = joint_values(request.into_inner().velocities, "velocities")?;
+        let (metadata, _, request) = request.into_parts();
+        let velocities = joint_values(request.velocities, "velocities")?;
         let written_joints = written_ids(&velocities);
-        self.drive(move |sim| sim.set_joint_velocities(&velocities)).await?;
+        self.drive(&metadata, move |sim| sim.set_joint_velocities(&velocities))
+            .await?;
         let fields = json!({ "joints": written_joints });
         self.record("set_joint_velocities", 0, fields).await?;
         Ok(Response::new(v1::SetJointVelocitiesResponse { written_joints }))
@@ -305,13 +317,15 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::SaveStateRequest>,
     ) -> Result<Response<v1::SaveStateResponse>, Status> {
-        let name = request.into_inner().name;
+        let (metadata, _, request) = request.into_parts();
+        let name = request.name;
         if name.is_empty() {
             return Err(status::invalid_argument("name", "name must not be empty"));
         }
+        check_path_name("state name", &name).map_err(|e| from_name(&e))?;
         let saved = name.clone();
         let time = self
-            .drive(move |sim| {
+            .drive(&metadata, move |sim| {
                 sim.save_state(&saved);
                 Ok(sim.time())
             })
@@ -326,10 +340,12 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::LoadStateRequest>,
     ) -> Result<Response<v1::LoadStateResponse>, Status> {
-        let name = request.into_inner().name;
+        let (metadata, _, request) = request.into_parts();
+        let name = request.name;
+        check_path_name("state name", &name).map_err(|e| from_name(&e))?;
         let loaded = name.clone();
         let time = self
-            .drive(move |sim| {
+            .drive(&metadata, move |sim| {
                 sim.load_state(&loaded)?;
                 Ok(sim.time())
             })
@@ -344,7 +360,7 @@ impl RobotApi for RobotService {
     }
 
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
-        let request = request.into_inner();
+        let (metadata, _, request) = request.into_parts();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
         let action = self
             .state
@@ -353,6 +369,7 @@ impl RobotApi for RobotService {
         self.check_budget().await?;
         let (robot, shot) = {
             let _drive = self.state.lock_drive().await;
+            self.state.admit(&metadata, Need::Motion)?;
             let robot = self.act(action, None).await?;
             // Taken before the lock is released, so the frames show the state after this tick;
             // drawn after, so no other call waits for the render.

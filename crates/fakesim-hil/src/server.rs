@@ -1,5 +1,6 @@
 //! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
 
+use crate::auth::{Authenticator, check_exposure};
 use crate::hardware_service::HardwareService;
 use crate::listen::{ListenAddr, Listener};
 use crate::mcp;
@@ -8,6 +9,7 @@ use crate::session_service::SessionService;
 use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use crate::state::AppState;
+use crate::tls;
 use anyhow::Context;
 use fakesim_mcp::Access;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
@@ -21,8 +23,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_stream::wrappers::UnixListenerStream;
 use tokio_util::sync::CancellationToken;
+use tonic::service::InterceptorLayer;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
@@ -58,6 +60,9 @@ pub async fn serve_with(
 ) -> anyhow::Result<()> {
     let listener = listener.into();
     let addr = listener.local_addr()?;
+    let policy = settings.auth_policy();
+    check_exposure(&addr, &policy)?;
+    let acceptor = settings.tls.as_ref().map(tls::acceptor).transpose()?;
     let mcp = settings.mcp_listen.map(|addr| (addr, mcp_access(&settings)));
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
@@ -93,7 +98,9 @@ pub async fn serve_with(
             draining.notify_one();
         }
     };
+    let scheme = if acceptor.is_some() { "TLS" } else { "plaintext" };
     let router = Server::builder()
+        .layer(InterceptorLayer::new(Authenticator::new(policy, state.audit.clone())))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -106,13 +113,13 @@ pub async fn serve_with(
     };
     let server: Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>> = match listener {
         Listener::Tcp(l) => {
-            let incoming = TcpIncoming::from(l).with_nodelay(Some(true));
+            let incoming = tls::incoming(l, acceptor, state.audit.clone());
             Box::pin(router.serve_with_incoming_shutdown(incoming, signal))
         }
         Listener::Unix(l, _) => Box::pin(router.serve_with_incoming_shutdown(UnixListenerStream::new(l), signal)),
     };
 
-    tracing::info!("listening on {addr}");
+    tracing::info!("serving {scheme}; listening on {addr}");
     ready(addr);
     tokio::select! {
         result = server => result.context("the gRPC server failed")?,

@@ -1,5 +1,6 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
+use crate::control::Need;
 use crate::state::AppState;
 use crate::status;
 use fakesim_bridge::hil::{Mode, VerbKind};
@@ -177,13 +178,14 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::ResetTaskRequest>,
     ) -> Result<Response<v1::ResetTaskResponse>, Status> {
-        let r = request.into_inner();
+        let (metadata, _, r) = request.into_parts();
         let request = ResetRequest {
             suite: r.suite,
             task_index: r.task_index,
             init_state_index: r.init_state_index,
         };
         let _drive = self.state.lock_drive().await;
+        self.state.admit(&metadata, Need::Motion)?;
         let bridge = &self.state.bridge;
         if bridge.mode() == Mode::Hil {
             bridge.route(VerbKind::Motion).map_err(|e| status::from_bridge(&e))?;
@@ -229,10 +231,11 @@ impl SessionApi for SessionService {
     }
 
     async fn r#move(&self, request: Request<v1::MoveRequest>) -> Result<Response<v1::MoveResponse>, Status> {
-        let r = request.into_inner();
+        let (metadata, _, r) = request.into_parts();
         let delta_xyz = required_vec3(r.delta_xyz, "delta_xyz")?;
         let delta_rpy = r.delta_rpy.map(|v| [v.roll_x, v.pitch_y, v.yaw_z]);
         let _drive = self.state.lock_drive().await;
+        self.state.admit(&metadata, Need::Motion)?;
         let outcome = self
             .engine
             .move_tcp(delta_xyz, delta_rpy)
@@ -259,12 +262,14 @@ impl SessionApi for SessionService {
     }
 
     async fn gripper(&self, request: Request<v1::GripperRequest>) -> Result<Response<v1::GripperResponse>, Status> {
-        let command = match v1::GripperCommand::try_from(request.into_inner().command) {
+        let (metadata, _, request) = request.into_parts();
+        let command = match v1::GripperCommand::try_from(request.command) {
             Ok(v1::GripperCommand::Open) => GripperCommand::Open,
             Ok(v1::GripperCommand::Close) => GripperCommand::Close,
             _ => return Err(status::invalid_argument("command", "command must be OPEN or CLOSE")),
         };
         let _drive = self.state.lock_drive().await;
+        self.state.admit(&metadata, Need::Motion)?;
         let outcome = self
             .engine
             .gripper(command)
@@ -291,9 +296,10 @@ impl SessionApi for SessionService {
 
     async fn stop_episode(
         &self,
-        _: Request<v1::StopEpisodeRequest>,
+        request: Request<v1::StopEpisodeRequest>,
     ) -> Result<Response<v1::StopEpisodeResponse>, Status> {
         let _drive = self.state.lock_drive().await;
+        self.state.admit(request.metadata(), Need::Motion)?;
         let outcome = self.engine.stop_episode().await.map_err(|e| status::from_episode(&e))?;
         let path = |p: &std::path::Path| p.display().to_string();
         Ok(Response::new(v1::StopEpisodeResponse {

@@ -1,7 +1,9 @@
 //! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
 
+use crate::auth::{AuthPolicy, BearerToken, TOKEN_ENV, check_exposure};
 use crate::cli::{DaemonArgs, StartMode};
 use crate::listen::ListenAddr;
+use crate::tls::TlsFiles;
 use anyhow::{Context, bail};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_twin::RenderQuality;
@@ -54,6 +56,12 @@ pub struct Settings {
     pub mcp_observe_only: bool,
     /// Log filter (`tracing_subscriber::EnvFilter` syntax).
     pub log_level: String,
+    /// TLS files; `None` serves plaintext (loopback only).
+    pub tls: Option<TlsFiles>,
+    /// The bearer token calls must carry, if any.
+    pub token: Option<BearerToken>,
+    /// Motion in sim needs the control lease too.
+    pub lease_in_sim: bool,
 }
 
 impl Default for Settings {
@@ -78,6 +86,9 @@ impl Default for Settings {
             mcp_listen: None,
             mcp_observe_only: false,
             log_level: "info".to_owned(),
+            tls: None,
+            token: None,
+            lease_in_sim: false,
         }
     }
 }
@@ -105,6 +116,11 @@ struct FileConfig {
     mcp_listen: Option<SocketAddr>,
     mcp_observe_only: Option<bool>,
     log_level: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_client_ca: Option<PathBuf>,
+    token_file: Option<PathBuf>,
+    lease_in_sim: Option<bool>,
 }
 
 impl FileConfig {
@@ -118,6 +134,11 @@ impl FileConfig {
 impl Settings {
     /// Merges the flags over the `--config` file (when given) over the defaults, and checks the result.
     pub fn from_args(args: &DaemonArgs) -> anyhow::Result<Self> {
+        Self::from_args_and_env(args, |name| std::env::var(name).ok())
+    }
+
+    /// As [`Settings::from_args`], reading environment variables through `env`.
+    pub fn from_args_and_env(args: &DaemonArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
         let file = match &args.config {
             Some(path) => FileConfig::read(path)?,
             None => FileConfig::default(),
@@ -164,6 +185,18 @@ impl Settings {
             mcp_listen: args.mcp_listen.or(file.mcp_listen),
             mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
             log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
+            tls: tls_files(
+                args.tls_cert.clone().or(file.tls_cert),
+                args.tls_key.clone().or(file.tls_key),
+                args.tls_client_ca.clone().or(file.tls_client_ca),
+            )?,
+            token: match args.token_file.clone().or(file.token_file) {
+                Some(path) => Some(BearerToken::read(&path)?),
+                None => env(TOKEN_ENV)
+                    .map(|text| BearerToken::new(&text).with_context(|| format!("environment variable {TOKEN_ENV}")))
+                    .transpose()?,
+            },
+            lease_in_sim: args.lease_in_sim || file.lease_in_sim.unwrap_or(false),
         };
         settings.check()?;
         Ok(settings)
@@ -177,6 +210,7 @@ impl Settings {
         if self.image_size == 0 {
             bail!("image-size must be at least 1 pixel");
         }
+        check_exposure(&self.listen, &self.auth_policy())?;
         if let Some(addr) = self.mcp_listen.filter(|addr| !addr.ip().is_loopback()) {
             bail!(
                 "--mcp-listen {addr} is not a loopback address: the MCP endpoint has no TLS or token \
@@ -206,6 +240,31 @@ impl Settings {
             );
         }
         Ok(())
+    }
+}
+
+impl Settings {
+    /// What callers must show, from the TLS and token settings.
+    pub fn auth_policy(&self) -> AuthPolicy {
+        AuthPolicy {
+            tls: self.tls.is_some(),
+            token: self.token.clone(),
+            client_certs: self.tls.as_ref().is_some_and(|t| t.client_ca.is_some()),
+        }
+    }
+}
+
+fn tls_files(
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    client_ca: Option<PathBuf>,
+) -> anyhow::Result<Option<TlsFiles>> {
+    match (cert, key) {
+        (Some(cert), Some(key)) => Ok(Some(TlsFiles { cert, key, client_ca })),
+        (None, None) if client_ca.is_some() => bail!("--tls-client-ca needs --tls-cert and --tls-key"),
+        (None, None) => Ok(None),
+        (Some(_), None) => bail!("--tls-cert needs --tls-key (the certificate's private key)"),
+        (None, Some(_)) => bail!("--tls-key needs --tls-cert (the certificate it belongs to)"),
     }
 }
 

@@ -1,7 +1,10 @@
 //! What every service shares: the twin, the lock that serialises driving calls, the settings,
 //! and the model's static facts.
 
+use crate::audit::{Audit, journal_access_events};
+use crate::control::hold_on_expiry;
 use crate::hardware;
+use crate::lease::Leases;
 use crate::settings::Settings;
 use crate::units::Units;
 use anyhow::{Context, bail};
@@ -29,6 +32,10 @@ pub struct AppState {
     pub bridge: HardwareBridge,
     /// Conversions between LeRobot's joint units and radians (the arm's calibration).
     pub units: Arc<Units>,
+    /// The control lease.
+    pub leases: Leases,
+    /// Where authentication failures and lease changes are recorded.
+    pub audit: Audit,
 }
 
 impl AppState {
@@ -79,12 +86,19 @@ impl AppState {
         let engine = Arc::new(engine);
         tokio::spawn(journal_safety_events(engine.clone(), events));
         tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
+        let (audit, access_events) = Audit::channel();
+        tokio::spawn(journal_access_events(engine.clone(), access_events));
+        let leases = Leases::start(audit.clone());
+        let drive = Arc::new(Mutex::new(()));
+        tokio::spawn(hold_on_expiry(leases.expiries(), bridge.clone(), drive.clone()));
         Ok(AppState {
+            leases,
+            audit,
             engine,
             bridge,
             units,
             twin,
-            drive: Arc::new(Mutex::new(())),
+            drive,
             settings: Arc::new(settings),
             model: Arc::new(model),
         })

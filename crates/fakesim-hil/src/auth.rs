@@ -1,0 +1,315 @@
+//! Who may call at all: TLS off loopback, and a bearer token or a client certificate checked on
+//! every call (health and reflection included) before any service sees it.
+
+use crate::audit::{AccessEvent, Audit};
+use crate::listen::ListenAddr;
+use crate::tls::{ConnInfo, Transport};
+use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+use tonic::metadata::MetadataMap;
+use tonic::service::Interceptor;
+use tonic::{Request, Status};
+
+/// Environment variable a bearer token may come from (daemon and clients alike).
+pub const TOKEN_ENV: &str = "FAKESIM_HIL_TOKEN";
+
+/// A bearer token, kept only as its SHA-256 digest and compared in constant time.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerToken {
+    digest: [u8; 32],
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+impl BearerToken {
+    /// A token from its text, surrounding whitespace removed; it must be visible ASCII (it
+    /// travels in an HTTP header) and at least 16 characters.
+    pub fn new(text: &str) -> anyhow::Result<Self> {
+        let token = text.trim();
+        if token.len() < 16 {
+            bail!(
+                "the bearer token must be at least 16 characters (it is {})",
+                token.len()
+            );
+        }
+        if !token.bytes().all(|b| b.is_ascii_graphic()) {
+            bail!("the bearer token must be visible ASCII characters without spaces");
+        }
+        Ok(BearerToken {
+            digest: Sha256::digest(token.as_bytes()).into(),
+        })
+    }
+
+    /// The token in a file (its whole content, trimmed).
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read the token file {}", path.display()))?;
+        Self::new(&text).with_context(|| format!("token file {}", path.display()))
+    }
+
+    /// Whether `presented` is this token, in time that does not depend on where they differ.
+    pub fn matches(&self, presented: &[u8]) -> bool {
+        let digest: [u8; 32] = Sha256::digest(presented).into();
+        digest.ct_eq(&self.digest).into()
+    }
+}
+
+/// Why a call was refused before any service saw it (all UNAUTHENTICATED).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// A plaintext connection to a daemon that serves TLS.
+    #[error(
+        "this daemon only accepts TLS: connect with TLS, trusting its certificate (clients: --tls-ca FILE or FAKESIM_HIL_TLS_CA)"
+    )]
+    TlsRequired,
+    /// No `authorization` metadata.
+    #[error(
+        "a bearer token is required: send gRPC metadata `authorization: Bearer <token>` \
+         (clients: --token-file FILE or FAKESIM_HIL_TOKEN){}",
+        if *.also_cert { ", or connect with a client certificate" } else { "" }
+    )]
+    TokenRequired {
+        /// A client certificate would do too.
+        also_cert: bool,
+    },
+    /// `authorization` metadata that is not the daemon's token.
+    #[error("the bearer token is not valid")]
+    TokenInvalid,
+    /// Neither a client certificate nor a token (only certificates are accepted).
+    #[error(
+        "a client certificate signed by the daemon's --tls-client-ca is required (clients: --tls-cert FILE --tls-key FILE)"
+    )]
+    ClientCertRequired,
+}
+
+impl AuthError {
+    /// The `ErrorInfo` reason of the refusal.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            AuthError::TlsRequired => "tls_required",
+            AuthError::TokenRequired { .. } => "token_required",
+            AuthError::TokenInvalid => "token_invalid",
+            AuthError::ClientCertRequired => "client_cert_required",
+        }
+    }
+}
+
+/// What a caller must show.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuthPolicy {
+    /// Only TLS connections are served.
+    pub tls: bool,
+    /// Calls carry this bearer token (unless their connection has a verified client certificate).
+    pub token: Option<BearerToken>,
+    /// A client certificate verified against `--tls-client-ca` authenticates its connection.
+    pub client_certs: bool,
+}
+
+impl AuthPolicy {
+    /// Admits a call on a connection described by `conn` with `metadata`, or says why not.
+    pub fn check(&self, conn: Option<&ConnInfo>, metadata: &MetadataMap) -> Result<(), AuthError> {
+        let transport = conn.map_or(Transport::Plain, |c| c.transport);
+        match transport {
+            Transport::Plain if self.tls => return Err(AuthError::TlsRequired),
+            Transport::Tls { client_cert: true } => return Ok(()),
+            _ => {}
+        }
+        let Some(token) = &self.token else {
+            return if self.client_certs {
+                Err(AuthError::ClientCertRequired)
+            } else {
+                Ok(())
+            };
+        };
+        let Some(value) = metadata.get("authorization") else {
+            return Err(AuthError::TokenRequired {
+                also_cert: self.client_certs,
+            });
+        };
+        let presented = value.as_bytes();
+        let credentials = match presented.get(..7) {
+            Some(scheme) if scheme.eq_ignore_ascii_case(b"bearer ") => &presented[7..],
+            _ => return Err(AuthError::TokenInvalid),
+        };
+        if token.matches(credentials) {
+            Ok(())
+        } else {
+            Err(AuthError::TokenInvalid)
+        }
+    }
+}
+
+/// Refuses listening off loopback without TLS and a way to authenticate, saying how to set them.
+/// A Unix socket is local (its file permissions decide who connects) and carries no TLS.
+pub fn check_exposure(listen: &ListenAddr, policy: &AuthPolicy) -> anyhow::Result<()> {
+    let listen = match listen {
+        ListenAddr::Unix(_) if policy.tls => {
+            bail!("TLS is served on TCP listen addresses only; drop --tls-cert/--tls-key for {listen}")
+        }
+        ListenAddr::Unix(_) => return Ok(()),
+        ListenAddr::Tcp(addr) => addr,
+    };
+    if listen.ip().is_loopback() {
+        return Ok(());
+    }
+    let how = "give --tls-cert FILE --tls-key FILE (config keys tls-cert, tls-key) and either \
+               --token-file FILE (or FAKESIM_HIL_TOKEN) or --tls-client-ca FILE; or listen on 127.0.0.1";
+    if !policy.tls {
+        bail!("refusing to listen on {listen} without TLS: off loopback, TLS and authentication are required; {how}");
+    }
+    if policy.token.is_none() && !policy.client_certs {
+        bail!(
+            "refusing to listen on {listen} without authentication: off loopback, a token or client certificates are required; {how}"
+        );
+    }
+    Ok(())
+}
+
+/// The interceptor every call passes: checks the policy and records each refusal.
+#[derive(Clone)]
+pub struct Authenticator {
+    policy: Arc<AuthPolicy>,
+    audit: Audit,
+}
+
+impl Authenticator {
+    /// Checks calls against `policy`, recording refusals in `audit`.
+    pub fn new(policy: AuthPolicy, audit: Audit) -> Self {
+        Authenticator {
+            policy: Arc::new(policy),
+            audit,
+        }
+    }
+}
+
+impl Interceptor for Authenticator {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let conn = request.extensions().get::<ConnInfo>();
+        match self.policy.check(conn, request.metadata()) {
+            Ok(()) => Ok(request),
+            Err(error) => {
+                self.audit.record(AccessEvent::AuthFailed {
+                    reason: error.reason(),
+                    peer: conn.and_then(|c| c.peer),
+                    detail: None,
+                });
+                Err(crate::access_status::from_auth(&error))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    const TOKEN: &str = "s3cret-token-0123456789";
+
+    fn with_auth(value: &str) -> MetadataMap {
+        let mut metadata = MetadataMap::new();
+        metadata.insert("authorization", value.parse().unwrap());
+        metadata
+    }
+
+    fn conn(transport: Transport) -> ConnInfo {
+        ConnInfo { peer: None, transport }
+    }
+
+    #[test]
+    fn tokens_are_checked_whole_and_never_printed() {
+        let token = BearerToken::new(&format!("  {TOKEN}\n")).unwrap();
+        assert!(token.matches(TOKEN.as_bytes()));
+        assert!(!token.matches(b"s3cret-token-012345678"));
+        assert!(!token.matches(format!("{TOKEN}0").as_bytes()));
+        assert!(!format!("{token:?}").contains("s3cret"));
+        assert!(BearerToken::new("short").is_err());
+        assert!(BearerToken::new("has a space in the middle").is_err());
+    }
+
+    #[test]
+    fn the_policy_refuses_each_way_with_its_reason() {
+        let policy = AuthPolicy {
+            tls: true,
+            token: Some(BearerToken::new(TOKEN).unwrap()),
+            client_certs: false,
+        };
+        let tls = conn(Transport::Tls { client_cert: false });
+        let right = with_auth(&format!("Bearer {TOKEN}"));
+        assert_eq!(policy.check(Some(&tls), &right), Ok(()));
+        assert_eq!(policy.check(Some(&tls), &with_auth(&format!("bearer {TOKEN}"))), Ok(()));
+        assert_eq!(
+            policy.check(Some(&conn(Transport::Plain)), &right),
+            Err(AuthError::TlsRequired)
+        );
+        assert_eq!(policy.check(None, &right), Err(AuthError::TlsRequired));
+        assert_eq!(
+            policy.check(Some(&tls), &MetadataMap::new()),
+            Err(AuthError::TokenRequired { also_cert: false })
+        );
+        for wrong in ["Bearer nope", TOKEN, "Basic xyz", "Bearer"] {
+            assert_eq!(
+                policy.check(Some(&tls), &with_auth(wrong)),
+                Err(AuthError::TokenInvalid),
+                "{wrong}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_verified_client_certificate_stands_in_for_the_token() {
+        let policy = AuthPolicy {
+            tls: true,
+            token: None,
+            client_certs: true,
+        };
+        let none = MetadataMap::new();
+        assert_eq!(
+            policy.check(Some(&conn(Transport::Tls { client_cert: true })), &none),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check(Some(&conn(Transport::Tls { client_cert: false })), &none),
+            Err(AuthError::ClientCertRequired)
+        );
+    }
+
+    #[test]
+    fn loopback_needs_nothing_and_other_addresses_need_tls_and_credentials() {
+        let open = AuthPolicy::default();
+        assert!(check_exposure(&"127.0.0.1:50051".parse().unwrap(), &open).is_ok());
+        assert!(check_exposure(&"[::1]:50051".parse().unwrap(), &open).is_ok());
+        let error = check_exposure(&"0.0.0.0:50051".parse().unwrap(), &open)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("without TLS") && error.contains("--tls-cert"), "{error}");
+        let tls_only = AuthPolicy {
+            tls: true,
+            ..AuthPolicy::default()
+        };
+        let error = check_exposure(&"192.0.2.7:1".parse().unwrap(), &tls_only)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("without authentication") && error.contains("--token-file"),
+            "{error}"
+        );
+        let full = AuthPolicy {
+            tls: true,
+            token: Some(BearerToken::new(TOKEN).unwrap()),
+            client_certs: false,
+        };
+        assert!(check_exposure(&"0.0.0.0:50051".parse().unwrap(), &full).is_ok());
+        assert!(check_exposure(&"unix:/tmp/f.sock".parse().unwrap(), &open).is_ok());
+        assert!(check_exposure(&"unix:/tmp/f.sock".parse().unwrap(), &full).is_err());
+    }
+}
