@@ -13,7 +13,12 @@ use tempfile::TempDir;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tonic::transport::{Channel, Endpoint};
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+
+pub mod pki;
 
 /// A server running in this process; it stops when [`TestServer::stop`] is called or the value
 /// is dropped.
@@ -74,6 +79,20 @@ impl TestServer {
             .with_context(|| format!("cannot connect to {}", self.addr))
     }
 
+    /// A new TLS connection to the server (which must serve TLS), trusting `tls`.
+    pub async fn tls_channel(&self, tls: ClientTlsConfig) -> anyhow::Result<Channel> {
+        let endpoint = Endpoint::from_shared(format!("https://{}", self.addr))?.tls_config(tls)?;
+        endpoint
+            .connect()
+            .await
+            .with_context(|| format!("cannot connect to {} over TLS", self.addr))
+    }
+
+    /// A new connection whose calls all carry `metadata`.
+    pub async fn with_metadata(&self, metadata: CallMetadata) -> anyhow::Result<Conn> {
+        Ok(InterceptedService::new(self.channel().await?, metadata))
+    }
+
     /// A robot service client on a new connection.
     pub async fn robot(&self) -> anyhow::Result<RobotServiceClient<Channel>> {
         Ok(RobotServiceClient::new(self.channel().await?))
@@ -119,4 +138,68 @@ pub fn ordered(values: &[f64]) -> JointValues {
             values: values.to_vec(),
         })),
     }
+}
+
+/// A connection whose calls carry fixed metadata (a lease, a token).
+pub type Conn = InterceptedService<Channel, CallMetadata>;
+
+/// Metadata sent with every call of a connection.
+#[derive(Debug, Clone, Default)]
+pub struct CallMetadata {
+    pairs: Vec<(&'static str, MetadataValue<Ascii>)>,
+}
+
+impl CallMetadata {
+    /// No metadata.
+    pub fn none() -> Self {
+        CallMetadata::default()
+    }
+
+    /// The control lease with this id (`x-fakesim-lease`).
+    pub fn lease(lease_id: &str) -> anyhow::Result<Self> {
+        CallMetadata::none().with(fakesim_hil::lease::LEASE_HEADER, lease_id)
+    }
+
+    /// This bearer token (`authorization: Bearer ...`).
+    pub fn token(token: &str) -> anyhow::Result<Self> {
+        CallMetadata::none().with("authorization", &format!("Bearer {token}"))
+    }
+
+    /// Adds one entry.
+    pub fn with(mut self, key: &'static str, value: &str) -> anyhow::Result<Self> {
+        self.pairs.push((key, value.parse()?));
+        Ok(self)
+    }
+}
+
+impl Interceptor for CallMetadata {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        for (key, value) in &self.pairs {
+            request.metadata_mut().insert(*key, value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// Reads the journal at `path` until it has `count` lines of `kind` (the journal is written by
+/// a task of its own), yielding to the server between reads; returns those lines.
+pub async fn journal_lines(path: &Path, kind: &str, count: usize) -> Vec<serde_json::Value> {
+    let mut seen = Vec::new();
+    for _ in 0..100_000 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        seen = text
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|line| line["kind"] == kind)
+            .collect();
+        if seen.len() >= count {
+            return seen;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!(
+        "{} has {} `{kind}` lines, not {count}: {seen:?}",
+        path.display(),
+        seen.len()
+    );
 }
