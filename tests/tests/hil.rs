@@ -4,10 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_arm::mapping::{Joint, JointMapping};
-use fakesim_e2e::TestServer;
+use fakesim_e2e::{CallMetadata, Conn, TestServer};
 use fakesim_hil::cli::StartMode;
+use fakesim_hil::lease::MAX_TTL_MS;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use feetech::control_table::TORQUE_ENABLE;
@@ -16,13 +18,39 @@ use feetech_emu::{PtyBus, VirtualSo101, serve_pty};
 use tempfile::TempDir;
 use tokio_stream::StreamExt;
 use tonic::Code;
-use tonic::transport::Channel;
 use uom::si::angle::radian;
 
 struct Rig {
     server: TestServer,
     bus: PtyBus,
+    /// The control lease the rig's clients carry (mirror and hil need it for motion).
+    lease: String,
     _dir: TempDir,
+}
+
+impl Rig {
+    /// A connection carrying the rig's lease.
+    async fn conn(&self) -> Conn {
+        self.leased(&self.lease).await
+    }
+
+    /// A connection carrying the lease `lease_id`.
+    async fn leased(&self, lease_id: &str) -> Conn {
+        let metadata = CallMetadata::lease(lease_id).unwrap();
+        self.server.with_metadata(metadata).await.unwrap()
+    }
+
+    async fn hardware(&self) -> HardwareServiceClient<Conn> {
+        HardwareServiceClient::new(self.conn().await)
+    }
+
+    async fn session(&self) -> SessionServiceClient<Conn> {
+        SessionServiceClient::new(self.conn().await)
+    }
+
+    async fn robot(&self) -> RobotServiceClient<Conn> {
+        RobotServiceClient::new(self.conn().await)
+    }
 }
 
 async fn rig(mode: StartMode) -> Rig {
@@ -39,11 +67,29 @@ async fn rig(mode: StartMode) -> Rig {
     })
     .await
     .unwrap();
-    Rig { server, bus, _dir: dir }
+    let lease = acquire(&server, "hil-test", MAX_TTL_MS, false).await.unwrap().lease_id;
+    Rig {
+        server,
+        bus,
+        lease,
+        _dir: dir,
+    }
 }
 
-async fn hardware(server: &TestServer) -> HardwareServiceClient<Channel> {
-    HardwareServiceClient::new(server.channel().await.unwrap())
+/// A hardware client carrying no lease (reads and streams need none).
+async fn hardware(server: &TestServer) -> HardwareServiceClient<Conn> {
+    HardwareServiceClient::new(server.with_metadata(CallMetadata::none()).await.unwrap())
+}
+
+/// Takes the control lease from a client of its own.
+async fn acquire(server: &TestServer, holder: &str, ttl_ms: u32, takeover: bool) -> Result<Lease, tonic::Status> {
+    let mut hw = HardwareServiceClient::new(server.channel().await.unwrap());
+    let request = AcquireLeaseRequest {
+        holder: holder.into(),
+        ttl_ms,
+        takeover,
+    };
+    Ok(hw.acquire_lease(request).await?.into_inner().lease.unwrap())
 }
 
 fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
@@ -60,7 +106,7 @@ fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
 
 /// Reads joint-state samples until `done` holds for one, at most `limit` samples.
 async fn until_sample(
-    hw: &mut HardwareServiceClient<Channel>,
+    hw: &mut HardwareServiceClient<Conn>,
     limit: usize,
     done: impl Fn(&JointStatesSample) -> bool,
 ) -> JointStatesSample {
@@ -82,7 +128,7 @@ async fn until_sample(
 
 /// Reads the hardware status once per joint-state sample until `done` holds.
 async fn until_status(
-    hw: &mut HardwareServiceClient<Channel>,
+    hw: &mut HardwareServiceClient<Conn>,
     limit: usize,
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
 ) -> GetHardwareStatusResponse {
@@ -108,7 +154,7 @@ async fn until_status(
 #[tokio::test]
 async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
+    let mut hw = rig.hardware().await;
     let status = hw
         .get_hardware_status(GetHardwareStatusRequest {})
         .await
@@ -133,14 +179,14 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
     assert!(elbow.abs() > 0.5, "the scripted motion is a real one: {elbow} rad");
 
-    let mut session = rig.server.session().await.unwrap();
+    let mut session = rig.session().await;
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
     assert_reason(
         session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
         Code::FailedPrecondition,
         "mirror_mode",
     );
-    let mut robot = rig.server.robot().await.unwrap();
+    let mut robot = rig.robot().await;
     let action = SendActionRequest {
         action: Some(fakesim_e2e::ordered(&[0.0; 6])),
         n_substeps: None,
@@ -158,13 +204,13 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
 /// A rig started in mirror mode, with an episode running, switched to hil on the arm's pose.
 async fn rig_in_hil() -> (
     Rig,
-    HardwareServiceClient<Channel>,
-    SessionServiceClient<Channel>,
+    HardwareServiceClient<Conn>,
+    SessionServiceClient<Conn>,
     ResetTaskResponse,
 ) {
     let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
-    let mut session = rig.server.session().await.unwrap();
+    let mut hw = rig.hardware().await;
+    let mut session = rig.session().await;
     let started = session
         .reset_task(ResetTaskRequest::default())
         .await
@@ -191,8 +237,8 @@ fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
 }
 
 /// The stop reasons of a fixed script: a 5 cm move, a move into the table, closing the gripper.
-async fn script(server: &TestServer) -> Vec<String> {
-    let mut session = server.session().await.unwrap();
+async fn script(conn: Conn) -> Vec<String> {
+    let mut session = SessionServiceClient::new(conn);
     let mut reasons = Vec::new();
     let out = session.r#move(move_by(0.0, 0.05, 0.0)).await.unwrap().into_inner();
     reasons.push(format!("{:?}", out.action.unwrap().stop_reason()));
@@ -219,17 +265,17 @@ async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
         .reset_task(ResetTaskRequest::default())
         .await
         .unwrap();
-    let in_sim = script(&sim).await;
+    let in_sim = script(sim.with_metadata(CallMetadata::none()).await.unwrap()).await;
     sim.stop().await.unwrap();
 
     let rig = rig(StartMode::Sim).await;
-    let mut session = rig.server.session().await.unwrap();
+    let mut session = rig.session().await;
     let started = session
         .reset_task(ResetTaskRequest::default())
         .await
         .unwrap()
         .into_inner();
-    let mut hw = hardware(&rig.server).await;
+    let mut hw = rig.hardware().await;
     let refused = hw.set_mode(set_mode(Mode::Hil, SyncOption::None)).await.unwrap_err();
     assert_reason(refused, Code::FailedPrecondition, "arm_twin_disagree");
     let zero_speed = SetModeRequest {
@@ -259,9 +305,9 @@ async fn an_episode_in_hil_ends_with_the_same_stop_reasons_as_in_sim() {
         .into_inner();
     assert_eq!(switched.previous_mode(), Mode::Sim);
     assert!(switched.max_joint_error_rad > 0.1);
-    let in_hil = script(&rig.server).await;
+    let in_hil = script(rig.conn().await).await;
     assert_eq!(in_hil, in_sim);
-    let mut robot = rig.server.robot().await.unwrap();
+    let mut robot = rig.robot().await;
     assert_reason(
         robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(),
         Code::FailedPrecondition,
@@ -390,7 +436,7 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
 #[tokio::test]
 async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
     let (rig, mut hw, _session, _) = rig_in_hil().await;
-    let mut robot = rig.server.robot().await.unwrap();
+    let mut robot = rig.robot().await;
     let mapping = JointMapping::so101()
         .bind(&VirtualSo101::calibration(), &twin_ranges())
         .unwrap();
@@ -590,4 +636,163 @@ async fn without_an_arm_the_stream_carries_no_reading() {
         assert_eq!((sample.reading_seq, sample.reading_elapsed_s), (None, None));
         assert!(sample.joints.iter().all(|j| j.real_rad.is_none()));
     }
+}
+
+fn goals(rig: &Rig) -> Vec<i32> {
+    (1..=6)
+        .map(|id| {
+            rig.bus
+                .servos()
+                .register(id, &feetech::control_table::GOAL_POSITION)
+                .unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() {
+    let (rig, mut hw, mut session, _) = rig_in_hil().await;
+    let mut other_session = SessionServiceClient::new(rig.server.channel().await.unwrap());
+    let mut other_robot = rig.server.robot().await.unwrap();
+    let mut other_hw = HardwareServiceClient::new(rig.server.channel().await.unwrap());
+
+    let refused = other_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err();
+    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert!(refused.message().contains("\"hil-test\""), "{}", refused.message());
+    assert_eq!(
+        fakesim_proto::errors::error_info(&refused).unwrap().metadata["holder"],
+        "\"hil-test\""
+    );
+    let tick = TickRequest {
+        action: vec![0.1; 6],
+        ..TickRequest::default()
+    };
+    assert_reason(
+        other_robot.tick(tick).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "lease_held",
+    );
+    assert_reason(
+        other_hw
+            .set_mode(set_mode(Mode::Mirror, SyncOption::None))
+            .await
+            .unwrap_err(),
+        Code::FailedPrecondition,
+        "lease_held",
+    );
+    let status = other_hw
+        .get_hardware_status(GetHardwareStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.lease_holder.as_deref(), Some("hil-test"));
+    assert!(status.lease_required && status.lease_expires_in_ms > 0);
+    other_session.get_observation(GetObservationRequest {}).await.unwrap();
+
+    let stop = other_hw
+        .emergency_stop(EmergencyStopRequest {
+            reason: "bystander".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stop.estop_latched);
+    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
+    assert_reason(
+        other_hw
+            .reset_emergency_stop(ResetEmergencyStopRequest {})
+            .await
+            .unwrap_err(),
+        Code::FailedPrecondition,
+        "lease_held",
+    );
+    hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap();
+    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        .await
+        .unwrap();
+    session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap();
+    rig.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
+    let (rig, _hw, mut session, started) = rig_in_hil().await;
+    session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap();
+
+    let refused = acquire(&rig.server, "laptop", 1000, false).await.unwrap_err();
+    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert!(refused.message().contains("\"hil-test\""), "{}", refused.message());
+    let mut hw = HardwareServiceClient::new(rig.leased("none").await);
+    let taken = hw
+        .acquire_lease(AcquireLeaseRequest {
+            holder: "laptop".into(),
+            ttl_ms: 1000,
+            takeover: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(taken.previous_holder.as_deref(), Some("hil-test"));
+    let laptop = taken.lease.unwrap().lease_id;
+    let refused = session.r#move(move_by(0.0, -0.02, 0.0)).await.unwrap_err();
+    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert!(refused.message().contains("\"laptop\""), "{}", refused.message());
+    let mut laptop_session = SessionServiceClient::new(rig.leased(&laptop).await);
+    laptop_session.r#move(move_by(0.0, -0.02, 0.0)).await.unwrap();
+
+    // The laptop goes quiet: no renewal.
+    until_status(&mut hw, 500, |s| s.lease_holder.is_none()).await;
+    assert_reason(
+        laptop_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "lease_expired",
+    );
+    assert_reason(
+        SessionServiceClient::new(rig.server.channel().await.unwrap())
+            .r#move(move_by(0.0, 0.02, 0.0))
+            .await
+            .unwrap_err(),
+        Code::FailedPrecondition,
+        "lease_required",
+    );
+    // The arm holds: every goal settles on the measured position and then never changes.
+    let servos = rig.bus.servos();
+    until_status(&mut hw, 300, |_| {
+        goals(&rig)
+            .iter()
+            .zip(1..=6)
+            .all(|(goal, id)| (goal - servos.present_position(id).unwrap()).abs() <= 2)
+    })
+    .await;
+    let held = goals(&rig);
+    let mut samples = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..30 {
+        samples.next().await.unwrap().unwrap();
+        assert_eq!(goals(&rig), held, "no motion after the lease expired");
+    }
+
+    let closer = acquire(&rig.server, "closer", 5000, false).await.unwrap();
+    let mut closer_session = SessionServiceClient::new(rig.leased(&closer.lease_id).await);
+    closer_session.stop_episode(StopEpisodeRequest {}).await.unwrap();
+    hw.release_lease(ReleaseLeaseRequest {
+        lease_id: closer.lease_id.clone(),
+    })
+    .await
+    .unwrap();
+    let events = rig.server.runs_dir().join(&started.run).join("events.jsonl");
+    let lease_events: Vec<String> = fakesim_e2e::journal_lines(&events, "lease", 3)
+        .await
+        .iter()
+        .map(|e| e["lease"]["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        lease_events,
+        ["lease_taken_over", "lease_expired", "lease_acquired"],
+        "journaled during the episode, in order"
+    );
+    rig.server.stop().await.unwrap();
 }

@@ -463,6 +463,46 @@ mod tests {
     }
 
     #[test]
+    fn access_settings_come_from_flags_file_and_environment() {
+        let token = config_file("lab-token-0123456789abcdef\n");
+        let token_path = token.path().to_str().unwrap();
+        let file = config_file(&format!(
+            "tls-cert = \"/c.pem\"\ntls-key = \"/k.pem\"\ntls-client-ca = \"/ca.pem\"\n\
+             token-file = \"{token_path}\"\nlease-in-sim = true\n"
+        ));
+        let settings =
+            Settings::from_args_and_env(&args(&["--config", file.path().to_str().unwrap()]), |_| None).unwrap();
+        let tls = settings.tls.clone().unwrap();
+        assert_eq!(
+            (tls.cert, tls.client_ca),
+            (PathBuf::from("/c.pem"), Some(PathBuf::from("/ca.pem")))
+        );
+        assert!(settings.lease_in_sim);
+        let policy = settings.auth_policy();
+        assert!(policy.tls && policy.client_certs);
+        assert!(policy.token.unwrap().matches(b"lab-token-0123456789abcdef"));
+
+        let env = |name: &str| (name == TOKEN_ENV).then(|| "from-the-environment-42".to_owned());
+        let settings = Settings::from_args_and_env(&args(&[]), env).unwrap();
+        assert!(settings.token.unwrap().matches(b"from-the-environment-42"));
+        let settings = Settings::from_args_and_env(&args(&["--token-file", token_path]), env).unwrap();
+        assert!(
+            settings.token.unwrap().matches(b"lab-token-0123456789abcdef"),
+            "the file wins"
+        );
+
+        for (argv, says) in [
+            (&["--tls-cert", "/c.pem"][..], "--tls-cert needs --tls-key"),
+            (&["--tls-key", "/k.pem"][..], "--tls-key needs --tls-cert"),
+            (&["--tls-client-ca", "/ca.pem"][..], "--tls-client-ca needs --tls-cert"),
+            (&["--listen", "0.0.0.0:1"][..], "without TLS"),
+        ] {
+            let err = Settings::from_args_and_env(&args(argv), |_| None).unwrap_err();
+            assert!(format!("{err:#}").contains(says), "{argv:?}: {err:#}");
+        }
+    }
+
+    #[test]
     fn missing_config_file_names_the_path() {
         let err = Settings::from_args(&args(&["--config", "/nonexistent/fakesim.toml"])).unwrap_err();
         assert!(format!("{err:#}").contains("/nonexistent/fakesim.toml"), "{err:#}");

@@ -1,6 +1,7 @@
 //! The real `fakesim-hil` binary: runs without `LD_LIBRARY_PATH` (rpath), announces its
 //! address (log and stdout), serves, exits 0 on SIGTERM (every time, over many start/stop
-//! cycles, with and without a virtual arm), and refuses a port it cannot use.
+//! cycles, with and without a virtual arm), refuses a port it cannot use, and refuses listening
+//! off loopback without TLS and credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use nix::sys::signal::{Signal, kill};
@@ -193,15 +194,32 @@ impl Drop for VirtualArm {
 /// Starts an episode, which draws both cameras: the cycle has GL contexts to tear down and an
 /// episode to finalise.
 async fn start_episode(addr: SocketAddr) {
-    use fakesim_proto::v1::ResetTaskRequest;
+    use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
     use fakesim_proto::v1::session_service_client::SessionServiceClient;
+    use fakesim_proto::v1::{AcquireLeaseRequest, ResetTaskRequest};
     let channel = Endpoint::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()
         .await
         .unwrap();
+    // With an arm the daemon starts in mirror, where starting an episode needs the lease.
+    let lease = HardwareServiceClient::new(channel.clone())
+        .acquire_lease(AcquireLeaseRequest {
+            holder: "cycle".into(),
+            ttl_ms: 0,
+            takeover: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .lease
+        .unwrap();
+    let mut request = tonic::Request::new(ResetTaskRequest::default());
+    request
+        .metadata_mut()
+        .insert("x-fakesim-lease", lease.lease_id.parse().unwrap());
     let started = SessionServiceClient::new(channel)
-        .reset_task(ResetTaskRequest::default())
+        .reset_task(request)
         .await
         .unwrap()
         .into_inner();
@@ -237,4 +255,51 @@ fn every_start_stop_cycle_exits_0_with_and_without_a_virtual_arm() {
             assert_eq!(code, Some(0), "{variant}, cycle {cycle} of {n}; stderr:\n{stderr}");
         }
     }
+}
+
+#[test]
+fn listening_off_loopback_without_tls_and_credentials_is_refused_saying_how_to_set_them() {
+    let output = daemon(&["--listen", "0.0.0.0:0"])
+        .env_remove("FAKESIM_HIL_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without TLS"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--tls-cert FILE --tls-key FILE"), "{stderr}");
+    assert!(!stderr.contains("listening on"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    let tls = [
+        "--listen",
+        "0.0.0.0:0",
+        "--tls-cert",
+        cert_path.to_str().unwrap(),
+        "--tls-key",
+        key_path.to_str().unwrap(),
+    ];
+    let output = daemon(&tls).env_remove("FAKESIM_HIL_TOKEN").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("without authentication"), "{stderr}");
+    assert!(stderr.contains("--token-file FILE (or FAKESIM_HIL_TOKEN)"), "{stderr}");
+
+    let output = daemon(&tls).env("FAKESIM_HIL_TOKEN", "short").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("FAKESIM_HIL_TOKEN") && stderr.contains("at least 16"),
+        "{stderr}"
+    );
 }
