@@ -23,6 +23,9 @@ pub struct Cli {
     /// Options of the daemon.
     #[command(flatten)]
     pub daemon: DaemonArgs,
+    /// Who may call the daemon and move the arm.
+    #[command(flatten)]
+    pub access: AccessArgs,
 }
 
 /// Tools besides the daemon.
@@ -113,6 +116,29 @@ pub struct DaemonArgs {
     /// or full (the scene as written).
     #[arg(long, value_name = "LEVEL")]
     pub render_quality: Option<RenderQuality>,
+    /// TOML file whose keys are the long names of these options and of the access options
+    /// (lock-task is a table: suite, task-index, init-state-index), plus a `[servos]` table of
+    /// connect-time servo settings
+    /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
+    /// max-torque, protection-current, overload-torque); flags override it. Unknown keys are
+    /// refused.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp (loopback only).
+    #[arg(long, value_name = "ADDR")]
+    pub mcp_listen: Option<SocketAddr>,
+    /// With --mcp-listen, serve only the tools that move nothing.
+    #[arg(long)]
+    pub mcp_observe_only: bool,
+    /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+}
+
+/// Options of the daemon on who may call it and move the arm (not taken by `mcp`, whose own
+/// `--token-file` and TLS options are a client's). Each overrides the same key of `--config`.
+#[derive(Debug, Default, PartialEq, Args)]
+pub struct AccessArgs {
     /// TLS certificate chain (PEM) to serve with, with --tls-key; required off loopback.
     #[arg(long, value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
@@ -129,20 +155,4 @@ pub struct DaemonArgs {
     /// Require the control lease for motion in sim too (mirror and hil always require it).
     #[arg(long)]
     pub lease_in_sim: bool,
-    /// TOML file whose keys are the long names of these options (lock-task is a table: suite,
-    /// task-index, init-state-index), plus a `[servos]` table of connect-time servo settings
-    /// (return-delay, acceleration, max-acceleration, p, i, d, and `[servos.gripper]`
-    /// max-torque, protection-current, overload-torque); flags override it. Unknown keys are
-    /// refused.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp (loopback only).
-    #[arg(long, value_name = "ADDR")]
-    pub mcp_listen: Option<SocketAddr>,
-    /// With --mcp-listen, serve only the tools that move nothing.
-    #[arg(long)]
-    pub mcp_observe_only: bool,
-    /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].
-    #[arg(long, value_name = "FILTER")]
-    pub log_level: Option<String>,
 }

@@ -35,7 +35,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Mcp(args) => fakesim_hil::mcp::run(args).await,
         };
     }
-    let settings = Settings::from_args(&cli.daemon)?;
+    let settings = Settings::from_cli(&cli.daemon, &cli.access, |name| std::env::var(name).ok())?;
     logging::init(&settings.log_level)?;
     run(settings).await
 }

@@ -32,6 +32,10 @@ pub struct McpArgs {
     /// File holding the bearer token sent to the daemon (else the FAKESIM_HIL_TOKEN variable).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Holder name under which --connect takes the daemon's control lease (shown in its
+    /// hardware status); the lease is renewed while the tools run.
+    #[arg(long, value_name = "NAME", default_value = "fakesim-hil mcp")]
+    pub lease_holder: String,
     /// Serve only list_tasks, get_observation and get_session_info: nothing moves.
     #[arg(long)]
     pub observe_only: bool,
@@ -118,6 +122,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             let target = Target {
                 address: address.clone(),
                 token: args.token()?,
+                lease_holder: (!args.observe_only).then(|| args.lease_holder.clone()),
             };
             (connect::connect(&target).await?, None)
         }
@@ -164,7 +169,11 @@ async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionC
         stop.clone().cancelled_owned(),
         |_| {},
     ));
-    let target = Target { address, token: None };
+    let target = Target {
+        address,
+        token: None,
+        lease_holder: None,
+    };
     let client = connect::connect(&target).await?;
     Ok((client, InProcess { stop, task }))
 }

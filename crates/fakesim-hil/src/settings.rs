@@ -1,7 +1,7 @@
 //! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
 
 use crate::auth::{AuthPolicy, BearerToken, TOKEN_ENV, check_exposure};
-use crate::cli::{DaemonArgs, StartMode};
+use crate::cli::{AccessArgs, DaemonArgs, StartMode};
 use crate::listen::ListenAddr;
 use crate::tls::TlsFiles;
 use anyhow::{Context, bail};
@@ -132,13 +132,19 @@ impl FileConfig {
 }
 
 impl Settings {
-    /// Merges the flags over the `--config` file (when given) over the defaults, and checks the result.
+    /// Merges the flags over the `--config` file (when given) over the defaults, and checks the
+    /// result; access settings come from the file only (as for the in-process twin of `mcp`).
     pub fn from_args(args: &DaemonArgs) -> anyhow::Result<Self> {
-        Self::from_args_and_env(args, |name| std::env::var(name).ok())
+        Self::from_cli(args, &AccessArgs::default(), |_| None)
     }
 
-    /// As [`Settings::from_args`], reading environment variables through `env`.
-    pub fn from_args_and_env(args: &DaemonArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
+    /// The daemon's settings from its command line: [`Settings::from_args`] with the access
+    /// flags, and the token from `env` (`FAKESIM_HIL_TOKEN`) when no token file is named.
+    pub fn from_cli(
+        args: &DaemonArgs,
+        access: &AccessArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Self> {
         let file = match &args.config {
             Some(path) => FileConfig::read(path)?,
             None => FileConfig::default(),
@@ -186,17 +192,17 @@ impl Settings {
             mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
             log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
             tls: tls_files(
-                args.tls_cert.clone().or(file.tls_cert),
-                args.tls_key.clone().or(file.tls_key),
-                args.tls_client_ca.clone().or(file.tls_client_ca),
+                access.tls_cert.clone().or(file.tls_cert),
+                access.tls_key.clone().or(file.tls_key),
+                access.tls_client_ca.clone().or(file.tls_client_ca),
             )?,
-            token: match args.token_file.clone().or(file.token_file) {
+            token: match access.token_file.clone().or(file.token_file) {
                 Some(path) => Some(BearerToken::read(&path)?),
                 None => env(TOKEN_ENV)
                     .map(|text| BearerToken::new(&text).with_context(|| format!("environment variable {TOKEN_ENV}")))
                     .transpose()?,
             },
-            lease_in_sim: args.lease_in_sim || file.lease_in_sim.unwrap_or(false),
+            lease_in_sim: access.lease_in_sim || file.lease_in_sim.unwrap_or(false),
         };
         settings.check()?;
         Ok(settings)
@@ -299,6 +305,14 @@ mod tests {
         let mut full = vec!["fakesim-hil"];
         full.extend_from_slice(argv);
         Cli::try_parse_from(full).unwrap().daemon
+    }
+
+    /// The daemon's settings from a command line, with `env` as the environment.
+    fn from_cli(argv: &[&str], env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Settings> {
+        let mut full = vec!["fakesim-hil"];
+        full.extend_from_slice(argv);
+        let cli = Cli::try_parse_from(full).unwrap();
+        Settings::from_cli(&cli.daemon, &cli.access, env)
     }
 
     fn config_file(text: &str) -> tempfile::NamedTempFile {
@@ -470,8 +484,7 @@ mod tests {
             "tls-cert = \"/c.pem\"\ntls-key = \"/k.pem\"\ntls-client-ca = \"/ca.pem\"\n\
              token-file = \"{token_path}\"\nlease-in-sim = true\n"
         ));
-        let settings =
-            Settings::from_args_and_env(&args(&["--config", file.path().to_str().unwrap()]), |_| None).unwrap();
+        let settings = from_cli(&["--config", file.path().to_str().unwrap()], |_| None).unwrap();
         let tls = settings.tls.clone().unwrap();
         assert_eq!(
             (tls.cert, tls.client_ca),
@@ -483,9 +496,9 @@ mod tests {
         assert!(policy.token.unwrap().matches(b"lab-token-0123456789abcdef"));
 
         let env = |name: &str| (name == TOKEN_ENV).then(|| "from-the-environment-42".to_owned());
-        let settings = Settings::from_args_and_env(&args(&[]), env).unwrap();
+        let settings = from_cli(&[], env).unwrap();
         assert!(settings.token.unwrap().matches(b"from-the-environment-42"));
-        let settings = Settings::from_args_and_env(&args(&["--token-file", token_path]), env).unwrap();
+        let settings = from_cli(&["--token-file", token_path], env).unwrap();
         assert!(
             settings.token.unwrap().matches(b"lab-token-0123456789abcdef"),
             "the file wins"
@@ -497,7 +510,7 @@ mod tests {
             (&["--tls-client-ca", "/ca.pem"][..], "--tls-client-ca needs --tls-cert"),
             (&["--listen", "0.0.0.0:1"][..], "without TLS"),
         ] {
-            let err = Settings::from_args_and_env(&args(argv), |_| None).unwrap_err();
+            let err = from_cli(argv, |_| None).unwrap_err();
             assert!(format!("{err:#}").contains(says), "{argv:?}: {err:#}");
         }
     }

@@ -1,10 +1,14 @@
 //! How the tools reach a session service: a gRPC connection to a daemon (`HOST:PORT` or
-//! `unix:PATH`, with an optional bearer token), or the daemon's own service in the same process.
+//! `unix:PATH`, with an optional bearer token, holding the daemon's control lease when asked),
+//! or the daemon's own service in the same process.
 
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
-use http::header::{AUTHORIZATION, HeaderValue};
+use fakesim_proto::v1::{AcquireLeaseRequest, RenewLeaseRequest};
+use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use hyper_util::rt::TokioIo;
 use std::path::PathBuf;
+use std::time::Duration;
 use thiserror::Error;
 use tonic::body::Body;
 use tonic::transport::{Endpoint, Uri};
@@ -53,7 +57,15 @@ pub struct Target {
     pub address: String,
     /// Bearer token sent as `authorization: Bearer <token>` on every call.
     pub token: Option<String>,
+    /// Take the daemon's control lease under this holder name, renew it while connected, and
+    /// send it (`x-fakesim-lease`) on every call.
+    pub lease_holder: Option<String>,
 }
+
+/// Metadata key a call carries the control lease in.
+const LEASE_HEADER: HeaderName = HeaderName::from_static("x-fakesim-lease");
+/// Time to live asked for the lease; it is renewed three times as often.
+const LEASE_TTL: Duration = Duration::from_secs(5);
 
 /// The longest address quoted back in an error.
 const MAX_QUOTED: usize = 200;
@@ -87,16 +99,66 @@ pub async fn connect(target: &Target) -> Result<SessionClient, ConnectError> {
         Some(token) => Some(HeaderValue::try_from(format!("Bearer {token}")).map_err(|_| ConnectError::Token)?),
         None => None,
     };
+    let authorized = BoxCloneSyncService::new(with_header(channel, AUTHORIZATION, authorization));
+    let lease = match &target.lease_holder {
+        Some(holder) => hold_lease(HardwareServiceClient::new(authorized.clone()), holder).await,
+        None => None,
+    };
+    let service = with_header(authorized, LEASE_HEADER, lease);
+    Ok(SessionServiceClient::new(BoxCloneSyncService::new(service)))
+}
+
+/// `service` with `header` set to `value` (when there is one) on every request.
+fn with_header<S>(service: S, header: HeaderName, value: Option<HeaderValue>) -> SessionChannel
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+{
     let service = ServiceBuilder::new()
         .map_request(move |mut request: http::Request<Body>| {
-            if let Some(value) = &authorization {
-                request.headers_mut().insert(AUTHORIZATION, value.clone());
+            if let Some(value) = &value {
+                request.headers_mut().insert(header.clone(), value.clone());
             }
             request
         })
-        .service(channel)
+        .service(service)
         .map_err(|e| TransportError(e.into()));
-    Ok(SessionServiceClient::new(BoxCloneSyncService::new(service)))
+    BoxCloneSyncService::new(service)
+}
+
+/// Takes the control lease as `holder` and keeps renewing it until a renewal fails (the lease
+/// was taken over, or the daemon went away). Without it (another client holds it), the tools
+/// still run, and each motion is refused naming the holder.
+async fn hold_lease(mut hardware: HardwareServiceClient<SessionChannel>, holder: &str) -> Option<HeaderValue> {
+    let request = AcquireLeaseRequest {
+        holder: holder.to_owned(),
+        ttl_ms: u32::try_from(LEASE_TTL.as_millis()).unwrap_or(u32::MAX),
+        takeover: false,
+    };
+    let lease_id = match hardware.acquire_lease(request).await {
+        Ok(granted) => granted.into_inner().lease.map(|lease| lease.lease_id)?,
+        Err(status) => {
+            tracing::warn!(%status, "running without the control lease: motion will be refused");
+            return None;
+        }
+    };
+    let header = HeaderValue::try_from(lease_id.as_str()).ok()?;
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(LEASE_TTL / 3);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let renew = RenewLeaseRequest {
+                lease_id: lease_id.clone(),
+            };
+            if let Err(status) = hardware.renew_lease(renew).await {
+                tracing::warn!(%status, "the control lease is lost: motion will be refused");
+                return;
+            }
+        }
+    });
+    Some(header)
 }
 
 /// A session client calling `service` directly in this process, with no network in between.

@@ -106,7 +106,7 @@ class GetHardwareStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetHardwareStatusResponse(_message.Message):
-    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file")
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required")
     MODE_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +115,9 @@ class GetHardwareStatusResponse(_message.Message):
     ESTOP_REASON_FIELD_NUMBER: _ClassVar[int]
     SAFETY_EVENTS_FIELD_NUMBER: _ClassVar[int]
     MAPPING_FILE_FIELD_NUMBER: _ClassVar[int]
+    LEASE_HOLDER_FIELD_NUMBER: _ClassVar[int]
+    LEASE_EXPIRES_IN_MS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     mode: Mode
     port: str
     bus_connected: bool
@@ -123,7 +126,10 @@ class GetHardwareStatusResponse(_message.Message):
     estop_reason: str
     safety_events: int
     mapping_file: str
-    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ...) -> None: ...
+    lease_holder: str
+    lease_expires_in_ms: int
+    lease_required: bool
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ...) -> None: ...
 
 class StreamJointStatesRequest(_message.Message):
     __slots__ = ("rate_hz",)
@@ -186,3 +192,53 @@ class ResetEmergencyStopResponse(_message.Message):
     estop_latched: bool
     was_latched: bool
     def __init__(self, estop_latched: bool = ..., was_latched: bool = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ("lease_id", "holder", "ttl_ms")
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    holder: str
+    ttl_ms: int
+    def __init__(self, lease_id: _Optional[str] = ..., holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class AcquireLeaseRequest(_message.Message):
+    __slots__ = ("holder", "ttl_ms", "takeover")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    TAKEOVER_FIELD_NUMBER: _ClassVar[int]
+    holder: str
+    ttl_ms: int
+    takeover: bool
+    def __init__(self, holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ..., takeover: bool = ...) -> None: ...
+
+class AcquireLeaseResponse(_message.Message):
+    __slots__ = ("lease", "previous_holder")
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_HOLDER_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    previous_holder: str
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ..., previous_holder: _Optional[str] = ...) -> None: ...
+
+class RenewLeaseRequest(_message.Message):
+    __slots__ = ("lease_id",)
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ...) -> None: ...
+
+class RenewLeaseResponse(_message.Message):
+    __slots__ = ("lease",)
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class ReleaseLeaseRequest(_message.Message):
+    __slots__ = ("lease_id",)
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ...) -> None: ...
+
+class ReleaseLeaseResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -66,6 +66,21 @@ class HardwareServiceStub(object):
                 request_serializer=fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopRequest.SerializeToString,
                 response_deserializer=fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopResponse.FromString,
                 _registered_method=True)
+        self.AcquireLease = channel.unary_unary(
+                '/fakesim.v1.HardwareService/AcquireLease',
+                request_serializer=fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseRequest.SerializeToString,
+                response_deserializer=fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseResponse.FromString,
+                _registered_method=True)
+        self.RenewLease = channel.unary_unary(
+                '/fakesim.v1.HardwareService/RenewLease',
+                request_serializer=fakesim_dot_v1_dot_hardware__pb2.RenewLeaseRequest.SerializeToString,
+                response_deserializer=fakesim_dot_v1_dot_hardware__pb2.RenewLeaseResponse.FromString,
+                _registered_method=True)
+        self.ReleaseLease = channel.unary_unary(
+                '/fakesim.v1.HardwareService/ReleaseLease',
+                request_serializer=fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseRequest.SerializeToString,
+                response_deserializer=fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseResponse.FromString,
+                _registered_method=True)
 
 
 class HardwareServiceServicer(object):
@@ -122,6 +137,35 @@ class HardwareServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AcquireLease(self, request, context):
+        """Takes the control lease: while it is held, only calls carrying its
+        lease_id as gRPC metadata `x-fakesim-lease` may move the arm, switch the
+        mode or reset the emergency stop (in mirror and hil; in sim only with
+        --lease-in-sim). Reads, streams and EmergencyStop never need it.
+        Errors: FAILED_PRECONDITION `lease_held` (another holder; metadata names
+        it; ask with takeover to take it over), INVALID_ARGUMENT
+        `invalid_argument` (holder or ttl_ms).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenewLease(self, request, context):
+        """Extends the lease by its time to live from now.
+        Errors: FAILED_PRECONDITION `lease_held` (it was taken over),
+        FAILED_PRECONDITION `lease_expired` (it expired or was released).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseLease(self, request, context):
+        """Gives the lease up. Errors as RenewLease.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HardwareServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -149,6 +193,21 @@ def add_HardwareServiceServicer_to_server(servicer, server):
                     servicer.ResetEmergencyStop,
                     request_deserializer=fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopRequest.FromString,
                     response_serializer=fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopResponse.SerializeToString,
+            ),
+            'AcquireLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcquireLease,
+                    request_deserializer=fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseRequest.FromString,
+                    response_serializer=fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseResponse.SerializeToString,
+            ),
+            'RenewLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewLease,
+                    request_deserializer=fakesim_dot_v1_dot_hardware__pb2.RenewLeaseRequest.FromString,
+                    response_serializer=fakesim_dot_v1_dot_hardware__pb2.RenewLeaseResponse.SerializeToString,
+            ),
+            'ReleaseLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseLease,
+                    request_deserializer=fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseRequest.FromString,
+                    response_serializer=fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -293,6 +352,87 @@ class HardwareService(object):
             '/fakesim.v1.HardwareService/ResetEmergencyStop',
             fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopRequest.SerializeToString,
             fakesim_dot_v1_dot_hardware__pb2.ResetEmergencyStopResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcquireLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fakesim.v1.HardwareService/AcquireLease',
+            fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseRequest.SerializeToString,
+            fakesim_dot_v1_dot_hardware__pb2.AcquireLeaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fakesim.v1.HardwareService/RenewLease',
+            fakesim_dot_v1_dot_hardware__pb2.RenewLeaseRequest.SerializeToString,
+            fakesim_dot_v1_dot_hardware__pb2.RenewLeaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fakesim.v1.HardwareService/ReleaseLease',
+            fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseRequest.SerializeToString,
+            fakesim_dot_v1_dot_hardware__pb2.ReleaseLeaseResponse.FromString,
             options,
             channel_credentials,
             insecure,
