@@ -48,7 +48,7 @@ async def test_in_mirror_mode_motion_is_a_tool_error_naming_the_mode_layer(daemo
 
 
 async def test_a_latched_emergency_stop_is_a_tool_error_naming_the_layer(daemon, virtual_arm, fakesim_bin):
-    from fakesim_hil import Client  # the project's gRPC client, as an operator's console
+    from fakesim_hil import Client, FakesimError  # the project's gRPC client, as an operator's console
 
     started = daemon(*hil_options(virtual_arm))
     async with stdio_session(fakesim_bin, "--connect", started["address"]) as session:
@@ -61,5 +61,9 @@ async def test_a_latched_emergency_stop_is_a_tool_error_naming_the_layer(daemon,
             assert "(layer: emergency_stop)" in refused.content[0].text
             assert error_name(await session.call_tool("gripper", {"command": "close"})) == "estop_latched"
             ok(await session.call_tool("get_observation", {}))
-            operator.reset_emergency_stop()
+            # Anyone may stop the arm; only the lease holder (here the MCP session) may reset it.
+            with pytest.raises(FakesimError) as refused:
+                operator.reset_emergency_stop()
+            assert refused.value.reason == "lease_held"
+            assert refused.value.metadata["holder"] == '"fakesim-hil mcp"'
         ok(await session.call_tool("stop_episode", {}))
