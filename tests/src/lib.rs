@@ -3,15 +3,16 @@
 
 use anyhow::Context;
 use fakesim_hil::{Settings, serve};
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::joint_values::Form;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
-use fakesim_proto::v1::{JointValues, NamedJointValues, OrderedJointValues};
+use fakesim_proto::v1::{AcquireLeaseRequest, JointValues, NamedJointValues, OrderedJointValues};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use tempfile::TempDir;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
@@ -27,6 +28,8 @@ pub struct TestServer {
     runs_dir: TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<anyhow::Result<()>>,
+    /// The control lease [`TestServer::leased`] connections carry, taken on first use.
+    lease: OnceCell<String>,
 }
 
 impl TestServer {
@@ -57,6 +60,7 @@ impl TestServer {
             runs_dir,
             stop: Some(stop),
             task,
+            lease: OnceCell::new(),
         })
     }
 
@@ -86,6 +90,28 @@ impl TestServer {
             .connect()
             .await
             .with_context(|| format!("cannot connect to {} over TLS", self.addr))
+    }
+
+    /// A new connection carrying the server's control lease (holder `e2e test`, the longest
+    /// time to live), which the first call takes: mirror and hil need it for motion.
+    pub async fn leased(&self) -> anyhow::Result<Conn> {
+        let lease_id = self
+            .lease
+            .get_or_try_init(|| async {
+                let request = AcquireLeaseRequest {
+                    holder: "e2e test".into(),
+                    ttl_ms: fakesim_hil::lease::MAX_TTL_MS,
+                    takeover: false,
+                };
+                let mut hardware = HardwareServiceClient::new(self.channel().await?);
+                let granted = hardware.acquire_lease(request).await?.into_inner();
+                granted
+                    .lease
+                    .map(|lease| lease.lease_id)
+                    .context("AcquireLease answered no lease")
+            })
+            .await?;
+        self.with_metadata(CallMetadata::lease(lease_id)?).await
     }
 
     /// A new connection whose calls all carry `metadata`.

@@ -10,11 +10,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
-use fakesim_e2e::TestServer;
+use fakesim_e2e::{Conn, TestServer};
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
+use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use feetech::calibration::Calibration;
 use feetech::control_table::{GOAL_POSITION, HOMING_OFFSET, TORQUE_ENABLE};
@@ -25,7 +26,6 @@ use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, WriteRecord, serve_pty};
 use tempfile::TempDir;
 use tokio_stream::StreamExt;
 use tonic::Code;
-use tonic::transport::Channel;
 use uom::si::angle::radian;
 use uom::si::f64::Angle;
 
@@ -71,11 +71,11 @@ fn mapping(calibration: &Calibration) -> CalibratedMapping {
     JointMapping::so101().bind(calibration, &twin_ranges()).unwrap()
 }
 
-async fn hardware(server: &TestServer) -> HardwareServiceClient<Channel> {
-    HardwareServiceClient::new(server.channel().await.unwrap())
+async fn hardware(server: &TestServer) -> HardwareServiceClient<Conn> {
+    HardwareServiceClient::new(server.leased().await.unwrap())
 }
 
-async fn status(hw: &mut HardwareServiceClient<Channel>) -> GetHardwareStatusResponse {
+async fn status(hw: &mut HardwareServiceClient<Conn>) -> GetHardwareStatusResponse {
     hw.get_hardware_status(GetHardwareStatusRequest {})
         .await
         .unwrap()
@@ -84,7 +84,7 @@ async fn status(hw: &mut HardwareServiceClient<Channel>) -> GetHardwareStatusRes
 
 /// Reads the status once per joint-state sample until `done` holds.
 async fn until_status(
-    hw: &mut HardwareServiceClient<Channel>,
+    hw: &mut HardwareServiceClient<Conn>,
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
 ) -> GetHardwareStatusResponse {
     let mut stream = hw
@@ -133,7 +133,7 @@ async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
     if let Err(refused) = hw.get_hardware_status(GetHardwareStatusRequest {}).await {
         panic!("{name}: {refused:?}: {:#}", server.stop().await.err().unwrap());
     }
-    let mut robot = server.robot().await.unwrap();
+    let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
 
     // Effective ranges: in model info and in the status, inside both ranges.
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
@@ -172,7 +172,7 @@ async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
 
     // A hil episode.
     arm.bus.servos().clear_write_log();
-    let mut session = server.session().await.unwrap();
+    let mut session = SessionServiceClient::new(server.leased().await.unwrap());
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
     hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
         .await
@@ -262,7 +262,7 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
     let arm = arm(&calibration, &calibration).await;
     let server = daemon(&arm, false).await.unwrap();
     let mut hw = hardware(&server).await;
-    let mut robot = server.robot().await.unwrap();
+    let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
     let servos = arm.bus.servos();
     servos.clear_write_log();
     hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
@@ -307,7 +307,7 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
         })
         .await;
     // ResetTask in hil is atomic: the arm cannot go home, so no episode starts.
-    let mut session = server.session().await.unwrap();
+    let mut session = SessionServiceClient::new(server.leased().await.unwrap());
     let refused = session.reset_task(ResetTaskRequest::default()).await.unwrap_err();
     assert_eq!(error_reason(&refused).as_deref(), Some("servo_fault"), "{refused:?}");
     let info = session
@@ -382,7 +382,7 @@ async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
     })
     .await;
     assert_eq!(mirrored.mapping_file.as_deref(), Some(mapping_file.to_str().unwrap()));
-    let mut robot = server.robot().await.unwrap();
+    let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
     let tcp = robot
         .forward_kinematics(ForwardKinematicsRequest {
             name: Some("tcp".into()),
@@ -404,7 +404,7 @@ async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
 }
 
 /// The most a goal may move in one control tick at the default ramp speed (0.5 rad/s), in steps.
-async fn ramp_step_limit(robot: &mut RobotServiceClient<Channel>) -> f64 {
+async fn ramp_step_limit(robot: &mut RobotServiceClient<Conn>) -> f64 {
     let rate = robot
         .get_model_info(GetModelInfoRequest {})
         .await
@@ -448,7 +448,7 @@ async fn resuming_after_a_watchdog_hold_or_an_estop_reset_ramps_from_the_held_po
     let arm = arm(&calibration, &calibration).await;
     let server = daemon(&arm, false).await.unwrap();
     let mut hw = hardware(&server).await;
-    let mut robot = server.robot().await.unwrap();
+    let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
     let servos = arm.bus.servos();
     let step_limit = ramp_step_limit(&mut robot).await;
     let far = TickRequest {
