@@ -115,7 +115,7 @@ def test_teleoperate_with_lerobots_so101_leader_drives_the_twin(daemon_factory, 
     assert targets == pytest.approx(expected, abs=0.1)
 
 
-def test_record_from_the_twin_gives_a_dataset_lerobot_loads_back_and_replay_sends_it_back(daemon_factory, virtual_leader: str, lerobot_home: Path) -> None:
+def test_record_replay_train_and_run_a_policy_on_the_twin(daemon_factory, virtual_leader: str, lerobot_home: Path) -> None:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     daemon = daemon_factory()
@@ -177,3 +177,59 @@ def test_record_from_the_twin_gives_a_dataset_lerobot_loads_back_and_replay_send
     with Client(daemon.address) as twin:
         replayed = twin.robot_state("lerobot_degrees").ctrl_targets
     np.testing.assert_allclose(replayed, last["action"].numpy(), atol=0.1)
+
+    # lerobot-train gives a (tiny, barely trained) ACT policy on that dataset, and
+    # lerobot-record --policy.path runs it on the twin.
+    trained = lerobot_home / "train"
+    lerobot_cli(
+        "lerobot-train",
+        "--dataset.repo_id=local/fakesim_twin",
+        f"--dataset.root={root}",
+        "--dataset.video_backend=pyav",
+        "--policy.type=act",
+        "--policy.device=cpu",
+        "--policy.push_to_hub=false",
+        "--policy.pretrained_backbone_weights=null",
+        "--policy.dim_model=32",
+        "--policy.dim_feedforward=64",
+        "--policy.n_heads=2",
+        "--policy.chunk_size=4",
+        "--policy.n_action_steps=4",
+        "--policy.use_vae=false",
+        "--steps=2",
+        "--batch_size=2",
+        "--num_workers=0",
+        "--save_freq=2",
+        "--wandb.enable=false",
+        f"--output_dir={trained}",
+    )
+    policy = trained / "checkpoints" / "last" / "pretrained_model"
+    evaluated = lerobot_home / "datasets" / "eval_policy"
+    lerobot_cli(
+        "lerobot-record",
+        "--robot.type=fakesim_hil",
+        f"--robot.address={daemon.address}",
+        "--robot.camera_names=[agentview]",
+        "--robot.image_width=64",
+        "--robot.image_height=48",
+        f"--policy.path={policy}",
+        "--dataset.repo_id=local/eval_policy",
+        f"--dataset.root={evaluated}",
+        "--dataset.num_episodes=1",
+        "--dataset.episode_time_s=1",
+        "--dataset.reset_time_s=0",
+        f"--dataset.fps={fps}",
+        "--dataset.push_to_hub=false",
+        "--dataset.video=true",
+        "--dataset.single_task=lift the red cube",
+        "--display_data=false",
+        "--play_sounds=false",
+    )
+    # The run starts from home (connecting starts an episode there) and ends on the policy's
+    # last action, which the eval dataset recorded.
+    ran = LeRobotDataset("local/eval_policy", root=evaluated, video_backend="pyav")
+    assert ran.num_frames >= 2
+    with Client(daemon.address) as twin:
+        after = twin.robot_state("lerobot_degrees").ctrl_targets
+    assert max(abs(a - b) for a, b in zip(after, home)) > 10, "the policy moved the twin from home"
+    np.testing.assert_allclose(after, ran[len(ran) - 1]["action"].numpy(), atol=0.1)
