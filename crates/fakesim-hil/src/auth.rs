@@ -201,7 +201,7 @@ impl Interceptor for Authenticator {
                     peer: conn.and_then(|c| c.peer),
                     detail: None,
                 });
-                Err(crate::access_status::from_auth(&error))
+                Err(crate::status::from_auth(&error))
             }
         }
     }

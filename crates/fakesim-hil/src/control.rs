@@ -1,7 +1,7 @@
 //! Which calls need the control lease and when, and what an expired lease does to the arm.
 
-use crate::access_status;
 use crate::state::AppState;
+use crate::status;
 use fakesim_bridge::hil::{HardwareBridge, Mode};
 use std::sync::Arc;
 use tokio::sync::{Mutex, watch};
@@ -34,7 +34,7 @@ impl AppState {
         if !self.lease_required(need) {
             return Ok(());
         }
-        self.leases.admit(metadata).map_err(|e| access_status::from_lease(&e))
+        self.leases.admit(metadata).map_err(|e| status::from_lease(&e))
     }
 }
 

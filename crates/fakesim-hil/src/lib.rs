@@ -2,7 +2,6 @@
 //! [`serve`] on a bound listener with the resolved [`Settings`]; [`AppState`] is what the
 //! services share.
 
-pub mod access_status;
 pub mod audit;
 pub mod auth;
 pub mod cli;

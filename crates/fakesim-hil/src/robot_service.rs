@@ -1,11 +1,11 @@
 //! The robot service: the twin's joint-space verbs and the control tick over gRPC. In `hil`
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
-use crate::access_status::from_name;
 use crate::control::Need;
 use crate::convert::{frame_pose, ids_of_labels, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
+use crate::status::from_name;
 use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_bridge::hil::{Route, VerbKind};
 use fakesim_episode::names::check_path_name;

@@ -6,8 +6,11 @@
 //!
 //! The README's list of reasons is checked against [`Reason::ALL`] by a test.
 
+use crate::auth::AuthError;
+use crate::lease::LeaseError;
 use fakesim_bridge::hil::BridgeError;
 use fakesim_episode::EpisodeError;
+use fakesim_episode::names::NameError;
 use fakesim_episode::tasks::TaskError;
 use fakesim_proto::errors::ErrorStatus;
 use fakesim_safety::SafetyError;
@@ -82,6 +85,15 @@ reasons! {
     InvalidSetting => ("invalid_setting", InvalidArgument, "a setting the hardware bridge cannot run with"),
     SyncNotArrived => ("sync_not_arrived", FailedPrecondition, "a sync ended without the arm arriving at the twin's pose; hil was not entered"),
     ServoFault => ("servo_fault", FailedPrecondition, "a servo's fault (overload, overheat) is still present; torque stays off until it clears and the stop is reset"),
+    TlsRequired => ("tls_required", Unauthenticated, "a plaintext call to a daemon that serves TLS"),
+    TokenRequired => ("token_required", Unauthenticated, "a call without the bearer token the daemon requires"),
+    TokenInvalid => ("token_invalid", Unauthenticated, "a wrong or malformed bearer token"),
+    ClientCertRequired => ("client_cert_required", Unauthenticated, "a call without a client certificate the daemon requires"),
+    LeaseRequired => ("lease_required", FailedPrecondition, "a call that needs the control lease carries none"),
+    LeaseHeld => ("lease_held", FailedPrecondition, "another client holds the control lease (named in the message); take it over explicitly"),
+    LeaseExpired => ("lease_expired", FailedPrecondition, "the lease the call carries expired or was released"),
+    InvalidName => ("invalid_name", InvalidArgument, "a name used in a path (run id, saved state) that could leave the runs directory"),
+    Internal => ("internal", Internal, "the daemon could not do its own part (no randomness for a lease id)"),
     BusUnavailable => ("bus_unavailable", Unavailable, "no reading of the real arm arrived in time"),
     HardwareFault => ("hardware_fault", Unavailable, "the real arm failed (port gone, servo silent or faulted); the safety layers acted"),
 }
@@ -223,6 +235,44 @@ pub fn from_episode(error: &EpisodeError) -> Status {
         EpisodeError::Journal(_) => Reason::JournalWriteFailed,
     };
     refusal(reason, error.to_string()).into()
+}
+
+/// The status an authentication refusal is reported with.
+pub fn from_auth(error: &AuthError) -> Status {
+    let reason = match error {
+        AuthError::TlsRequired => Reason::TlsRequired,
+        AuthError::TokenRequired { .. } => Reason::TokenRequired,
+        AuthError::TokenInvalid => Reason::TokenInvalid,
+        AuthError::ClientCertRequired => Reason::ClientCertRequired,
+    };
+    refusal(reason, error.to_string()).into()
+}
+
+/// The status a lease refusal is reported with.
+pub fn from_lease(error: &LeaseError) -> Status {
+    let reason = match error {
+        LeaseError::Required => Reason::LeaseRequired,
+        LeaseError::Held { .. } => Reason::LeaseHeld,
+        LeaseError::Expired => Reason::LeaseExpired,
+        LeaseError::BadHolder { .. } | LeaseError::BadTtl { .. } => Reason::InvalidArgument,
+        LeaseError::NoRandomness(_) => Reason::Internal,
+    };
+    let status = refusal(reason, error.to_string());
+    match error {
+        LeaseError::Held { holder, expires_in_ms } => status.meta("holder", holder).meta("expiresInMs", expires_in_ms),
+        LeaseError::BadHolder { .. } => status.meta("field", "holder"),
+        LeaseError::BadTtl { .. } => status.meta("field", "ttl_ms"),
+        _ => status,
+    }
+    .into()
+}
+
+/// The status a name refused for use in a path is reported with.
+pub fn from_name(error: &NameError) -> Status {
+    refusal(Reason::InvalidName, error.to_string())
+        .meta("what", error.what)
+        .meta("problem", error.problem)
+        .into()
 }
 
 /// A request field that is missing or malformed (as opposed to a value the twin refused).
@@ -393,5 +443,47 @@ mod tests {
         });
         assert!(status.message().len() < 300, "{}", status.message().len());
         assert!(error_info(&status).unwrap().metadata["unknown"].len() <= fakesim_proto::errors::MAX_META_BYTES);
+    }
+
+    #[test]
+    fn every_access_refusal_has_its_code_and_reason() {
+        let auth = [
+            (AuthError::TlsRequired, "tls_required"),
+            (AuthError::TokenRequired { also_cert: true }, "token_required"),
+            (AuthError::TokenInvalid, "token_invalid"),
+            (AuthError::ClientCertRequired, "client_cert_required"),
+        ];
+        for (error, reason) in auth {
+            let status = from_auth(&error);
+            assert_eq!(status.code(), Code::Unauthenticated);
+            assert_eq!(error_reason(&status).as_deref(), Some(reason));
+        }
+        let lease = [
+            (LeaseError::Required, Code::FailedPrecondition, "lease_required"),
+            (LeaseError::Expired, Code::FailedPrecondition, "lease_expired"),
+            (
+                LeaseError::BadTtl { ttl_ms: 1 },
+                Code::InvalidArgument,
+                "invalid_argument",
+            ),
+            (LeaseError::NoRandomness("x".into()), Code::Internal, "internal"),
+        ];
+        for (error, code, reason) in lease {
+            let status = from_lease(&error);
+            assert_eq!((status.code(), error_reason(&status).as_deref()), (code, Some(reason)));
+        }
+        let held = from_lease(&LeaseError::Held {
+            holder: "\"gpu-box\"".into(),
+            expires_in_ms: 1200,
+        });
+        let meta = error_info(&held).unwrap().metadata;
+        assert_eq!(
+            (meta["holder"].as_str(), meta["expiresInMs"].as_str()),
+            ("\"gpu-box\"", "1200")
+        );
+        let name = fakesim_episode::names::check_path_name("state name", "../x").unwrap_err();
+        let status = from_name(&name);
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert_eq!(error_reason(&status).as_deref(), Some("invalid_name"));
     }
 }
