@@ -128,6 +128,7 @@ class Client:
         self.robot = RobotServiceStub(self._channel)
         self.hardware = HardwareServiceStub(self._channel)
         self._model: robot_pb2.GetModelInfoResponse | None = None
+        self.lease_id: str | None = None
 
     def close(self) -> None:
         """Closes the channel."""
@@ -146,10 +147,15 @@ class Client:
         except grpc.FutureTimeoutError:
             raise FakesimError(grpc.StatusCode.DEADLINE_EXCEEDED, f"no connection to {self.connection.address}") from None
 
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """Metadata sent with every call: the bearer token and the control lease, when held."""
+        lease = (("x-fakesim-lease", self.lease_id),) if self.lease_id else ()
+        return self.connection.call_metadata() + lease
+
     def call(self, method: Callable[..., Response], request: Any) -> Response:
         """Runs one unary call with the connection's metadata, raising `FakesimError` on failure."""
         try:
-            return method(request, timeout=self.timeout_s, metadata=self.connection.call_metadata())
+            return method(request, timeout=self.timeout_s, metadata=self.metadata())
         except grpc.RpcError as error:
             raise FakesimError.from_rpc_error(error) from None
 
@@ -280,6 +286,23 @@ class Client:
         request = hardware_pb2.SetModeRequest(mode=_MODES[mode], sync=_SYNCS[sync], sync_max_speed_rad_s=sync_max_speed_rad_s)
         return self.call(self.hardware.SetMode, request)
 
+    def acquire_lease(self, holder: str, ttl_ms: int = 5000, *, takeover: bool = False) -> hardware_pb2.AcquireLeaseResponse:
+        """Takes the control lease (taking it from another holder only with `takeover`); later
+        calls carry it until it is released."""
+        request = hardware_pb2.AcquireLeaseRequest(holder=holder, ttl_ms=ttl_ms, takeover=takeover)
+        granted = self.call(self.hardware.AcquireLease, request)
+        self.lease_id = granted.lease.lease_id
+        return granted
+
+    def renew_lease(self) -> hardware_pb2.RenewLeaseResponse:
+        """Extends the lease this client holds by its time to live."""
+        return self.call(self.hardware.RenewLease, hardware_pb2.RenewLeaseRequest(lease_id=self.lease_id or ""))
+
+    def release_lease(self) -> None:
+        """Gives the lease back; later calls carry none."""
+        self.call(self.hardware.ReleaseLease, hardware_pb2.ReleaseLeaseRequest(lease_id=self.lease_id or ""))
+        self.lease_id = None
+
     def emergency_stop(self, reason: str = "") -> hardware_pb2.EmergencyStopResponse:
         """Latches the emergency stop (torque off; motion refused until reset)."""
         return self.call(self.hardware.EmergencyStop, hardware_pb2.EmergencyStopRequest(reason=reason))
@@ -292,7 +315,7 @@ class Client:
         """Streams real and twin joint states until the iterator is closed."""
         try:
             stream = self.hardware.StreamJointStates(
-                hardware_pb2.StreamJointStatesRequest(rate_hz=rate_hz), metadata=self.connection.call_metadata()
+                hardware_pb2.StreamJointStatesRequest(rate_hz=rate_hz), metadata=self.metadata()
             )
         except grpc.RpcError as error:
             raise FakesimError.from_rpc_error(error) from None
