@@ -18,7 +18,7 @@ from lerobot.robots.utils import make_robot_from_config
 from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
 from lerobot.utils.import_utils import register_third_party_plugins
 
-from fakesim_hil import Client
+from fakesim_hil import Client, FakesimError
 
 MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 BIN = Path(sys.executable).parent
@@ -233,3 +233,24 @@ def test_record_replay_train_and_run_a_policy_on_the_twin(daemon_factory, virtua
         after = twin.robot_state("lerobot_degrees").ctrl_targets
     assert max(abs(a - b) for a, b in zip(after, home)) > 10, "the policy moved the twin from home"
     np.testing.assert_allclose(after, ran[len(ran) - 1]["action"].numpy(), atol=0.1)
+
+
+def test_the_plugin_holds_the_control_lease_when_the_daemon_requires_it(daemon_factory, lerobot_home: Path) -> None:
+    register_third_party_plugins()
+    daemon = daemon_factory("--lease-in-sim")
+    config_class = RobotConfig.get_choice_class("fakesim_hil")
+    robot = make_robot_from_config(
+        config_class(address=daemon.address, camera_names=[], calibration_dir=lerobot_home / "scratch")
+    )
+    robot.connect()
+    with Client(daemon.address) as other:
+        assert other.status().lease_holder == "lerobot fakesim_hil"
+        observation = robot.get_observation()
+        sent = robot.send_action({**observation, "elbow_flex.pos": observation["elbow_flex.pos"] + 5.0})
+        assert other.robot_state("lerobot_degrees").ctrl_targets[2] == pytest.approx(sent["elbow_flex.pos"], abs=0.1)
+        with pytest.raises(FakesimError) as refused:
+            other.move(dx=0.01)
+        assert refused.value.reason == "lease_held"
+        robot.disconnect()
+        assert not other.status().lease_holder, "released at disconnect"
+

@@ -23,6 +23,9 @@ class FakesimHilConfig(RobotConfig):
     tls_ca: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    # Holder name of the control lease, taken at connect when the daemon requires it (a real arm
+    # attached, or --lease-in-sim) and renewed while connected.
+    lease_holder: str = "lerobot fakesim_hil"
     # The episode each connection runs (its summary.json is the run's validation report);
     # task_index -1 drives the robot without an episode.
     suite: str = "so101_tabletop"

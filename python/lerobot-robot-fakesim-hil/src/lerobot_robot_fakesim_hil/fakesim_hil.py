@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from functools import cached_property
 from typing import Any
 
@@ -19,6 +20,9 @@ logger = logging.getLogger(__name__)
 
 #: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
 MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+
+#: Time to live asked for the control lease; it is renewed after a third of it.
+LEASE_TTL_MS = 5000
 
 
 class FakesimHil(Robot):
@@ -38,6 +42,7 @@ class FakesimHil(Robot):
         self.run: str | None = None
         self._targets: list[float] | None = None
         self._last: dict[str, Any] | None = None
+        self._lease_renewed: float | None = None
 
     @property
     def _motors_ft(self) -> dict[str, type]:
@@ -65,6 +70,10 @@ class FakesimHil(Robot):
             config.address, token_file=config.token_file, tls_ca=config.tls_ca, tls_cert=config.tls_cert, tls_key=config.tls_key
         )
         client.wait_ready()
+        status = client.status()
+        if status.lease_required or status.port:
+            client.acquire_lease(config.lease_holder, ttl_ms=LEASE_TTL_MS)
+            self._lease_renewed = time.monotonic()
         if client.mode() != config.mode:
             client.set_mode(config.mode, sync=config.sync)
         if config.task_index >= 0:
@@ -87,6 +96,9 @@ class FakesimHil(Robot):
 
     def _tick(self, targets: list[float]) -> dict[str, Any]:
         assert self.client is not None
+        if self._lease_renewed is not None and time.monotonic() - self._lease_renewed > LEASE_TTL_MS / 3000:
+            self.client.renew_lease()
+            self._lease_renewed = time.monotonic()
         result = self.client.tick(
             targets,
             images=bool(self.config.camera_names),
@@ -126,5 +138,8 @@ class FakesimHil(Robot):
         if self.run is not None and self.client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
             summary = self.client.stop().artifacts.summary
             logger.info("%s: run %s ended, report in %s", self, self.run, summary)
+        if self.client.lease_id is not None:
+            self.client.release_lease()
+            self._lease_renewed = None
         self.client.close()
         self.client = None
