@@ -8,7 +8,7 @@ use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use anyhow::{Context, bail};
 use clap::Args;
-use fakesim_mcp::connect::{self, Target};
+use fakesim_mcp::connect::{self, ClientTls, Target};
 use fakesim_mcp::{Access, EpisodeTools};
 use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use fakesim_twin::RenderQuality;
@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Environment variable holding the bearer token for `--connect`.
 const TOKEN_ENV: &str = "FAKESIM_HIL_TOKEN";
+/// Environment variable naming the CA file that turns TLS on for `--connect`.
+const TLS_CA_ENV: &str = "FAKESIM_HIL_TLS_CA";
 
 /// Options of `fakesim-hil mcp`.
 #[derive(Debug, Args)]
@@ -32,6 +34,16 @@ pub struct McpArgs {
     /// File holding the bearer token sent to the daemon (else the FAKESIM_HIL_TOKEN variable).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// CA certificate (PEM) the daemon's certificate is checked against; turns TLS on (else the
+    /// FAKESIM_HIL_TLS_CA variable).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM) to show the daemon, with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Holder name under which --connect takes the daemon's control lease (shown in its
     /// hardware status); the lease is renewed while the tools run.
     #[arg(long, value_name = "NAME", default_value = "fakesim-hil mcp")]
@@ -104,6 +116,26 @@ impl McpArgs {
         }
         Ok(std::env::var(TOKEN_ENV).ok().filter(|token| !token.is_empty()))
     }
+
+    fn tls(&self) -> anyhow::Result<Option<ClientTls>> {
+        let read = |path: &PathBuf| std::fs::read(path).with_context(|| format!("cannot read {}", path.display()));
+        let ca = match &self.tls_ca {
+            Some(path) => path.clone(),
+            None => match std::env::var_os(TLS_CA_ENV) {
+                Some(path) if !path.is_empty() => PathBuf::from(path),
+                _ if self.tls_cert.is_some() => bail!("--tls-cert needs --tls-ca (or {TLS_CA_ENV})"),
+                _ => return Ok(None),
+            },
+        };
+        let identity = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((read(cert)?, read(key)?)),
+            _ => None,
+        };
+        Ok(Some(ClientTls {
+            ca_pem: read(&ca)?,
+            identity,
+        }))
+    }
 }
 
 /// Serves the tools on stdin/stdout until the client closes them or a signal arrives.
@@ -123,6 +155,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 address: address.clone(),
                 token: args.token()?,
                 lease_holder: (!args.observe_only).then(|| args.lease_holder.clone()),
+                tls: args.tls()?,
             };
             (connect::connect(&target).await?, None)
         }
@@ -173,6 +206,7 @@ async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionC
         address,
         token: None,
         lease_holder: None,
+        tls: None,
     };
     let client = connect::connect(&target).await?;
     Ok((client, InProcess { stop, task }))

@@ -217,12 +217,8 @@ impl Settings {
             bail!("image-size must be at least 1 pixel");
         }
         check_exposure(&self.listen, &self.auth_policy())?;
-        if let Some(addr) = self.mcp_listen.filter(|addr| !addr.ip().is_loopback()) {
-            bail!(
-                "--mcp-listen {addr} is not a loopback address: the MCP endpoint has no TLS or token \
-                 check yet, so it only listens on this machine (127.0.0.1 or ::1); reach it from \
-                 elsewhere through an SSH tunnel"
-            );
+        if let Some(addr) = self.mcp_listen {
+            check_mcp_exposure(addr, &self.auth_policy())?;
         }
         if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {
             bail!("ramp-speed must be a finite speed above 0 rad/s");
@@ -258,6 +254,26 @@ impl Settings {
             client_certs: self.tls.as_ref().is_some_and(|t| t.client_ca.is_some()),
         }
     }
+}
+
+/// The MCP endpoint checks no TLS, token or client certificate yet, so it serves only where the
+/// gRPC API asks for none of them: on loopback, on a daemon without credentials.
+fn check_mcp_exposure(addr: SocketAddr, policy: &AuthPolicy) -> anyhow::Result<()> {
+    if *policy != AuthPolicy::default() {
+        bail!(
+            "--mcp-listen cannot serve a daemon that requires TLS, a token or client certificates: \
+             the MCP endpoint checks none of them yet; give agents `fakesim-hil mcp --connect ADDR` \
+             (with --token-file, --tls-ca), which authenticates like any gRPC client"
+        );
+    }
+    if !addr.ip().is_loopback() {
+        bail!(
+            "--mcp-listen {addr} is not a loopback address: the MCP endpoint has no TLS or token \
+             check yet, so it only listens on this machine (127.0.0.1 or ::1); reach it from \
+             elsewhere through an SSH tunnel, or use `fakesim-hil mcp --connect ADDR`"
+        );
+    }
+    Ok(())
 }
 
 fn tls_files(
@@ -474,6 +490,15 @@ mod tests {
         assert!(format!("{err:#}").contains("not a loopback address"), "{err:#}");
         let settings = Settings::from_args(&args(&["--mcp-listen", "[::1]:0", "--mcp-observe-only"])).unwrap();
         assert!(settings.mcp_listen.unwrap().ip().is_loopback() && settings.mcp_observe_only);
+        let token = config_file("0123456789abcdef0123\n");
+        let argv = [
+            "--mcp-listen",
+            "127.0.0.1:0",
+            "--token-file",
+            token.path().to_str().unwrap(),
+        ];
+        let err = from_cli(&argv, |_| None).unwrap_err();
+        assert!(format!("{err:#}").contains("requires TLS, a token"), "{err:#}");
     }
 
     #[test]

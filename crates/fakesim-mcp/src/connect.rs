@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
 use tonic::body::Body;
-use tonic::transport::{Endpoint, Uri};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, Uri};
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
@@ -60,6 +60,28 @@ pub struct Target {
     /// Take the daemon's control lease under this holder name, renew it while connected, and
     /// send it (`x-fakesim-lease`) on every call.
     pub lease_holder: Option<String>,
+    /// TLS settings; `None` connects in plaintext.
+    pub tls: Option<ClientTls>,
+}
+
+/// TLS toward the daemon: the CA its certificate is checked against, and an optional client
+/// certificate (all PEM).
+#[derive(Debug, Clone)]
+pub struct ClientTls {
+    /// CA certificates, PEM.
+    pub ca_pem: Vec<u8>,
+    /// Client certificate chain and its private key, PEM.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl ClientTls {
+    fn config(&self) -> ClientTlsConfig {
+        let config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&self.ca_pem));
+        match &self.identity {
+            Some((cert, key)) => config.identity(Identity::from_pem(cert, key)),
+            None => config,
+        }
+    }
 }
 
 /// Metadata key a call carries the control lease in.
@@ -88,7 +110,11 @@ pub async fn connect(target: &Target) -> Result<SessionClient, ConnectError> {
             }))
             .await
     } else {
-        let endpoint = Endpoint::from_shared(format!("http://{address}")).map_err(|e| bad(e.to_string()))?;
+        let scheme = if target.tls.is_some() { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}")).map_err(|e| bad(e.to_string()))?;
+        if let Some(tls) = &target.tls {
+            endpoint = endpoint.tls_config(tls.config()).map_err(|e| bad(e.to_string()))?;
+        }
         endpoint.connect().await
     }
     .map_err(|source| ConnectError::Unreachable {
