@@ -1,5 +1,6 @@
 """The same tools with the daemon in hil on a virtual SO-101 (`fakesim-hil emulate`): the real
-arm moves through the safety layers, and the agent sees the same stop reasons as in sim."""
+arm moves through the safety layers, the agent sees the stop reasons of sim, and a move into the
+table is a tool error naming the table layer."""
 
 import pytest
 
@@ -12,7 +13,7 @@ def hil_options(arm) -> list[str]:
     return ["--port", arm["device"], "--calibration", str(arm["calibration"]), "--mode", "hil"]
 
 
-async def test_the_scripted_episode_in_hil_ends_with_the_stop_reasons_of_sim(daemon, virtual_arm, fakesim_bin):
+async def test_the_scripted_episode_in_hil_and_a_move_into_the_table_refused_by_the_table_layer(daemon, virtual_arm, fakesim_bin):
     started = daemon(*hil_options(virtual_arm))
     progress = []
 
@@ -23,10 +24,14 @@ async def test_the_scripted_episode_in_hil_ends_with_the_stop_reasons_of_sim(dae
     async with stdio_session(fakesim_bin, *connect) as session:
         reasons = await scripted_episode(session, started["runs"])
         ok(await session.call_tool("reset_task", {}))
+        refused = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, -0.3]})
+        assert error_name(refused) == "below_table"
+        assert refused.structured_content["layer"] == "table"
         moved = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.03]}, progress_callback=record)
         assert ok(moved)["action"]["stop_reason"] == "reached"
         ok(await session.call_tool("stop_episode", {}))
-    assert reasons == ["reached", "stalled", "settled", "no_op"]
+    # In sim the table stops the twin (stalled); on the real arm the table layer refuses the move.
+    assert reasons == ["reached", "below_table", "settled", "no_op"]
     assert progress and progress[0].startswith("move running for")
     assert started["process"].stop() == 0
 

@@ -10,7 +10,6 @@ use fakesim_episode::actuation::{Actuation, BoxFuture, SimActuation};
 use fakesim_episode::gripper::{GripperReport, GripperState};
 use fakesim_episode::motion::{MoveController, MoveReport, MoveTarget};
 use fakesim_episode::runner::{distance, gripper_setpoint};
-use fakesim_safety::SafetyError;
 use fakesim_twin::TwinHandle;
 use fakesim_twin::joints::GRIPPER_INDEX;
 
@@ -42,14 +41,15 @@ impl BridgeActuation {
         self.bridge.route(VerbKind::Motion).map_err(episode_error)
     }
 
-    /// Sends one tick's goals. A target the table layer refuses is not sent (the arm holds, so
-    /// a move toward the table ends `stalled`, as in simulation); other refusals end the call.
+    /// Sends one tick's goals through the safety layers. A refusal (a target into the table,
+    /// out of range, the emergency stop) is not sent and ends the call with that refusal; the
+    /// arm keeps its last safe goal.
     async fn send(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<(), EpisodeError> {
-        match self.bridge.command(targets, measured).await {
-            Ok(_) => Ok(()),
-            Err(BridgeError::Safety(SafetyError::BelowTable { .. })) => Ok(()),
-            Err(e) => Err(episode_error(e)),
-        }
+        self.bridge
+            .command(targets, measured)
+            .await
+            .map(drop)
+            .map_err(episode_error)
     }
 
     /// Waits until `deadline` and for a reading of the arm taken after it, so the twin shows
