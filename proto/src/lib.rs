@@ -81,7 +81,10 @@ mod tests {
                 "GetHardwareStatus",
                 "StreamJointStates",
                 "EmergencyStop",
-                "ResetEmergencyStop"
+                "ResetEmergencyStop",
+                "AcquireLease",
+                "RenewLease",
+                "ReleaseLease"
             ]
         );
     }
