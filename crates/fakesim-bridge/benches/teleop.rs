@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use fakesim_arm::Arm;
 use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
-use fakesim_bridge::teleop::{CycleOutcome, DEFAULT_MAX_STEP_RAD, Teleop, TeleopArms, TeleopConfig, TeleopSafety};
+use fakesim_bridge::teleop::{CycleOutcome, DEFAULT_MAX_STEP_RAD, Teleop, TeleopArms, TeleopConfig};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
@@ -45,7 +45,7 @@ async fn main() {
             follower: Some(Arc::new(follower) as Arc<dyn Arm>),
             twin,
         };
-        let safety = TeleopSafety {
+        let safety = Layers {
             range: RangeGuard::with_calibration(ranges, &mapping),
             table: TableGuard::default(),
             kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),

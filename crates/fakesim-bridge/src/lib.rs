@@ -11,6 +11,10 @@
 //! frame, in action-key order.
 
 pub mod hil;
-mod ramp;
 pub mod telemetry;
 pub mod teleop;
+
+/// The runtime's clock (paused and advanced by tokio in tests) as a std instant.
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}

@@ -1,22 +1,23 @@
 //! Teleoperation: a leader arm, moved by hand with its torque off, drives a follower arm and
 //! the twin.
 //!
-//! One cycle ([`Teleop::step_once`]):
-//! 1. read the follower (when there is one) and run the [`FaultPolicy`] on its health: hold,
+//! Every goal passes the same [`SafetyPipeline`] as the API's commands to the real arm. One
+//! cycle ([`Teleop::step_once`]):
+//! 1. read the follower (when there is one) and let the pipeline react to its health: hold,
 //!    torque off, or torque off and latch the emergency stop;
-//! 2. [`EstopLatch`]: while latched, nothing is commanded and the follower's torque is off;
+//! 2. while the emergency stop is latched, nothing is commanded and the follower's torque is
+//!    off; after a fault reaction the cycle is skipped;
 //! 3. read the leader: its joints, through its own calibration, are the targets in the twin's
 //!    radians;
-//! 4. [`RangeGuard`]: a target outside the model's or the follower's calibrated range skips
-//!    the cycle (the loop goes on, the follower holds its last goal);
-//! 5. [`TableGuard`]: a target whose TCP is below the table plus the margin is refused;
-//! 6. [`DeltaCap`]: each goal is limited to a step from the follower's measured position
-//!    (without a follower, from the last goals sent);
-//! 7. after the follower's torque came on, goals ramp from its held pose towards the targets
-//!    at [`TeleopConfig::ramp_speed_rad_s`] until they catch up;
-//! 8. the goals go to the follower (torque switched on first if it is off) and to the twin
-//!    with `set_joint_positions(hold = true)`, clamped into the twin's joint and setpoint
-//!    ranges; the twin shows what the follower is told.
+//! 4. switch the follower's torque on if it is off (holding its pose; goals then ramp from it
+//!    at [`TeleopConfig::ramp_speed_rad_s`] until they catch up);
+//! 5. the pipeline's layers: a target outside the model's or the follower's calibrated range
+//!    skips the cycle (the loop goes on, the follower holds its last goal), a target whose TCP
+//!    is below the table plus the margin is refused, the ramp, and the delta cap from the
+//!    follower's measured position (without a follower, from the last goals sent);
+//! 6. the goals go to the follower and to the twin with `set_joint_positions(hold = true)`,
+//!    clamped into the twin's joint and setpoint ranges; the twin shows what the follower is
+//!    told.
 //!
 //! A refusal or a cap that lasts several cycles is reported once, when it starts; the fault
 //! policy's events are edge-triggered too. A failed leader read sends nothing (the follower
@@ -26,11 +27,10 @@
 mod outcome;
 mod stats;
 
+use crate::now;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Duration;
-
-use crate::ramp::Ramp;
 
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinHandle};
@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use fakesim_arm::Arm;
 use fakesim_safety::{
-    DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard, TcpKinematics,
+    EstopLatch, FaultAction, GuardError, Layers, Pace, PipelineTiming, SafetyError, SafetyEvent, SafetyPipeline,
 };
 use outcome::Condition;
 
@@ -66,21 +66,6 @@ pub struct TeleopArms {
     pub follower: Option<Arc<dyn Arm>>,
     /// The twin, if any.
     pub twin: Option<TwinHandle>,
-}
-
-/// The safety layers of a teleop session.
-#[derive(Clone)]
-pub struct TeleopSafety {
-    /// Model ranges, narrowed by the follower's calibrated ranges when there is a follower.
-    pub range: RangeGuard,
-    /// The table surface and margin.
-    pub table: TableGuard,
-    /// Forward kinematics the table guard uses (a scratch copy of the twin).
-    pub kinematics: Arc<dyn TcpKinematics>,
-    /// The per-cycle step limit.
-    pub delta: DeltaCap,
-    /// The emergency stop, shared with whoever may trip or reset it.
-    pub estop: EstopLatch,
 }
 
 /// How fast a teleop loop runs.
@@ -116,24 +101,12 @@ struct TwinTarget {
 /// or pace cycles with [`Teleop::run`].
 pub struct Teleop {
     leader: Arc<dyn Arm>,
-    follower: Option<Arc<dyn Arm>>,
+    /// The follower's (or, without one, the twin's) safety pipeline.
+    pipeline: SafetyPipeline,
     twin: Option<TwinTarget>,
-    safety: TeleopSafety,
-    policy: FaultPolicy,
     period: Duration,
-    /// Torque of the follower as this loop last switched it.
-    follower_torque: bool,
-    /// The last goals sent (the twin's pose at start): the delta cap's reference without a
-    /// follower.
-    last_goals: Option<[f64; 6]>,
     /// The refusal or cap in force, so that a lasting one is reported once.
     condition: Option<Condition>,
-    /// Torque came on: the next reading of the follower starts a ramp.
-    ramp_pending: bool,
-    /// The ramp from the held pose, while it runs.
-    ramp: Option<Ramp>,
-    /// Speed of the ramp (rad/s).
-    ramp_speed_rad_s: f64,
     first_cycle: Option<Instant>,
     stats: watch::Sender<TeleopStats>,
     events: Option<mpsc::UnboundedSender<SafetyEvent>>,
@@ -142,8 +115,8 @@ pub struct Teleop {
 impl Teleop {
     /// Checks the rate, switches the leader's torque off, reads the twin's ranges and pose, and
     /// switches the follower's torque on (holding its pose) unless the emergency stop is
-    /// latched.
-    pub async fn start(arms: TeleopArms, safety: TeleopSafety, config: TeleopConfig) -> Result<Self, TeleopError> {
+    /// latched. Without a follower the twin's pose is the delta cap's first reference.
+    pub async fn start(arms: TeleopArms, layers: Layers, config: TeleopConfig) -> Result<Self, TeleopError> {
         if !RATE_RANGE.contains(&config.rate_hz) {
             return Err(TeleopError::InvalidRate(config.rate_hz));
         }
@@ -161,24 +134,28 @@ impl Teleop {
             }
             None => (None, None),
         };
-        let mut teleop = Self {
+        let period = Duration::from_secs_f64(1.0 / config.rate_hz);
+        let timing = PipelineTiming {
+            ramp_speed_rad_s: config.ramp_speed_rad_s,
+            period,
+            // Teleop is its own command source: its cycles never fall silent while it runs.
+            watchdog_timeout: Duration::MAX,
+        };
+        let pipeline = SafetyPipeline::new(arms.follower, layers, timing, now);
+        if let Some(pose) = last_goals {
+            pipeline.start_from(pose);
+        }
+        let teleop = Self {
             leader: arms.leader,
-            follower: arms.follower,
+            pipeline,
             twin,
-            safety,
-            policy: FaultPolicy::new(),
-            period: Duration::from_secs_f64(1.0 / config.rate_hz),
-            follower_torque: false,
-            last_goals,
+            period,
             condition: None,
             first_cycle: None,
-            ramp_pending: true,
-            ramp: None,
-            ramp_speed_rad_s: config.ramp_speed_rad_s,
             stats: watch::Sender::new(TeleopStats::default()),
             events: None,
         };
-        if !teleop.safety.estop.is_latched() {
+        if !teleop.estop().is_latched() {
             teleop.switch_follower_torque(true).await?;
         }
         Ok(teleop)
@@ -191,7 +168,7 @@ impl Teleop {
 
     /// The emergency stop this loop obeys.
     pub fn estop(&self) -> &EstopLatch {
-        &self.safety.estop
+        &self.pipeline.layers().estop
     }
 
     /// The counters so far.
@@ -230,14 +207,13 @@ impl Teleop {
 
     /// Switches the follower's torque off (whatever this loop believes its state is).
     pub async fn stop(&mut self) -> Result<(), TeleopError> {
-        if let Some(follower) = &self.follower {
-            follower
-                .set_torque(false)
-                .await
-                .map_err(TeleopError::arm(Role::Follower))?;
+        self.pipeline
+            .switch_torque_off()
+            .await
+            .map_err(TeleopError::arm(Role::Follower))?;
+        if self.pipeline.arm().is_some() {
             tracing::info!("teleop stopped: follower torque off");
         }
-        self.follower_torque = false;
         Ok(())
     }
 
@@ -263,12 +239,12 @@ impl Teleop {
     }
 
     async fn cycle(&mut self, events: &mut Vec<SafetyEvent>) -> CycleOutcome {
-        let follower_state = match &self.follower {
+        let follower_state = match self.pipeline.arm() {
             Some(follower) => Some(follower.read_state().await),
             None => None,
         };
-        let fault = self.apply_fault_policy(events);
-        if let Err(refusal) = self.safety.estop.check() {
+        let fault = self.pipeline.react_to_faults(|event| events.push(event)).await;
+        if let Err(refusal) = self.estop().check() {
             self.note(Some(Condition::of(&refusal)), Some(refusal.event()), events);
             if let Err(error) = self.switch_follower_torque(false).await {
                 return CycleOutcome::Failed(error);
@@ -287,11 +263,6 @@ impl Teleop {
         };
         if fault != FaultAction::Continue {
             self.condition = None;
-            if fault == FaultAction::TorqueOff
-                && let Err(error) = self.switch_follower_torque(false).await
-            {
-                return CycleOutcome::Failed(error);
-            }
             return CycleOutcome::Skipped(SkipReason::Fault(fault));
         }
         let targets = match self.leader.read_state().await {
@@ -303,95 +274,48 @@ impl Teleop {
                 });
             }
         };
-        if let Err(refusal) = self.check_targets(&targets) {
-            self.note(Some(Condition::of(&refusal)), Some(refusal.event()), events);
-            return match refusal {
-                SafetyError::OutOfRange { .. } => CycleOutcome::Skipped(SkipReason::OutOfRange(refusal)),
-                other => CycleOutcome::Refused(other),
-            };
+        if let Err(error) = self.switch_follower_torque(true).await {
+            return CycleOutcome::Failed(error);
         }
-        let (goals, capped) = match measured.or(self.last_goals) {
-            Some(reference) => match self.safety.delta.limit(&reference, &targets) {
-                Ok(capped) => (capped.goals, capped.event()),
-                Err(refusal) => {
-                    self.note(Some(Condition::of(&refusal)), Some(refusal.event()), events);
-                    return CycleOutcome::Refused(refusal);
-                }
-            },
-            None => (targets, None),
+        let sent = self.pipeline.command(targets, measured, Pace::Ramped).await;
+        let sent = match sent {
+            Ok(sent) => sent,
+            Err(GuardError::Refused(refusal)) => {
+                self.note(Some(Condition::of(&refusal)), Some(refusal.event()), events);
+                return match refusal {
+                    SafetyError::OutOfRange { .. } => CycleOutcome::Skipped(SkipReason::OutOfRange(refusal)),
+                    other => CycleOutcome::Refused(other),
+                };
+            }
+            Err(error) => return CycleOutcome::Failed(TeleopError::follower(error)),
         };
-        let goals = self.ramped(goals, measured);
-        let is_capped = capped.is_some();
-        self.note(is_capped.then_some(Condition::Capped), capped, events);
-        if let Err(error) = self.send(goals).await {
+        let capped = sent
+            .events
+            .into_iter()
+            .find(|e| matches!(e, SafetyEvent::DeltaCapped { .. }));
+        self.note(sent.capped.then_some(Condition::Capped), capped, events);
+        if let Err(error) = self.show_on_twin(sent.goals).await {
             return CycleOutcome::Failed(error);
         }
         CycleOutcome::Commanded {
-            goals,
-            capped: is_capped,
+            goals: sent.goals,
+            capped: sent.capped,
         }
     }
 
-    /// Goals limited by the ramp: after the follower's torque came on (or is about to), the
-    /// goals start at its measured pose and move at the ramp speed until they catch up.
-    fn ramped(&mut self, goals: [f64; 6], measured: Option<[f64; 6]>) -> [f64; 6] {
-        let now = Instant::now().into_std();
-        if let Some(measured) = measured
-            && (self.ramp_pending || !self.follower_torque)
-        {
-            self.ramp = Some(Ramp::hold(measured, now));
-            self.ramp_pending = false;
-        }
-        let Some(ramp) = self.ramp.as_mut() else {
-            return goals;
+    /// Shows the goals sent on the twin.
+    async fn show_on_twin(&self, goals: [f64; 6]) -> Result<(), TeleopError> {
+        let Some(twin) = &self.twin else {
+            return Ok(());
         };
-        let (goals, done) = ramp.advance(&goals, now, self.ramp_speed_rad_s, self.period);
-        if done {
-            self.ramp = None;
-        }
-        goals
-    }
-
-    /// Evaluates the follower's health: latches the emergency stop when the policy says so,
-    /// and returns the action (continue without a follower).
-    fn apply_fault_policy(&mut self, events: &mut Vec<SafetyEvent>) -> FaultAction {
-        let Some(follower) = &self.follower else {
-            return FaultAction::Continue;
-        };
-        let decision = self.policy.evaluate(&follower.health());
-        events.extend(decision.events);
-        if decision.latch && !self.safety.estop.is_latched() {
-            events.push(self.safety.estop.trip(decision.reasons.join("; ")));
-        }
-        decision.action
-    }
-
-    /// The range layer, then the table layer.
-    fn check_targets(&self, targets: &[f64; 6]) -> Result<(), SafetyError> {
-        self.safety.range.check(targets)?;
-        self.safety.table.check(targets, self.safety.kinematics.as_ref())
-    }
-
-    /// Sends goals to the follower (torque on first) and the twin.
-    async fn send(&mut self, goals: [f64; 6]) -> Result<(), TeleopError> {
-        self.switch_follower_torque(true).await?;
-        if let Some(follower) = &self.follower {
-            follower
-                .command(goals)
-                .await
-                .map_err(TeleopError::arm(Role::Follower))?;
-        }
-        self.last_goals = Some(goals);
-        if let Some(twin) = &self.twin {
-            let pose: Vec<f64> = goals
-                .iter()
-                .zip(twin.bounds)
-                .map(|(goal, bounds)| goal.clamp(bounds.lo, bounds.hi))
-                .collect();
-            twin.handle
-                .try_with_sim(move |sim| sim.set_joint_positions(&JointValues::Ordered(pose), true).map(drop))
-                .await?;
-        }
+        let pose: Vec<f64> = goals
+            .iter()
+            .zip(twin.bounds)
+            .map(|(goal, bounds)| goal.clamp(bounds.lo, bounds.hi))
+            .collect();
+        twin.handle
+            .try_with_sim(move |sim| sim.set_joint_positions(&JointValues::Ordered(pose), true).map(drop))
+            .await?;
         Ok(())
     }
 
@@ -403,19 +327,19 @@ impl Teleop {
         self.condition = condition;
     }
 
-    async fn switch_follower_torque(&mut self, on: bool) -> Result<(), TeleopError> {
-        let Some(follower) = &self.follower else {
-            return Ok(());
-        };
-        if self.follower_torque == on {
+    /// Switches the follower's torque when this loop last left it otherwise.
+    async fn switch_follower_torque(&self, on: bool) -> Result<(), TeleopError> {
+        if self.pipeline.arm().is_none() || self.pipeline.torque_on() == on {
             return Ok(());
         }
-        follower
-            .set_torque(on)
-            .await
-            .map_err(TeleopError::arm(Role::Follower))?;
-        self.follower_torque = on;
-        self.ramp_pending = on;
+        if on {
+            self.pipeline.switch_torque_on().await.map_err(TeleopError::follower)?;
+        } else {
+            self.pipeline
+                .switch_torque_off()
+                .await
+                .map_err(TeleopError::arm(Role::Follower))?;
+        }
         tracing::info!(on, "follower torque switched");
         Ok(())
     }

@@ -12,13 +12,11 @@ use std::time::Duration;
 use common::{TWIN_RANGES, VirtualArm, virtual_arm, virtual_arm_with, virtual_calibration};
 use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
 use fakesim_arm::{Arm, ArmError};
-use fakesim_bridge::teleop::{
-    CycleOutcome, Role, SkipReason, Teleop, TeleopArms, TeleopConfig, TeleopError, TeleopSafety,
-};
+use fakesim_bridge::teleop::{CycleOutcome, Role, SkipReason, Teleop, TeleopArms, TeleopConfig, TeleopError};
 use fakesim_feetech_arm::FeetechArmConfig;
 use fakesim_safety::{
-    DeltaCap, EstopLatch, FaultAction, LimitSource, RangeGuard, SafetyError, SafetyEvent, ScratchTwinKinematics,
-    TableGuard,
+    DeltaCap, EstopLatch, FaultAction, Layers, LimitSource, RangeGuard, SafetyError, SafetyEvent,
+    ScratchTwinKinematics, TableGuard,
 };
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::control_table::{GOAL_POSITION, TORQUE_ENABLE};
@@ -96,7 +94,7 @@ async fn rig_configured(
         follower: follower.as_ref().map(|f| Arc::new(f.arm.clone()) as Arc<dyn Arm>),
         twin: Some(twin.clone()),
     };
-    let safety = TeleopSafety {
+    let safety = Layers {
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
@@ -525,7 +523,7 @@ async fn a_rate_outside_1_to_1000_hz_is_refused() {
             follower: None,
             twin: None,
         };
-        let safety = TeleopSafety {
+        let safety = Layers {
             range: RangeGuard::model_only(TWIN_RANGES),
             table: TableGuard::default(),
             kinematics: Arc::new(|_: &[f64; 6]| -> Result<[f64; 3], String> { Ok([0.0, 0.0, 1.0]) }),

@@ -1,10 +1,11 @@
 //! How moves and gripper actions reach an arm: lock-step on the twin alone (sim), or paced in
 //! real time on a real arm that the twin mirrors (hardware in the loop, in `fakesim-bridge`).
+//! Both run the same loops of [`crate::ticks`] on their own tick driver.
 
 use crate::error::EpisodeError;
 use crate::gripper::{GripperReport, GripperState};
-use crate::motion::{MoveReport, MoveTarget};
-use crate::runner::{run_gripper, run_move};
+use crate::motion::MoveReport;
+use crate::ticks::{SimTicks, drive_gripper, lock_step, move_tcp};
 use fakesim_twin::TwinHandle;
 use std::future::Future;
 use std::pin::Pin;
@@ -49,9 +50,8 @@ impl Actuation for SimActuation {
     ) -> BoxFuture<'a, Result<MoveReport, EpisodeError>> {
         Box::pin(async move {
             let report = twin
-                .with_sim(move |sim| {
-                    let target = MoveTarget::from_delta(&sim.tcp_pose(), delta_xyz, delta_rpy);
-                    run_move(sim, target, cap, steps_left)
+                .try_with_sim(move |sim| {
+                    lock_step(move_tcp(&mut SimTicks::new(sim), delta_xyz, delta_rpy, cap, steps_left))
                 })
                 .await?;
             Ok(report)
@@ -67,9 +67,9 @@ impl Actuation for SimActuation {
     ) -> BoxFuture<'a, Result<(GripperReport, GripperState), EpisodeError>> {
         Box::pin(async move {
             let out = twin
-                .with_sim(move |sim| {
-                    let report = run_gripper(sim, &mut state, cap, steps_left);
-                    (report, state)
+                .try_with_sim(move |sim| {
+                    let report = lock_step(drive_gripper(&mut SimTicks::new(sim), &mut state, cap, steps_left))?;
+                    Ok((report, state))
                 })
                 .await?;
             Ok(out)

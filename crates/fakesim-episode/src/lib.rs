@@ -9,9 +9,9 @@ pub mod ik;
 pub mod journal;
 pub mod motion;
 pub mod names;
-pub mod runner;
 pub mod session;
 pub mod tasks;
+pub mod ticks;
 
 pub use actuation::{Actuation, SimActuation};
 pub use error::EpisodeError;

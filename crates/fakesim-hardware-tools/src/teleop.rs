@@ -9,11 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use fakesim_arm::Arm;
 use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
-use fakesim_bridge::teleop::{
-    DEFAULT_MAX_STEP_RAD, DEFAULT_RATE_HZ, Teleop, TeleopArms, TeleopConfig, TeleopSafety, TeleopStats,
-};
+use fakesim_bridge::teleop::{DEFAULT_MAX_STEP_RAD, DEFAULT_RATE_HZ, Teleop, TeleopArms, TeleopConfig, TeleopStats};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{DeltaCap, EstopLatch, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, Sim, TwinConfig, TwinHandle};
@@ -181,7 +179,7 @@ async fn start(args: &TeleopArgs, io: &mut Console) -> anyhow::Result<Teleop> {
         follower,
         twin,
     };
-    let safety = TeleopSafety {
+    let safety = Layers {
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&SCENE).context("loading the twin for the table guard")?),

@@ -7,16 +7,14 @@ use crate::state::AppState;
 use crate::status;
 use crate::status::from_name;
 use crate::tick::{ImageRequest, observation, observation_keys};
-use fakesim_bridge::hil::{Route, VerbKind};
+use fakesim_bridge::hil::{VerbKind, run_action};
 use fakesim_episode::names::check_path_name;
+use fakesim_episode::ticks::Hold;
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
 use fakesim_twin::quote::Quoted;
-use fakesim_twin::sim::check_substeps;
-use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
 use serde_json::json;
-use std::time::Duration;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
@@ -56,50 +54,14 @@ impl RobotService {
         self.read(f).await
     }
 
-    /// Writes servo setpoints and holds them for `n_substeps` physics steps (one control tick
-    /// when `None`): on the twin in lock-step, or, in `hil`, on the real arm for that long in real
-    /// time. Returns the state after. The caller holds the drive lock.
-    async fn act(&self, action: JointValues, n_substeps: Option<u32>) -> Result<RobotState, Status> {
-        match self
-            .state
-            .bridge
-            .route(VerbKind::Motion)
-            .map_err(|e| status::from_bridge(&e))?
-        {
-            Route::Twin => {
-                self.read(move |sim| {
-                    sim.send_action(&action, n_substeps.unwrap_or(sim.substeps_per_tick()))?;
-                    Ok(sim.robot_state())
-                })
-                .await
-            }
-            Route::Arm => {
-                let n = n_substeps.unwrap_or(self.state.model.substeps_per_tick);
-                check_substeps(n).map_err(|e| status::from_twin(&e))?;
-                let hold_for = Duration::from_secs_f64(self.state.model.timestep * f64::from(n));
-                self.command_real_arm(action, hold_for).await
-            }
-        }
-    }
-
-    /// Sends joint targets to the real arm through the safety layers (hil mode): the values
-    /// not given keep their last goal. Holds them for `hold_for` of real time, then returns the
-    /// twin's state, which mirrors the measured joints.
-    async fn command_real_arm(&self, values: JointValues, hold_for: Duration) -> Result<RobotState, Status> {
-        let bridge = &self.state.bridge;
-        let (measured, ranges) = self.read(|sim| Ok((sim.arm_qpos(), sim.ctrl_ranges()))).await?;
-        let pairs = resolve(&values, Check::Within(&ranges)).map_err(|e| status::from_twin(&e))?;
-        let mut targets = bridge.last_goals().unwrap_or(measured);
-        for (joint, value) in pairs {
-            targets[joint] = value;
-        }
-        bridge
-            .command(targets, measured)
+    /// Writes servo setpoints and holds them (on the twin in lock-step, or, in `hil`, on the
+    /// real arm for that long in real time) through the one tick driver of the mode. Returns
+    /// the state after. The caller holds the drive lock.
+    async fn act(&self, action: JointValues, hold: Hold) -> Result<RobotState, Status> {
+        run_action(&self.state.bridge, &self.state.twin, action, hold)
             .await
-            .map_err(|e| status::from_bridge(&e))?;
-        tokio::time::sleep(hold_for).await;
-        bridge.next_sample().await.map_err(|e| status::from_bridge(&e))?;
-        self.read(|sim| Ok(sim.robot_state())).await
+            .map(|after| after.robot)
+            .map_err(|e| status::from_bridge(&e))
     }
 
     /// Refuses a call that changes the robot once a live episode's step budget is used up.
@@ -202,7 +164,7 @@ impl RobotApi for RobotService {
         let time = {
             let _drive = self.state.lock_drive().await;
             self.state.admit(&metadata, Need::Motion)?;
-            self.act(action, Some(n_substeps)).await?.time
+            self.act(action, Hold::Substeps(n_substeps)).await?.time
         };
         let fields = json!({ "keys": applied_keys, "n_substeps": n_substeps });
         self.record("send_action", u64::from(n_substeps), fields).await?;
@@ -370,7 +332,7 @@ impl RobotApi for RobotService {
         let (robot, shot) = {
             let _drive = self.state.lock_drive().await;
             self.state.admit(&metadata, Need::Motion)?;
-            let robot = self.act(action, None).await?;
+            let robot = self.act(action, Hold::Tick).await?;
             // Taken before the lock is released, so the frames show the state after this tick;
             // drawn after, so no other call waits for the render.
             let shot = match &images {

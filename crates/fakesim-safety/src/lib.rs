@@ -1,16 +1,18 @@
-//! Safety layers, one small type each, and the events they produce.
+//! Safety layers, one small type each, the events they produce, and the one pipeline that
+//! runs them for every command to the real arm.
 //!
-//! A control tick runs them in this order: [`EstopLatch::check`], [`RangeGuard::check`]
-//! (refuse), [`TableGuard::check`] (refuse), [`DeltaCap::limit`] (limit and report), then
-//! the goals go to the arm. Between ticks, [`Watchdog::check`] holds the arm when commands
-//! stop coming and [`FaultPolicy::evaluate`] turns servo flags and bus health into
-//! hold / torque-off / latch decisions. Every firing yields a [`SafetyEvent`] for the
-//! journal and the hardware status.
-
+//! [`SafetyPipeline`] runs the layers in this order: [`EstopLatch::check`],
+//! [`RangeGuard::check`] (refuse), [`TableGuard::check`] (refuse), the ramp after torque came
+//! on or a hold (limit), [`DeltaCap::limit`] (limit and report), then the goals go to the
+//! arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
+//! [`FaultPolicy::evaluate`] turns servo flags and bus health into hold / torque-off / latch
+//! reactions. Every firing yields a [`SafetyEvent`] for the journal and the hardware status.
 mod delta;
 mod estop;
 mod event;
 mod fault;
+mod pipeline;
+mod ramp;
 mod range;
 mod table;
 mod watchdog;
@@ -19,6 +21,7 @@ pub use delta::{Capped, CappedJoint, DeltaCap};
 pub use estop::EstopLatch;
 pub use event::{InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 pub use fault::{FaultAction, FaultDecision, FaultPolicy};
+pub use pipeline::{Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults};
 pub use range::RangeGuard;
 pub use table::{DEFAULT_TABLE_MARGIN, ScratchTwinKinematics, TABLE_SURFACE_Z, TableGuard, TcpKinematics};
 pub use watchdog::{Watchdog, WatchdogAction, WatchdogVerdict};

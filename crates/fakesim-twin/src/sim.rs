@@ -283,7 +283,13 @@ impl Sim {
 
     /// Advances physics by one control tick and refreshes poses and Jacobians for the new state.
     pub fn step_tick(&mut self) {
-        for _ in 0..self.substeps_per_tick {
+        self.hold_ctrl(self.substeps_per_tick);
+    }
+
+    /// Advances physics by `n` steps with the setpoints as they are, then refreshes poses and
+    /// Jacobians for the new state.
+    pub fn hold_ctrl(&mut self, n: u32) {
+        for _ in 0..n {
             self.data.step();
         }
         self.data.forward();
@@ -408,11 +414,7 @@ impl Sim {
             let actuator = self.joints[i].actuator;
             self.data.ctrl_mut()[actuator] = v;
         }
-        for _ in 0..n_substeps {
-            self.data.step();
-        }
-        self.data.forward();
-        self.sample_watch();
+        self.hold_ctrl(n_substeps);
         Ok(())
     }
 

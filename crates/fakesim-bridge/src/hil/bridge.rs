@@ -2,13 +2,13 @@
 //! loop, and the safety layers every command to the real arm passes through.
 
 use super::mode::{Mode, SyncOption, VerbKind};
-use crate::ramp::Ramp;
+use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
 use fakesim_safety::{
-    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
-    TcpKinematics, Watchdog, WatchdogAction,
+    Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError, SafetyEvent,
+    SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
 };
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinError, TwinHandle};
@@ -139,6 +139,20 @@ pub enum BridgeError {
     Twin(#[from] TwinError),
 }
 
+impl From<GuardError> for BridgeError {
+    fn from(error: GuardError) -> Self {
+        match error {
+            GuardError::Refused(refusal) => BridgeError::Safety(refusal),
+            GuardError::Arm(failure) => BridgeError::Arm(failure),
+            GuardError::ServoFault { joint, id, flags } => BridgeError::ServoFault {
+                joint: joint.label(),
+                id,
+                flags,
+            },
+        }
+    }
+}
+
 /// Where a robot-service call goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -177,23 +191,15 @@ pub struct ModeSwitch {
 }
 
 struct Inner {
-    arm: Option<Arc<dyn Arm>>,
+    /// Every command to the real arm passes it; it owns the arm.
+    pipeline: SafetyPipeline,
     twin: TwinHandle,
     config: BridgeConfig,
     twin_ranges: [Bounds; 6],
     mode: watch::Sender<Mode>,
-    estop: EstopLatch,
-    range: RangeGuard,
-    table: TableGuard,
-    kinematics: Arc<dyn TcpKinematics>,
-    delta: DeltaCap,
-    watchdog: Mutex<Watchdog>,
-    faults: Mutex<FaultPolicy>,
     events: Mutex<RecentEvents>,
     journal: mpsc::UnboundedSender<SafetyEvent>,
     samples: watch::Sender<Sample>,
-    last_goals: Mutex<Option<[f64; 6]>>,
-    ramp: Mutex<Option<Ramp>>,
     switching: tokio::sync::Mutex<()>,
     events_total: AtomicU64,
     stopping: CancellationToken,
@@ -259,31 +265,34 @@ impl HardwareBridge {
             clamped: [false; 6],
             latency: Duration::ZERO,
         };
-        let inner = Arc::new(Inner {
-            watchdog: Mutex::new(Watchdog::new(parts.config.watchdog_timeout)),
-            arm: parts.arm,
-            twin: parts.twin,
-            config: parts.config,
-            twin_ranges,
-            mode: watch::channel(Mode::Sim).0,
+        let layers = Layers {
             estop: EstopLatch::new(),
             range: parts.range,
             table: parts.table,
             kinematics: parts.kinematics,
             delta,
-            faults: Mutex::new(FaultPolicy::new()),
+        };
+        let timing = PipelineTiming {
+            ramp_speed_rad_s: parts.config.ramp_speed_rad_s,
+            period: parts.config.control_period,
+            watchdog_timeout: parts.config.watchdog_timeout,
+        };
+        let inner = Arc::new(Inner {
+            pipeline: SafetyPipeline::new(parts.arm, layers, timing, now),
+            twin: parts.twin,
+            config: parts.config,
+            twin_ranges,
+            mode: watch::channel(Mode::Sim).0,
             events: Mutex::new(RecentEvents::new(RECENT_EVENTS)),
             journal,
             samples: watch::channel(first).0,
-            last_goals: Mutex::new(None),
-            ramp: Mutex::new(None),
             switching: tokio::sync::Mutex::new(()),
             events_total: AtomicU64::new(0),
             stopping: CancellationToken::new(),
             mirror: tokio::sync::Mutex::new(None),
         });
         let bridge = HardwareBridge { inner };
-        if let Some(arm) = bridge.inner.arm.clone() {
+        if let Some(arm) = bridge.arm().cloned() {
             let task = tokio::spawn(mirror_loop(bridge.clone(), arm, bridge.inner.stopping.clone()));
             *bridge.inner.mirror.lock().await = Some(task);
         }
@@ -318,14 +327,22 @@ impl HardwareBridge {
         self.inner.samples.subscribe()
     }
 
+    fn arm(&self) -> Option<&Arc<dyn Arm>> {
+        self.inner.pipeline.arm()
+    }
+
+    fn estop(&self) -> &EstopLatch {
+        &self.inner.pipeline.layers().estop
+    }
+
     /// The port of the real arm, if there is one.
     pub fn port(&self) -> Option<String> {
-        self.inner.arm.as_ref().and_then(|a| a.port().map(str::to_owned))
+        self.arm().and_then(|a| a.port().map(str::to_owned))
     }
 
     /// The real arm's health (none for sim-only).
     pub fn health(&self) -> Option<ArmHealth> {
-        self.inner.arm.as_ref().map(|a| a.health())
+        self.arm().map(|a| a.health())
     }
 
     /// The hardware status now.
@@ -333,7 +350,7 @@ impl HardwareBridge {
         let health = self.health().unwrap_or_else(|| ArmHealth::no_servos(false));
         let port = self.port();
         let events = lock(&self.inner.events);
-        HardwareStatus::snapshot(self.mode().name(), port.as_deref(), &health, &self.inner.estop, &events)
+        HardwareStatus::snapshot(self.mode().name(), port.as_deref(), &health, self.estop(), &events)
     }
 
     /// Safety events since the bridge started.
@@ -348,22 +365,22 @@ impl HardwareBridge {
 
     /// Goal limits per joint: the model range narrowed by the calibrated range.
     pub fn limits(&self) -> [Bounds; 6] {
-        Joint::ALL.map(|j| self.inner.range.limits(j))
+        Joint::ALL.map(|j| self.inner.pipeline.layers().range.limits(j))
     }
 
     /// The real arm's calibrated range per joint (twin radians); `None` without one.
     pub fn calibrated_limits(&self) -> Option<[Bounds; 6]> {
-        self.inner.range.calibrated()
+        self.inner.pipeline.layers().range.calibrated()
     }
 
     /// The goals last sent to the real arm.
     pub fn last_goals(&self) -> Option<[f64; 6]> {
-        *lock(&self.inner.last_goals)
+        self.inner.pipeline.last_goals()
     }
 
     /// Refuses motion while the emergency stop is latched.
     pub fn check_estop(&self) -> Result<(), BridgeError> {
-        self.inner.estop.check().map_err(|e| {
+        self.estop().check().map_err(|e| {
             self.record(e.event());
             BridgeError::Safety(e)
         })
@@ -371,20 +388,14 @@ impl HardwareBridge {
 
     /// Latches the emergency stop and switches torque off. Returns whether it was latched already.
     pub async fn emergency_stop(&self, reason: &str) -> bool {
-        let was = self.inner.estop.is_latched();
-        self.record(self.inner.estop.trip(reason));
-        if let Some(arm) = &self.inner.arm
-            && let Err(e) = arm.set_torque(false).await
-        {
-            tracing::error!(error = %e, "emergency stop: torque off failed");
-        }
-        lock(&self.inner.watchdog).disarm();
+        let was = self.estop().is_latched();
+        self.record(self.inner.pipeline.emergency_stop(reason).await);
         was
     }
 
     /// Clears a latched emergency stop. Returns whether it was latched.
     pub fn reset_emergency_stop(&self) -> bool {
-        match self.inner.estop.reset() {
+        match self.estop().reset() {
             Some(event) => {
                 self.record(event);
                 true
@@ -410,66 +421,41 @@ impl HardwareBridge {
         }
     }
 
-    /// Sends goals to the real arm through the layers: emergency stop, range (refuse), table
-    /// (refuse), the ramp after torque came on or a hold (limit, see
+    /// Sends goals to the real arm through the safety pipeline: emergency stop, range (refuse),
+    /// table (refuse), the ramp after torque came on or a hold (limit, see
     /// [`BridgeConfig::ramp_speed_rad_s`]), delta cap (limit, from `measured`). Feeds the
-    /// watchdog.
-    pub async fn command(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<Capped, BridgeError> {
-        self.send(targets, measured, true).await
+    /// watchdog; records what the layers raised.
+    pub async fn command(&self, targets: [f64; 6], measured: [f64; 6]) -> Result<Commanded, BridgeError> {
+        self.send(targets, measured, Pace::Ramped).await
     }
 
-    async fn send(&self, targets: [f64; 6], measured: [f64; 6], ramped: bool) -> Result<Capped, BridgeError> {
-        let arm = self.inner.arm.as_ref().ok_or(BridgeError::NoHardware("hil"))?;
-        self.check_estop()?;
-        let checked = self
-            .inner
-            .range
-            .check(&targets)
-            .and_then(|()| self.inner.table.check(&targets, self.inner.kinematics.as_ref()));
-        let ramped = if ramped { self.ramp_towards(targets) } else { targets };
-        let checked = checked.and_then(|()| self.inner.delta.limit(&measured, &ramped));
-        let capped = checked.map_err(|e| {
-            self.record(e.event());
-            BridgeError::Safety(e)
-        })?;
-        if let Some(event) = capped.event() {
-            self.record(event);
+    async fn send(&self, targets: [f64; 6], measured: [f64; 6], pace: Pace) -> Result<Commanded, BridgeError> {
+        if self.arm().is_none() {
+            return Err(BridgeError::NoHardware("hil"));
         }
-        arm.command(capped.goals).await?;
-        *lock(&self.inner.last_goals) = Some(capped.goals);
-        if let Some(event) = lock(&self.inner.watchdog).feed(now()) {
-            self.record(event);
+        let sent = self.inner.pipeline.command(targets, Some(measured), pace).await;
+        let sent = self.recorded(sent)?;
+        for event in &sent.events {
+            self.record(event.clone());
         }
-        Ok(capped)
+        Ok(sent)
     }
 
-    /// The next goals towards `targets` while a ramp runs (the targets themselves otherwise).
-    fn ramp_towards(&self, targets: [f64; 6]) -> [f64; 6] {
-        let mut ramp = lock(&self.inner.ramp);
-        let Some(active) = ramp.as_mut() else {
-            return targets;
-        };
-        let speed = self.inner.config.ramp_speed_rad_s;
-        let (goals, done) = active.advance(&targets, now(), speed, self.inner.config.control_period);
-        if done {
-            *ramp = None;
-            tracing::debug!("ramp caught up with the targets");
-        }
-        goals
+    /// Records the refusal of a pipeline call, if it was one, and converts its error.
+    fn recorded<T>(&self, outcome: Result<T, GuardError>) -> Result<T, BridgeError> {
+        outcome.map_err(|e| {
+            if let Some(event) = e.event() {
+                self.record(event);
+            }
+            BridgeError::from(e)
+        })
     }
 
-    /// Starts a ramp from the held position `goals`: later commands move from there at the
-    /// ramp speed until they catch up with their targets.
-    fn hold_then_ramp(&self, goals: [f64; 6]) {
-        *lock(&self.inner.ramp) = Some(Ramp::hold(goals, now()));
-    }
-
-    /// Switches torque on, unless a servo still reports a fault that switched it off.
-    async fn enable_torque(&self, arm: &dyn Arm) -> Result<ArmState, BridgeError> {
-        let state = arm.read_state().await?;
-        refuse_faults(&state)?;
-        arm.set_torque(true).await?;
-        Ok(state)
+    /// Switches torque on holding the present pose (later commands ramp from it), unless a
+    /// servo still reports a fault that switched it off.
+    async fn enable_torque(&self) -> Result<ArmState, BridgeError> {
+        let state = self.inner.pipeline.switch_torque_on().await;
+        self.recorded(state)?.ok_or(BridgeError::NoHardware("hil"))
     }
 
     /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
@@ -487,19 +473,14 @@ impl HardwareBridge {
         let previous = self.mode();
         let started = Instant::now();
         let mut max_joint_error_rad = 0.0;
-        match (mode, self.inner.arm.clone()) {
-            (Mode::Sim, _) => {
-                lock(&self.inner.watchdog).disarm();
-            }
+        match (mode, self.arm().cloned()) {
+            (Mode::Sim, _) => self.inner.pipeline.disarm_watchdog(),
             (_, None) => return Err(BridgeError::NoHardware(mode.name())),
-            (Mode::Mirror, Some(arm)) => {
-                lock(&self.inner.watchdog).disarm();
-                arm.set_torque(false).await?;
-            }
+            (Mode::Mirror, Some(_)) => self.inner.pipeline.switch_torque_off().await?,
             (Mode::Hil, Some(arm)) => {
                 self.check_estop()?;
                 let state = arm.read_state().await?;
-                refuse_faults(&state)?;
+                self.recorded(check_servo_faults(&state))?;
                 let real = state.positions_rad();
                 let twin = self.inner.twin.with_sim(|sim| sim.arm_qpos()).await?;
                 let (joint, error_rad) = largest_difference(&real, &twin);
@@ -520,12 +501,7 @@ impl HardwareBridge {
                         }
                     }
                 }
-                let held = self.enable_torque(arm.as_ref()).await?.positions_rad();
-                self.hold_then_ramp(held);
-                *lock(&self.inner.last_goals) = None;
-                if let Some(event) = lock(&self.inner.watchdog).feed(now()) {
-                    self.record(event);
-                }
+                self.enable_torque().await?;
             }
         }
         self.inner.mode.send_replace(mode);
@@ -540,7 +516,7 @@ impl HardwareBridge {
     /// In `hil`, moves the real arm to `target` at the sync speed through the safety layers
     /// (the twin follows it); in other modes does nothing.
     pub async fn move_arm_to(&self, target: [f64; 6]) -> Result<(), BridgeError> {
-        let Some(arm) = self.inner.arm.clone().filter(|_| self.mode() == Mode::Hil) else {
+        let Some(arm) = self.arm().cloned().filter(|_| self.mode() == Mode::Hil) else {
             return Ok(());
         };
         let _switching = self.inner.switching.lock().await;
@@ -582,7 +558,7 @@ impl HardwareBridge {
                 distance / max_s
             )));
         }
-        self.enable_torque(arm).await?;
+        self.enable_torque().await?;
         let period = self.inner.config.control_period;
         let step = speed_rad_s * period.as_secs_f64();
         let ticks = (distance / step).ceil().max(1.0) as u32;
@@ -591,13 +567,13 @@ impl HardwareBridge {
         for k in 1..=ticks {
             let fraction = f64::from(k) / f64::from(ticks);
             let goal: [f64; 6] = std::array::from_fn(|i| from[i] + (to[i] - from[i]) * fraction);
-            self.send(goal, measured, false).await?;
+            self.send(goal, measured, Pace::Direct).await?;
             deadline += period;
             tokio::time::sleep_until(deadline).await;
             measured = arm.read_state().await?.positions_rad();
         }
         self.await_arrival(arm, to, measured).await?;
-        self.hold_then_ramp(to);
+        self.inner.pipeline.ramp_from(to);
         Ok(())
     }
 
@@ -650,7 +626,7 @@ impl HardwareBridge {
         let started = now();
         let reading = arm.read_state().await;
         let read_at = now();
-        self.apply_fault_policy(arm).await;
+        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
         let real = match reading {
             Ok(state) => state.positions_rad(),
             Err(e) => {
@@ -691,8 +667,10 @@ impl HardwareBridge {
             clamped,
             latency: started.elapsed(),
         });
-        if mode == Mode::Hil {
-            self.check_watchdog(arm, real).await;
+        if mode == Mode::Hil
+            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
+        {
+            self.record(event);
         }
         true
     }
@@ -710,49 +688,6 @@ impl HardwareBridge {
             } else if was && !is {
                 tracing::info!(joint = joint.label(), "the real arm is back inside the twin's range");
             }
-        }
-    }
-
-    async fn check_watchdog(&self, arm: &dyn Arm, measured: [f64; 6]) {
-        let verdict = lock(&self.inner.watchdog).check(now());
-        if let Some(event) = verdict.event {
-            self.record(event);
-            if verdict.action == WatchdogAction::Hold {
-                match arm.command(measured).await {
-                    Ok(()) => self.hold_then_ramp(measured),
-                    Err(e) => tracing::error!(error = %e, "watchdog hold failed"),
-                }
-            }
-        }
-    }
-
-    async fn apply_fault_policy(&self, arm: &dyn Arm) {
-        let decision = lock(&self.inner.faults).evaluate(&arm.health());
-        if decision.events.is_empty() {
-            return;
-        }
-        for event in decision.events {
-            self.record(event);
-        }
-        let outcome = match decision.action {
-            FaultAction::TorqueOff => arm.set_torque(false).await,
-            FaultAction::Hold => match arm.read_state().await {
-                Ok(state) => {
-                    let held = state.positions_rad();
-                    let outcome = arm.command(held).await;
-                    self.hold_then_ramp(held);
-                    outcome
-                }
-                Err(e) => Err(e),
-            },
-            FaultAction::Continue => Ok(()),
-        };
-        if let Err(e) = outcome {
-            tracing::error!(error = %e, action = ?decision.action, "fault reaction failed");
-        }
-        if decision.latch {
-            self.record(self.inner.estop.trip(decision.reasons.join("; ")));
-            lock(&self.inner.watchdog).disarm();
         }
     }
 }
@@ -787,34 +722,13 @@ async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: Cancella
             }
         }
     }
-    if let Err(e) = arm.set_torque(false).await {
+    if let Err(e) = bridge.inner.pipeline.switch_torque_off().await {
         tracing::warn!(error = %e, "torque off at shutdown failed");
     }
 }
 
 /// Control periods the arm gets to settle on a sync target after the last goal.
 const ARRIVAL_PERIODS: u32 = 50;
-
-/// Refuses when a servo reports a fault the fault policy switches torque off for.
-fn refuse_faults(state: &ArmState) -> Result<(), BridgeError> {
-    for joint in Joint::ALL {
-        if let Some(servo) = state.joint(joint).servo
-            && FaultPolicy::action_for(servo.error_flags) == FaultAction::TorqueOff
-        {
-            return Err(BridgeError::ServoFault {
-                joint: joint.label(),
-                id: servo.id,
-                flags: servo.error_flags,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The runtime's clock (paused and advanced by tokio in tests) as a std instant.
-fn now() -> Instant {
-    tokio::time::Instant::now().into_std()
-}
 
 fn largest_difference(a: &[f64; 6], b: &[f64; 6]) -> (Joint, f64) {
     Joint::ALL

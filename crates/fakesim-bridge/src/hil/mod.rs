@@ -9,7 +9,8 @@
 mod actuation;
 mod bridge;
 mod mode;
+mod ticks;
 
-pub use actuation::{BridgeActuation, episode_error};
+pub use actuation::{BridgeActuation, episode_error, run_action};
 pub use bridge::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
 pub use mode::{Mode, SyncOption, VerbKind};

@@ -4,7 +4,7 @@ use fakesim_twin::TwinError;
 
 use fakesim_arm::ArmError;
 use fakesim_arm::mapping::Joint;
-use fakesim_safety::{FaultAction, InvalidSetting, LimitSource, SafetyError, SafetyEvent};
+use fakesim_safety::{FaultAction, GuardError, InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 
 /// Which arm an error came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,9 @@ pub enum TeleopError {
         #[source]
         source: ArmError,
     },
+    /// The follower's safety pipeline refused (a servo fault still present at torque on).
+    #[error("follower arm: {0}")]
+    Follower(GuardError),
     /// The twin failed.
     #[error("twin: {0}")]
     Twin(#[from] TwinError),
@@ -54,6 +57,17 @@ impl TeleopError {
     /// Wraps an arm error with the arm's role.
     pub(super) fn arm(role: Role) -> impl FnOnce(ArmError) -> Self {
         move |source| TeleopError::Arm { role, source }
+    }
+
+    /// An error of the follower's safety pipeline; an arm failure keeps the arm's role.
+    pub(super) fn follower(error: GuardError) -> Self {
+        match error {
+            GuardError::Arm(source) => TeleopError::Arm {
+                role: Role::Follower,
+                source,
+            },
+            other => TeleopError::Follower(other),
+        }
     }
 }
 

@@ -1,0 +1,102 @@
+//! The real arm's tick driver: each tick sends the targets through the safety pipeline, waits
+//! out the tick in real time, then waits for a reading of the arm taken after it, so the twin
+//! (which mirrors the measured joints) shows where the tick left the arm.
+
+use super::bridge::{BridgeError, HardwareBridge, Route};
+use super::mode::VerbKind;
+use fakesim_episode::ticks::{Hold, Observed, Ranges, TcpJacobian, TickDriver};
+use fakesim_twin::TwinHandle;
+use fakesim_twin::sim::check_substeps;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Ticks on the real arm in `hil`; a mode change away from `hil` ends the loop at the next
+/// tick with [`BridgeError::ModeChanged`].
+pub struct ArmTicks {
+    bridge: HardwareBridge,
+    twin: TwinHandle,
+    ranges: Ranges,
+    timestep: Duration,
+    /// When the last tick ends; the next starts there, so ticks keep their cadence.
+    deadline: Option<Instant>,
+    /// The joints as last observed: the delta cap's reference.
+    measured: Option<[f64; 6]>,
+}
+
+impl ArmTicks {
+    /// A driver for the bridge's arm and its twin.
+    pub async fn new(bridge: HardwareBridge, twin: TwinHandle) -> Result<Self, BridgeError> {
+        let (setpoints, timestep) = twin
+            .with_sim(|sim| (sim.ctrl_ranges(), sim.model().opt().timestep))
+            .await?;
+        let ranges = Ranges {
+            joints: bridge.limits(),
+            setpoints,
+        };
+        Ok(ArmTicks {
+            bridge,
+            twin,
+            ranges,
+            timestep: Duration::from_secs_f64(timestep),
+            deadline: None,
+            measured: None,
+        })
+    }
+
+    fn check_still_hil(&self) -> Result<(), BridgeError> {
+        if self.bridge.route(VerbKind::Motion)? != Route::Arm {
+            return Err(BridgeError::ModeChanged(self.bridge.mode().name()));
+        }
+        Ok(())
+    }
+
+    /// The twin's state as it mirrors the arm, with the goals last sent.
+    async fn read(&mut self) -> Result<Observed, BridgeError> {
+        let robot = self.twin.with_sim(|sim| sim.robot_state()).await?;
+        self.measured = Some(robot.qpos);
+        Ok(Observed {
+            goals: self.bridge.last_goals().unwrap_or(robot.qpos),
+            robot,
+        })
+    }
+}
+
+impl TickDriver for ArmTicks {
+    type Error = BridgeError;
+
+    fn ranges(&self) -> Ranges {
+        self.ranges
+    }
+
+    async fn observe(&mut self) -> Result<Observed, BridgeError> {
+        self.check_still_hil()?;
+        self.read().await
+    }
+
+    async fn jacobian(&mut self) -> Result<TcpJacobian, BridgeError> {
+        Ok(self.twin.with_sim(|sim| sim.tcp_jacobian()).await?)
+    }
+
+    /// A refusal by a layer (a target into the table, out of range, the emergency stop) sends
+    /// nothing and ends the loop with that refusal; the arm keeps its last safe goal.
+    async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, BridgeError> {
+        self.check_still_hil()?;
+        let lasts = match hold {
+            Hold::Tick => self.bridge.control_period(),
+            Hold::Substeps(n) => {
+                check_substeps(n)?;
+                self.timestep * n
+            }
+        };
+        let measured = match self.measured {
+            Some(measured) => measured,
+            None => self.read().await?.robot.qpos,
+        };
+        self.bridge.command(targets, measured).await?;
+        let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
+        self.deadline = Some(deadline);
+        tokio::time::sleep_until(deadline).await;
+        self.bridge.next_sample().await?;
+        self.read().await
+    }
+}

@@ -1,0 +1,344 @@
+//! The one pipeline every command to the real arm passes: the layers in order (emergency
+//! stop, range, table, the ramp after torque came on or a hold, the delta cap), then the arm;
+//! around it the watchdog, the fault reaction and torque switching. The API's motions, the
+//! arm-to-twin sync, teleop and resuming after a hold all command the arm through it.
+//!
+//! The pipeline raises events but does not record them: each call returns what it raised,
+//! and the caller journals it (the bridge every event, teleop a lasting condition once).
+
+use crate::ramp::Ramp;
+use crate::{
+    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
+    TcpKinematics, Watchdog, WatchdogAction,
+};
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{Arm, ArmError, ArmState};
+use feetech::protocol::status::ServoError;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The layers a target passes, in order.
+#[derive(Clone)]
+pub struct Layers {
+    /// The emergency stop, shared with whoever may trip or reset it.
+    pub estop: EstopLatch,
+    /// Model ranges, narrowed by the calibrated ranges with a real arm.
+    pub range: RangeGuard,
+    /// The table surface and margin.
+    pub table: TableGuard,
+    /// Forward kinematics for the table layer (never the live twin).
+    pub kinematics: Arc<dyn TcpKinematics>,
+    /// The per-command step limit from the measured position.
+    pub delta: DeltaCap,
+}
+
+/// The pipeline's timing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PipelineTiming {
+    /// Speed at which goals close the gap to the targets after torque came on or a hold
+    /// (rad/s; infinite: no ramp).
+    pub ramp_speed_rad_s: f64,
+    /// One command period: the most time one ramp step counts, however long the pause.
+    pub period: Duration,
+    /// With commands flowing, a silence longer than this holds the arm.
+    pub watchdog_timeout: Duration,
+}
+
+/// How goals approach the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Through the ramp while one runs: every ordinary command.
+    Ramped,
+    /// Straight to the targets: a sync that interpolates its own slow path.
+    Direct,
+}
+
+/// What a sent command did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commanded {
+    /// The goals sent (rad, action-key order).
+    pub goals: [f64; 6],
+    /// Whether the delta cap limited any goal.
+    pub capped: bool,
+    /// Events raised on the way: the cap, the end of a watchdog hold.
+    pub events: Vec<SafetyEvent>,
+}
+
+/// Why a command or a torque switch did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    /// A layer refused the targets; nothing was sent.
+    #[error(transparent)]
+    Refused(#[from] SafetyError),
+    /// The arm failed.
+    #[error(transparent)]
+    Arm(#[from] ArmError),
+    /// A servo still reports a fault that switched its torque off.
+    #[error("{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears")]
+    ServoFault {
+        /// The joint.
+        joint: Joint,
+        /// Its servo.
+        id: u8,
+        /// The flags it reports.
+        flags: ServoError,
+    },
+}
+
+impl GuardError {
+    /// The journal record of a refusal by a layer.
+    pub fn event(&self) -> Option<SafetyEvent> {
+        match self {
+            GuardError::Refused(refusal) => Some(refusal.event()),
+            _ => None,
+        }
+    }
+}
+
+/// Where the pipeline reads the time (tests pause and advance it).
+pub type Clock = fn() -> Instant;
+
+/// What changes between commands.
+struct Progress {
+    ramp: Option<Ramp>,
+    faults: FaultPolicy,
+    watchdog: Watchdog,
+    last_goals: Option<[f64; 6]>,
+    torque_on: bool,
+}
+
+/// The safety pipeline of one arm (or of none: teleop driving only the twin runs the layers
+/// and sends nothing). Shared by reference; every method takes `&self`.
+pub struct SafetyPipeline {
+    arm: Option<Arc<dyn Arm>>,
+    clock: Clock,
+    layers: Layers,
+    timing: PipelineTiming,
+    progress: Mutex<Progress>,
+}
+
+impl SafetyPipeline {
+    /// A pipeline for `arm` with torque as it is (assumed off) and the watchdog disarmed,
+    /// reading the time from `clock`.
+    pub fn new(arm: Option<Arc<dyn Arm>>, layers: Layers, timing: PipelineTiming, clock: Clock) -> Self {
+        SafetyPipeline {
+            arm,
+            clock,
+            layers,
+            progress: Mutex::new(Progress {
+                ramp: None,
+                faults: FaultPolicy::new(),
+                watchdog: Watchdog::new(timing.watchdog_timeout),
+                last_goals: None,
+                torque_on: false,
+            }),
+            timing,
+        }
+    }
+
+    fn progress(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The arm commands go to.
+    pub fn arm(&self) -> Option<&Arc<dyn Arm>> {
+        self.arm.as_ref()
+    }
+
+    /// The layers.
+    pub fn layers(&self) -> &Layers {
+        &self.layers
+    }
+
+    /// The goals last sent (or set as the reference with [`Self::start_from`]).
+    pub fn last_goals(&self) -> Option<[f64; 6]> {
+        self.progress().last_goals
+    }
+
+    /// Whether torque is on, as this pipeline last switched it.
+    pub fn torque_on(&self) -> bool {
+        self.progress().torque_on
+    }
+
+    /// Takes `pose` as the last goals: the delta cap's reference while nothing is measured.
+    pub fn start_from(&self, pose: [f64; 6]) {
+        self.progress().last_goals = Some(pose);
+    }
+
+    /// Runs the layers without sending: the goals a command would send now. The delta cap
+    /// limits from `measured`, or from the last goals without a measurement. Advances a
+    /// running ramp.
+    pub fn check(&self, targets: [f64; 6], measured: Option<[f64; 6]>, pace: Pace) -> Result<Capped, SafetyError> {
+        let layers = &self.layers;
+        layers.estop.check()?;
+        layers.range.check(&targets)?;
+        layers.table.check(&targets, layers.kinematics.as_ref())?;
+        let mut progress = self.progress();
+        let goals = match (pace, progress.ramp.as_mut()) {
+            (Pace::Ramped, Some(ramp)) => {
+                let (goals, done) = ramp.advance(
+                    &targets,
+                    (self.clock)(),
+                    self.timing.ramp_speed_rad_s,
+                    self.timing.period,
+                );
+                if done {
+                    progress.ramp = None;
+                    tracing::debug!("ramp caught up with the targets");
+                }
+                goals
+            }
+            _ => targets,
+        };
+        match measured.or(progress.last_goals) {
+            Some(reference) => layers.delta.limit(&reference, &goals),
+            None => Ok(Capped {
+                goals,
+                capped: Vec::new(),
+            }),
+        }
+    }
+
+    /// Runs the layers and sends the goals to the arm (when there is one); feeds the watchdog.
+    pub async fn command(
+        &self,
+        targets: [f64; 6],
+        measured: Option<[f64; 6]>,
+        pace: Pace,
+    ) -> Result<Commanded, GuardError> {
+        let capped = self.check(targets, measured, pace)?;
+        if let Some(arm) = &self.arm {
+            arm.command(capped.goals).await?;
+        }
+        let mut events: Vec<SafetyEvent> = capped.event().into_iter().collect();
+        let mut progress = self.progress();
+        progress.last_goals = Some(capped.goals);
+        events.extend(progress.watchdog.feed((self.clock)()));
+        Ok(Commanded {
+            goals: capped.goals,
+            capped: !capped.capped.is_empty(),
+            events,
+        })
+    }
+
+    /// Switches torque on holding the present pose, unless a servo still reports a fault that
+    /// switched it off; ramped commands then start from that pose, and the watchdog watches.
+    /// Returns the state read (`None` without an arm).
+    pub async fn switch_torque_on(&self) -> Result<Option<ArmState>, GuardError> {
+        let Some(arm) = &self.arm else {
+            return Ok(None);
+        };
+        let state = arm.read_state().await?;
+        check_servo_faults(&state)?;
+        arm.set_torque(true).await?;
+        let now = (self.clock)();
+        let mut progress = self.progress();
+        progress.ramp = Some(Ramp::hold(state.positions_rad(), now));
+        progress.last_goals = None;
+        progress.torque_on = true;
+        progress.watchdog.disarm();
+        progress.watchdog.feed(now);
+        Ok(Some(state))
+    }
+
+    /// Switches torque off and stops watching. Torque counts as on until an attempt succeeds,
+    /// so a failed attempt is tried again.
+    pub async fn switch_torque_off(&self) -> Result<(), ArmError> {
+        self.disarm_watchdog();
+        let Some(arm) = &self.arm else {
+            return Ok(());
+        };
+        arm.set_torque(false).await?;
+        self.progress().torque_on = false;
+        Ok(())
+    }
+
+    /// Stops watching for silence (leaving `hil`).
+    pub fn disarm_watchdog(&self) {
+        self.progress().watchdog.disarm();
+    }
+
+    /// Ramped commands start from `pose` (the arm was just brought there).
+    pub fn ramp_from(&self, pose: [f64; 6]) {
+        self.progress().ramp = Some(Ramp::hold(pose, (self.clock)()));
+    }
+
+    /// Holds the arm at `measured`; ramped commands then start from there.
+    pub async fn hold(&self, measured: [f64; 6]) -> Result<(), ArmError> {
+        if let Some(arm) = &self.arm {
+            arm.command(measured).await?;
+        }
+        self.ramp_from(measured);
+        Ok(())
+    }
+
+    /// Holds the arm at `measured` when commands stopped coming for longer than the
+    /// watchdog's timeout; returns the event when the hold starts.
+    pub async fn check_watchdog(&self, measured: [f64; 6]) -> Option<SafetyEvent> {
+        let verdict = self.progress().watchdog.check((self.clock)());
+        if verdict.action == WatchdogAction::Hold
+            && verdict.event.is_some()
+            && let Err(e) = self.hold(measured).await
+        {
+            tracing::error!(error = %e, "watchdog hold failed");
+        }
+        verdict.event
+    }
+
+    /// Runs the fault policy on the arm's health, hands what it raised to `record` (before
+    /// acting, so the record comes first), and reacts: hold, torque off, or torque off and
+    /// then latch the emergency stop. Reactions follow the edges of conditions: a lasting fault is
+    /// not acted on again. Failures of the reaction itself are logged. Returns the action the
+    /// health calls for now.
+    pub async fn react_to_faults(&self, mut record: impl FnMut(SafetyEvent)) -> FaultAction {
+        let Some(arm) = &self.arm else {
+            return FaultAction::Continue;
+        };
+        let decision = self.progress().faults.evaluate(&arm.health());
+        let changed = !decision.events.is_empty();
+        decision.events.into_iter().for_each(&mut record);
+        let outcome = match decision.action {
+            _ if !changed => Ok(()),
+            FaultAction::TorqueOff => self.switch_torque_off().await,
+            FaultAction::Hold => match arm.read_state().await {
+                Ok(state) => self.hold(state.positions_rad()).await,
+                Err(e) => Err(e),
+            },
+            FaultAction::Continue => Ok(()),
+        };
+        if let Err(e) = outcome {
+            tracing::error!(error = %e, action = ?decision.action, "fault reaction failed");
+        }
+        // Latched after the reaction, so whoever sees the latch finds torque already off.
+        if decision.latch && !self.layers.estop.is_latched() {
+            record(self.layers.estop.trip(decision.reasons.join("; ")));
+            self.disarm_watchdog();
+        }
+        decision.action
+    }
+
+    /// Latches the emergency stop and switches torque off; returns the event.
+    pub async fn emergency_stop(&self, reason: &str) -> SafetyEvent {
+        let event = self.layers.estop.trip(reason);
+        if let Err(e) = self.switch_torque_off().await {
+            tracing::error!(error = %e, "emergency stop: torque off failed");
+        }
+        event
+    }
+}
+
+/// Refuses when a servo reports a fault the fault policy switches torque off for.
+pub fn check_servo_faults(state: &ArmState) -> Result<(), GuardError> {
+    for joint in Joint::ALL {
+        if let Some(servo) = state.joint(joint).servo
+            && FaultPolicy::action_for(servo.error_flags) == FaultAction::TorqueOff
+        {
+            return Err(GuardError::ServoFault {
+                joint,
+                id: servo.id,
+                flags: servo.error_flags,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,345 @@
+//! The safety pipeline against a scripted arm: the order of the layers, what reaches the arm,
+//! the ramp after torque on, the fault reaction, the watchdog, and running without an arm.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_arm::mapping::Joint;
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, ServoHealth, ServoReading};
+use fakesim_safety::{
+    DeltaCap, EstopLatch, FaultAction, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError, SafetyEvent,
+    SafetyPipeline, TableGuard,
+};
+use fakesim_twin::values::Bounds;
+use feetech::protocol::status::ServoError;
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const PERIOD: Duration = Duration::from_millis(20);
+const WATCHDOG: Duration = Duration::from_millis(200);
+const RAMP_SPEED: f64 = 0.5;
+const MAX_DELTA: f64 = 0.2;
+
+thread_local! {
+    static ELAPSED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// A clock each test thread advances by hand.
+fn clock() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now) + ELAPSED.with(Cell::get)
+}
+
+fn advance(by: Duration) {
+    ELAPSED.with(|e| e.set(e.get() + by));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Call {
+    Read,
+    Command([f64; 6]),
+    Torque(bool),
+}
+
+/// An arm that records every call, reads a settable pose and reports settable flags.
+struct ScriptedArm {
+    calls: Mutex<Vec<Call>>,
+    pose: Mutex<[f64; 6]>,
+    flags: Mutex<ServoError>,
+    bus_lost: Mutex<bool>,
+}
+
+impl ScriptedArm {
+    fn at(pose: [f64; 6]) -> Arc<Self> {
+        Arc::new(ScriptedArm {
+            calls: Mutex::new(Vec::new()),
+            pose: Mutex::new(pose),
+            flags: Mutex::new(ServoError::empty()),
+            bus_lost: Mutex::new(false),
+        })
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+
+    fn commands(&self) -> Vec<[f64; 6]> {
+        self.calls()
+            .into_iter()
+            .filter_map(|c| match c {
+                Call::Command(goals) => Some(goals),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn raise(&self, flags: ServoError) {
+        *self.flags.lock().unwrap() = flags;
+    }
+}
+
+fn reading(id: u8, error_flags: ServoError) -> ServoReading {
+    ServoReading {
+        id,
+        steps: 2048,
+        degrees: 0.0,
+        normalized: 0.0,
+        temperature_c: 30.0,
+        voltage_v: 12.0,
+        load_percent: 0.0,
+        current_ma: 0.0,
+        error_flags,
+        moving: false,
+    }
+}
+
+impl Arm for ScriptedArm {
+    fn port(&self) -> Option<&str> {
+        Some("scripted")
+    }
+
+    fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>> {
+        self.calls.lock().unwrap().push(Call::Read);
+        let pose = *self.pose.lock().unwrap();
+        let flags = *self.flags.lock().unwrap();
+        Box::pin(async move {
+            Ok(ArmState {
+                joints: std::array::from_fn(|i| JointState {
+                    position_rad: pose[i],
+                    servo: Some(reading(i as u8 + 1, if i == 2 { flags } else { ServoError::empty() })),
+                }),
+            })
+        })
+    }
+
+    fn command(&self, goals_rad: [f64; 6]) -> BoxFuture<'_, Result<(), ArmError>> {
+        self.calls.lock().unwrap().push(Call::Command(goals_rad));
+        Box::pin(async { Ok(()) })
+    }
+
+    fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+        self.calls.lock().unwrap().push(Call::Torque(enabled));
+        Box::pin(async { Ok(()) })
+    }
+
+    fn health(&self) -> ArmHealth {
+        let flags = *self.flags.lock().unwrap();
+        let lost = *self.bus_lost.lock().unwrap();
+        ArmHealth {
+            port_open: !lost,
+            torque_enabled: false,
+            servos: Joint::ALL
+                .into_iter()
+                .map(|joint| {
+                    let mut servo = ServoHealth::new(joint, joint.index() as u8 + 1);
+                    if joint.index() == 2 {
+                        servo.error_flags = flags;
+                    }
+                    servo
+                })
+                .collect(),
+            last_error: lost.then(|| "port closed".to_owned()),
+        }
+    }
+}
+
+/// Every joint within ±1.5 rad; the TCP is 0.1 m below the table when joint 2 passes 1 rad.
+fn layers() -> Layers {
+    Layers {
+        estop: EstopLatch::new(),
+        range: RangeGuard::model_only([Bounds { lo: -1.5, hi: 1.5 }; 6]),
+        table: TableGuard::default(),
+        kinematics: Arc::new(|joints: &[f64; 6]| {
+            let z = if joints[1] > 1.0 { 0.7 } else { 1.0 };
+            Ok([0.2, 0.0, z])
+        }),
+        delta: DeltaCap::uniform(MAX_DELTA).unwrap(),
+    }
+}
+
+fn pipeline(arm: Option<Arc<ScriptedArm>>) -> SafetyPipeline {
+    let timing = PipelineTiming {
+        ramp_speed_rad_s: RAMP_SPEED,
+        period: PERIOD,
+        watchdog_timeout: WATCHDOG,
+    };
+    SafetyPipeline::new(arm.map(|a| a as Arc<dyn Arm>), layers(), timing, clock)
+}
+
+fn refusal<T: std::fmt::Debug>(outcome: Result<T, GuardError>) -> SafetyError {
+    match outcome {
+        Err(GuardError::Refused(refusal)) => refusal,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_layers_refuse_in_order_and_a_refused_command_reaches_no_arm() {
+    let arm = ScriptedArm::at([0.0; 6]);
+    let guard = pipeline(Some(arm.clone()));
+    let out_of_range_and_below_table = [0.0, 1.6, 0.0, 0.0, 0.0, 0.0];
+    let below_table = [0.0, 1.2, 0.0, 0.0, 0.0, 0.0];
+
+    let r = refusal(
+        guard
+            .command(out_of_range_and_below_table, Some([0.0; 6]), Pace::Ramped)
+            .await,
+    );
+    assert!(
+        matches!(
+            r,
+            SafetyError::OutOfRange {
+                joint: Joint::ShoulderLift,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
+    let r = refusal(guard.command(below_table, Some([0.0; 6]), Pace::Ramped).await);
+    assert!(matches!(r, SafetyError::BelowTable { .. }), "{r:?}");
+    guard.layers().estop.trip("test");
+    let r = refusal(
+        guard
+            .command(out_of_range_and_below_table, Some([0.0; 6]), Pace::Ramped)
+            .await,
+    );
+    assert!(matches!(r, SafetyError::EstopLatched { .. }), "{r:?}");
+
+    assert_eq!(arm.calls(), [], "nothing reached the arm");
+    assert_eq!(guard.last_goals(), None);
+}
+
+#[tokio::test]
+async fn a_command_is_capped_from_the_measured_pose_and_the_cap_is_reported() {
+    let arm = ScriptedArm::at([0.0; 6]);
+    let guard = pipeline(Some(arm.clone()));
+    let targets = [0.5, 0.1, 0.0, 0.0, 0.0, 0.0];
+    let sent = guard.command(targets, Some([0.0; 6]), Pace::Ramped).await.unwrap();
+    assert_eq!(sent.goals, [MAX_DELTA, 0.1, 0.0, 0.0, 0.0, 0.0]);
+    assert!(sent.capped);
+    assert!(matches!(sent.events.as_slice(), [SafetyEvent::DeltaCapped { joints }] if joints.len() == 1));
+    assert_eq!(arm.commands(), [sent.goals]);
+    assert_eq!(guard.last_goals(), Some(sent.goals));
+}
+
+#[tokio::test]
+async fn after_torque_on_goals_start_at_the_held_pose_and_ramp_at_the_speed_limit() {
+    let held = [0.3, -0.2, 0.1, 0.0, 0.0, 0.4];
+    let arm = ScriptedArm::at(held);
+    let guard = pipeline(Some(arm.clone()));
+    guard.switch_torque_on().await.unwrap();
+    assert_eq!(arm.calls(), [Call::Read, Call::Torque(true)]);
+    assert!(guard.torque_on());
+
+    let targets = [0.0; 6];
+    let first = guard.command(targets, Some(held), Pace::Ramped).await.unwrap();
+    assert_eq!(first.goals, held, "no jump: the first goals hold the pose");
+    advance(PERIOD);
+    let second = guard.command(targets, Some(held), Pace::Ramped).await.unwrap();
+    let step = RAMP_SPEED * PERIOD.as_secs_f64();
+    assert!((second.goals[0] - (held[0] - step)).abs() < 1e-12, "{:?}", second.goals);
+    assert_eq!(second.goals[3], 0.0, "a joint already there stays");
+
+    // A direct command (a sync's own slow path) bypasses the ramp.
+    let direct = guard.command(targets, Some(held), Pace::Direct).await.unwrap();
+    let capped = [0.1, 0.0, 0.0, 0.0, 0.0, 0.2];
+    for (goal, want) in direct.goals.iter().zip(capped) {
+        assert!(
+            (goal - want).abs() < 1e-12,
+            "only the delta cap limits it: {:?}",
+            direct.goals
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_servo_fault_still_present_keeps_torque_off() {
+    let arm = ScriptedArm::at([0.0; 6]);
+    arm.raise(ServoError::OVERLOAD);
+    let guard = pipeline(Some(arm.clone()));
+    let refused = guard.switch_torque_on().await;
+    assert!(
+        matches!(
+            refused,
+            Err(GuardError::ServoFault {
+                joint: Joint::ElbowFlex,
+                id: 3,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(arm.calls(), [Call::Read], "torque was never switched on");
+    assert!(!guard.torque_on());
+}
+
+#[tokio::test]
+async fn the_fault_reaction_acts_once_per_condition_and_a_lost_bus_latches() {
+    let arm = ScriptedArm::at([0.0; 6]);
+    let guard = pipeline(Some(arm.clone()));
+    guard.switch_torque_on().await.unwrap();
+    arm.calls();
+
+    let mut events = Vec::new();
+    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::Continue);
+    assert_eq!(events, []);
+    arm.raise(ServoError::OVERLOAD);
+    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::TorqueOff);
+    assert!(
+        matches!(events.as_slice(), [SafetyEvent::ServoFault { .. }]),
+        "{events:?}"
+    );
+    assert_eq!(arm.calls(), [Call::Torque(false)]);
+    assert!(!guard.torque_on());
+    events.clear();
+    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::TorqueOff);
+    assert_eq!(
+        (events.len(), arm.calls()),
+        (0, vec![]),
+        "a lasting fault is not acted on again"
+    );
+
+    arm.raise(ServoError::VOLTAGE);
+    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::Hold);
+    assert_eq!(arm.calls(), [Call::Read, Call::Command([0.0; 6])], "held where it is");
+
+    *arm.bus_lost.lock().unwrap() = true;
+    events.clear();
+    guard.react_to_faults(|e| events.push(e)).await;
+    assert!(guard.layers().estop.is_latched());
+    assert!(
+        matches!(events.last(), Some(SafetyEvent::EstopLatched { .. })),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_watchdog_holds_after_a_silence_and_the_next_command_resumes() {
+    let arm = ScriptedArm::at([0.0; 6]);
+    let guard = pipeline(Some(arm.clone()));
+    guard.switch_torque_on().await.unwrap();
+    guard.command([0.0; 6], Some([0.0; 6]), Pace::Ramped).await.unwrap();
+    arm.calls();
+
+    advance(WATCHDOG);
+    assert_eq!(guard.check_watchdog([0.05; 6]).await, None, "not yet");
+    advance(Duration::from_millis(1));
+    let hold = guard.check_watchdog([0.05; 6]).await;
+    assert!(matches!(hold, Some(SafetyEvent::WatchdogHold { .. })), "{hold:?}");
+    assert_eq!(arm.commands(), [[0.05; 6]], "held at the measured pose");
+    assert_eq!(guard.check_watchdog([0.05; 6]).await, None, "one event per hold");
+
+    let resumed = guard.command([0.05; 6], Some([0.05; 6]), Pace::Ramped).await.unwrap();
+    assert_eq!(resumed.events, [SafetyEvent::WatchdogResumed]);
+}
+
+#[tokio::test]
+async fn without_an_arm_the_layers_run_and_the_cap_starts_from_the_given_pose() {
+    let guard = pipeline(None);
+    guard.start_from([0.4; 6]);
+    let sent = guard.command([1.0; 6], None, Pace::Ramped).await.unwrap();
+    assert_eq!(sent.goals, [0.4 + MAX_DELTA; 6]);
+    let next = guard.command([1.0; 6], None, Pace::Ramped).await.unwrap();
+    assert_eq!(next.goals, [0.4 + 2.0 * MAX_DELTA; 6], "from the last goals");
+    guard.switch_torque_on().await.unwrap();
+    assert!(!guard.torque_on(), "no arm, no torque");
+}
