@@ -4,44 +4,22 @@
 //! off loopback without TLS and credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{after_marker, daemon};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, Stdio};
 use tonic::transport::Endpoint;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-/// The binary with the given arguments, without `LD_LIBRARY_PATH` so only its rpath can find
-/// libmujoco.
-fn daemon(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fakesim-hil"));
-    command
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("RUST_LOG")
-        .stderr(Stdio::piped());
-    command
-}
-
 /// Reads stderr up to the `listening on ADDR` line and returns the address.
 fn listening_address(stderr: &mut BufReader<ChildStderr>, child: &mut Child) -> SocketAddr {
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            panic!(
-                "the daemon ended ({:?}) before listening; stderr:\n{seen}",
-                child.wait()
-            );
-        }
-        if let Some((_, addr)) = line.trim_end().split_once("listening on ") {
-            return addr.parse().unwrap();
-        }
-        seen.push_str(&line);
-    }
+    after_marker(stderr, child, "listening on ").parse().unwrap()
 }
 
 async fn health(addr: SocketAddr) -> i32 {
