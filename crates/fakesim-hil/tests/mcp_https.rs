@@ -160,6 +160,7 @@ impl Http {
 /// The JSON-RPC error a refused request's body carries: its reason and message.
 fn refusal(response: &Response<()>, body: &str) -> (String, String) {
     assert_eq!(response.headers()["content-type"], "application/json", "{body}");
+    assert_eq!(response.headers()["connection"], "close");
     let error: Value = serde_json::from_str(body).unwrap();
     let error = &error["error"];
     (
@@ -200,16 +201,15 @@ async fn serve_and_refuse(files: &Files, addr: SocketAddr) {
         .await;
     assert_eq!(stopped["structuredContent"]["status"], "stopped", "{stopped}");
 
-    let mut stranger = Http::tls(files, addr).await;
-    let (response, body) = stranger.post(None, &initialize).await;
+    // A refusal closes its connection: each attempt below opens a new one.
+    let (response, body) = Http::tls(files, addr).await.post(None, &initialize).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(response.headers()["www-authenticate"], r#"Bearer realm="fakesim-hil""#);
     let (reason, message) = refusal(&response, &body);
     assert_eq!(reason, "token_required");
     assert!(message.contains("authorization: Bearer <token>"), "{message}");
-    let (response, body) = stranger
-        .post(Some("Bearer mcp-https-token-5b0c9e1d7b"), &initialize)
-        .await;
+    let wrong = Some("Bearer mcp-https-token-5b0c9e1d7b");
+    let (response, body) = Http::tls(files, addr).await.post(wrong, &initialize).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(refusal(&response, &body).0, "token_invalid");
 
@@ -219,6 +219,18 @@ async fn serve_and_refuse(files: &Files, addr: SocketAddr) {
     let (reason, message) = refusal(&response, &body);
     assert_eq!(reason, "tls_required");
     assert!(message.contains("--tls-ca"), "{message}");
+}
+
+/// The daemon under test, killed if the test fails before stopping it.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 }
 
 #[test]
@@ -241,16 +253,17 @@ fn over_https_the_right_token_is_served_and_anything_else_refused_and_logged() {
         "--image-size",
         "16",
     ];
-    let mut child = daemon(&args).stdout(Stdio::null()).spawn().unwrap();
+    let mut running = Running(daemon(&args).stdout(Stdio::null()).spawn().unwrap());
+    let child = &mut running.0;
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let url = after_marker(&mut stderr, &mut child, "MCP endpoint at ");
+    let url = after_marker(&mut stderr, child, "MCP endpoint at ");
     let addr: SocketAddr = url
         .strip_prefix("https://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
         .unwrap_or_else(|| panic!("not an https URL: {url}"))
         .parse()
         .unwrap();
-    after_marker(&mut stderr, &mut child, "listening on ");
+    after_marker(&mut stderr, child, "listening on ");
 
     tokio::runtime::Runtime::new()
         .unwrap()
