@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{after_marker, daemon};
+use common::{after_marker, daemon, refused_at_start};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::io::{BufRead, BufReader, Read};
@@ -237,12 +237,7 @@ fn every_start_stop_cycle_exits_0_with_and_without_a_virtual_arm() {
 
 #[test]
 fn listening_off_loopback_without_tls_and_credentials_is_refused_saying_how_to_set_them() {
-    let output = daemon(&["--listen", "0.0.0.0:0"])
-        .env_remove("FAKESIM_HIL_TOKEN")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_at_start(&["--listen", "0.0.0.0:0"]);
     assert!(
         stderr.contains("refusing to listen on 0.0.0.0:0 without TLS"),
         "{stderr}"
@@ -267,9 +262,7 @@ fn listening_off_loopback_without_tls_and_credentials_is_refused_saying_how_to_s
         "--tls-key",
         key_path.to_str().unwrap(),
     ];
-    let output = daemon(&tls).env_remove("FAKESIM_HIL_TOKEN").output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_at_start(&tls);
     assert!(stderr.contains("without authentication"), "{stderr}");
     assert!(stderr.contains("--token-file FILE (or FAKESIM_HIL_TOKEN)"), "{stderr}");
 

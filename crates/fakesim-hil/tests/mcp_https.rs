@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{after_marker, daemon};
+use common::{after_marker, daemon, refused_at_start};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
@@ -290,12 +290,7 @@ fn over_https_the_right_token_is_served_and_anything_else_refused_and_logged() {
 
 #[test]
 fn an_mcp_endpoint_off_loopback_without_tls_is_refused_at_start() {
-    let output = daemon(&["--listen", "127.0.0.1:0", "--mcp-listen", "0.0.0.0:0"])
-        .env_remove("FAKESIM_HIL_TOKEN")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_at_start(&["--listen", "127.0.0.1:0", "--mcp-listen", "0.0.0.0:0"]);
     assert!(
         stderr.contains("the MCP endpoint (--mcp-listen): refusing to listen on 0.0.0.0:0 without TLS"),
         "{stderr}"

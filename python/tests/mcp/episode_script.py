@@ -28,11 +28,14 @@ async def stdio_session(fakesim_bin: str, *args: str):
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str | None = None, ca: Path | None = None):
-    """An MCP session over streamable HTTP, sending `token` as a bearer token and trusting
-    certificates from the CA file `ca` when given."""
+async def http_session(url: str, token: str | None = None, ca: Path | None = None,
+                       client_cert: tuple[Path, Path] | None = None):
+    """An MCP session over streamable HTTP, sending `token` as a bearer token, trusting
+    certificates from the CA file `ca`, and showing `client_cert` (certificate, key), when given."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    verify = ssl.create_default_context(cafile=str(ca)) if ca else True
+    verify = ssl.create_default_context(cafile=str(ca) if ca else None)
+    if client_cert:
+        verify.load_cert_chain(*map(str, client_cert))
     http = httpx2.AsyncClient(headers=headers, verify=verify, timeout=httpx2.Timeout(30, read=300))
     async with http, streamable_http_client(url, http_client=http) as (read, write):
         async with ClientSession(read, write) as session:

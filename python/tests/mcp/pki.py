@@ -39,8 +39,9 @@ def pem(obj) -> bytes:
 
 
 def write_pki(directory: Path) -> dict[str, Path]:
-    """Writes a throw-away CA, a server certificate for 127.0.0.1 and localhost signed by it, its
-    key, and a token file into `directory`; answers their paths."""
+    """Writes a throw-away CA, a server certificate for 127.0.0.1 and localhost and a client
+    certificate signed by it, their keys, and a token file into `directory`; answers their
+    paths."""
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = certificate("fakesim test CA", ca_key, None, None, ca=True)
     server_key = ec.generate_private_key(ec.SECP256R1())
@@ -51,6 +52,11 @@ def write_pki(directory: Path) -> dict[str, Path]:
     files["cert"].write_bytes(pem(server))
     files["key"].write_bytes(pem(server_key))
     files["token"].write_text(TOKEN + "\n")
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    client = certificate("fakesim test client", client_key, ca.subject, ca_key, ca=False)
+    files["client_cert"], files["client_key"] = directory / "client.pem", directory / "client.key"
+    files["client_cert"].write_bytes(pem(client))
+    files["client_key"].write_bytes(pem(client_key))
     return files
 
 

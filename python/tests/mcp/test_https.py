@@ -83,6 +83,17 @@ async def test_without_the_right_token_or_over_plaintext_the_request_is_refused_
     assert TOKEN not in "".join(process.seen)
 
 
+async def test_a_client_certificate_from_the_daemons_client_ca_stands_in_for_the_token(daemon, pki):
+    started = daemon("--mcp-listen", "127.0.0.1:0", *tls_options(pki)[:4], "--tls-client-ca", str(pki["ca"]))
+    url = started["mcp_url"]
+    async with http_session(url, ca=pki["ca"], client_cert=(pki["client_cert"], pki["client_key"])) as session:
+        assert ok(await session.call_tool("get_session_info", {}))["status"] == "idle"
+    refused = await initialize_refusal(url, ca=pki["ca"])
+    assert refused.startswith("client_cert_required: a client certificate signed by the daemon's --tls-client-ca"), refused
+    async with httpx2.AsyncClient(verify=ssl.create_default_context(cafile=str(pki["ca"]))) as http:
+        assert (await http.post(url, json=INITIALIZE, headers=HEADERS)).status_code == 403
+
+
 def test_an_mcp_endpoint_off_loopback_without_tls_is_refused_at_start(fakesim_bin, spawn, pki):
     process = spawn([fakesim_bin, "--listen", "127.0.0.1:0", "--mcp-listen", "0.0.0.0:0"])
     process.wait_for(r"the MCP endpoint \(--mcp-listen\): refusing to listen on 0\.0\.0\.0:0 without TLS.*--tls-cert")

@@ -33,3 +33,12 @@ pub fn after_marker(stderr: &mut BufReader<ChildStderr>, child: &mut Child, mark
         seen.push_str(&line);
     }
 }
+
+/// Runs the binary with `args` (and no token in the environment), checks that it refused to
+/// start (exit code 1), and returns its stderr.
+pub fn refused_at_start(args: &[&str]) -> String {
+    let output = daemon(args).env_remove("FAKESIM_HIL_TOKEN").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    stderr
+}
