@@ -5,7 +5,7 @@
 
 use crate::auth::{AuthError, AuthPolicy, Authenticator};
 use crate::control::Need;
-use crate::lease::{MAX_HOLDER_CHARS, MAX_TTL_MS};
+use crate::lease::{Leases, MAX_HOLDER_CHARS, MAX_TTL_MS};
 use crate::session_service::SessionService;
 use crate::state::AppState;
 use crate::tls::{self, AppProtocol, Conn, ConnInfo, Transport};
@@ -84,11 +84,12 @@ fn session_factory(state: &AppState, client: SessionClient) -> impl Fn() -> Epis
         if state.settings.mcp_observe_only {
             return EpisodeTools::new(client.clone(), Access::ObserveOnly);
         }
-        let lease = SessionLease {
-            state: state.clone(),
-            number: sessions.fetch_add(1, Ordering::Relaxed) + 1,
-            held: Mutex::new(None),
+        let needed = {
+            let state = state.clone();
+            move || state.lease_required(Need::Motion)
         };
+        let number = sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        let lease = SessionLease::new(state.leases.clone(), Box::new(needed), number);
         EpisodeTools::new(client.clone(), Access::Full).with_lease(Arc::new(lease))
     }
 }
@@ -150,17 +151,31 @@ fn refusal(error: &AuthError) -> Response {
 /// may have, so an agent thinking between calls keeps it), never taken over, released when the
 /// session ends.
 struct SessionLease {
-    state: AppState,
+    leases: Leases,
+    /// Whether motion needs the lease now.
+    needed: Box<dyn Fn() -> bool + Send + Sync>,
     number: u64,
     held: Mutex<Option<String>>,
 }
 
+impl SessionLease {
+    /// Session `number`'s lease, none held yet.
+    fn new(leases: Leases, needed: Box<dyn Fn() -> bool + Send + Sync>, number: u64) -> Self {
+        SessionLease {
+            leases,
+            needed,
+            number,
+            held: Mutex::new(None),
+        }
+    }
+}
+
 impl MotionLease for SessionLease {
     fn for_motion(&self, client: Option<&str>) -> Option<String> {
-        if !self.state.lease_required(Need::Motion) {
+        if !(self.needed)() {
             return None;
         }
-        let leases = &self.state.leases;
+        let leases = &self.leases;
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(id) = held.as_deref()
             && leases.renew(id).is_ok()
@@ -192,7 +207,7 @@ impl Drop for SessionLease {
         let held = self.held.get_mut().unwrap_or_else(PoisonError::into_inner);
         if let Some(id) = held.take() {
             // Already expired or taken over: nothing to give up.
-            let _ = self.state.leases.release(&id);
+            let _ = self.leases.release(&id);
         }
     }
 }
@@ -232,5 +247,73 @@ impl Listener for Incoming {
 impl AxumConnected<IncomingStream<'_, Incoming>> for ConnInfo {
     fn connect_info(stream: IncomingStream<'_, Incoming>) -> Self {
         *stream.remote_addr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::audit::Audit;
+    use std::time::Duration;
+
+    fn session(leases: &Leases, needed: bool, number: u64) -> SessionLease {
+        SessionLease::new(leases.clone(), Box::new(move || needed), number)
+    }
+
+    fn holder(leases: &Leases) -> Option<String> {
+        leases.holder().map(|now| now.holder)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_holds_the_lease_while_it_moves_and_takes_it_again_after_a_silence() {
+        let (audit, _events) = Audit::channel();
+        let leases = Leases::start(audit);
+        assert_eq!(
+            session(&leases, false, 1).for_motion(Some("agent")),
+            None,
+            "sim: no lease"
+        );
+        assert_eq!(holder(&leases), None);
+
+        let agent = session(&leases, true, 2);
+        let first = agent.for_motion(Some("agent\nhost")).unwrap();
+        assert_eq!(holder(&leases).as_deref(), Some("MCP HTTP session 2 (agenthost)"));
+        for _ in 0..3 {
+            tokio::time::advance(Duration::from_secs(50)).await;
+            assert_eq!(
+                agent.for_motion(Some("agent")).as_deref(),
+                Some(first.as_str()),
+                "renewed"
+            );
+        }
+        tokio::time::advance(Duration::from_millis(u64::from(MAX_TTL_MS) + 1)).await;
+        assert_eq!(holder(&leases), None, "a minute of silence lets it expire");
+        let second = agent.for_motion(Some("agent")).unwrap();
+        assert_ne!(second, first, "taken again");
+
+        let other = session(&leases, true, 3);
+        assert_eq!(other.for_motion(Some("other")), None, "never taken over");
+        leases.acquire("operator", 0, true).unwrap();
+        assert_eq!(agent.for_motion(Some("agent")), None, "taken over by the operator");
+        drop(agent);
+        assert_eq!(
+            holder(&leases).as_deref(),
+            Some("operator"),
+            "a session gives back only its own"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_gives_the_lease_back_when_it_ends() {
+        let (audit, _events) = Audit::channel();
+        let leases = Leases::start(audit);
+        let long_name = "x".repeat(200);
+        let agent = session(&leases, true, 1);
+        agent.for_motion(Some(&long_name)).unwrap();
+        assert_eq!(holder(&leases).unwrap().chars().count(), MAX_HOLDER_CHARS);
+        drop(agent);
+        assert_eq!(holder(&leases), None);
     }
 }
