@@ -125,7 +125,8 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp, or https://
-    /// with --tls-cert; the same TLS and token rules as gRPC (off loopback both are required).
+    /// with --tls-cert; the same access rules as gRPC (off loopback: TLS, and a token or client
+    /// certificates).
     #[arg(long, value_name = "ADDR")]
     pub mcp_listen: Option<SocketAddr>,
     /// With --mcp-listen, serve only the tools that move nothing.
