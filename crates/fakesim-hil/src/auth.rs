@@ -1,5 +1,6 @@
 //! Who may call at all: TLS off loopback, and a bearer token or a client certificate checked on
-//! every call (health and reflection included) before any service sees it.
+//! every call (health and reflection included, and every request to the MCP endpoint) before
+//! any service sees it.
 
 use crate::audit::{AccessEvent, Audit};
 use crate::listen::ListenAddr;
@@ -10,7 +11,6 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
-use tonic::metadata::MetadataMap;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
@@ -70,10 +70,10 @@ pub enum AuthError {
         "this daemon only accepts TLS: connect with TLS, trusting its certificate (clients: --tls-ca FILE or FAKESIM_HIL_TLS_CA)"
     )]
     TlsRequired,
-    /// No `authorization` metadata.
+    /// No `authorization` metadata (or HTTP header).
     #[error(
-        "a bearer token is required: send gRPC metadata `authorization: Bearer <token>` \
-         (clients: --token-file FILE or FAKESIM_HIL_TOKEN){}",
+        "a bearer token is required: send `authorization: Bearer <token>` with every call, as gRPC \
+         metadata or an HTTP header (clients: --token-file FILE or FAKESIM_HIL_TOKEN){}",
         if *.also_cert { ", or connect with a client certificate" } else { "" }
     )]
     TokenRequired {
@@ -114,8 +114,9 @@ pub struct AuthPolicy {
 }
 
 impl AuthPolicy {
-    /// Admits a call on a connection described by `conn` with `metadata`, or says why not.
-    pub fn check(&self, conn: Option<&ConnInfo>, metadata: &MetadataMap) -> Result<(), AuthError> {
+    /// Admits a call on a connection described by `conn` carrying `authorization` (the value of
+    /// its gRPC metadata or HTTP header of that name, if any), or says why not.
+    pub fn check(&self, conn: Option<&ConnInfo>, authorization: Option<&[u8]>) -> Result<(), AuthError> {
         let transport = conn.map_or(Transport::Plain, |c| c.transport);
         match transport {
             Transport::Plain if self.tls => return Err(AuthError::TlsRequired),
@@ -129,12 +130,11 @@ impl AuthPolicy {
                 Ok(())
             };
         };
-        let Some(value) = metadata.get("authorization") else {
+        let Some(presented) = authorization else {
             return Err(AuthError::TokenRequired {
                 also_cert: self.client_certs,
             });
         };
-        let presented = value.as_bytes();
         let credentials = match presented.get(..7) {
             Some(scheme) if scheme.eq_ignore_ascii_case(b"bearer ") => &presented[7..],
             _ => return Err(AuthError::TokenInvalid),
@@ -173,7 +173,8 @@ pub fn check_exposure(listen: &ListenAddr, policy: &AuthPolicy) -> anyhow::Resul
     Ok(())
 }
 
-/// The interceptor every call passes: checks the policy and records each refusal.
+/// The check every call passes (the gRPC interceptor, the MCP endpoint's requests): the policy,
+/// and each refusal recorded.
 #[derive(Clone)]
 pub struct Authenticator {
     policy: Arc<AuthPolicy>,
@@ -188,21 +189,28 @@ impl Authenticator {
             audit,
         }
     }
+
+    /// The policy's answer for a call on `conn` carrying `authorization`; a refusal is logged
+    /// and journaled.
+    pub fn admit(&self, conn: Option<&ConnInfo>, authorization: Option<&[u8]>) -> Result<(), AuthError> {
+        let checked = self.policy.check(conn, authorization);
+        if let Err(error) = &checked {
+            self.audit.record(AccessEvent::AuthFailed {
+                reason: error.reason(),
+                peer: conn.and_then(|c| c.peer),
+                detail: None,
+            });
+        }
+        checked
+    }
 }
 
 impl Interceptor for Authenticator {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let conn = request.extensions().get::<ConnInfo>();
-        match self.policy.check(conn, request.metadata()) {
+        let authorization = request.metadata().get("authorization").map(|value| value.as_bytes());
+        match self.admit(request.extensions().get::<ConnInfo>(), authorization) {
             Ok(()) => Ok(request),
-            Err(error) => {
-                self.audit.record(AccessEvent::AuthFailed {
-                    reason: error.reason(),
-                    peer: conn.and_then(|c| c.peer),
-                    detail: None,
-                });
-                Err(crate::status::from_auth(&error))
-            }
+            Err(error) => Err(crate::status::from_auth(&error)),
         }
     }
 }
@@ -214,12 +222,6 @@ mod tests {
     use super::*;
 
     const TOKEN: &str = "s3cret-token-0123456789";
-
-    fn with_auth(value: &str) -> MetadataMap {
-        let mut metadata = MetadataMap::new();
-        metadata.insert("authorization", value.parse().unwrap());
-        metadata
-    }
 
     fn conn(transport: Transport) -> ConnInfo {
         ConnInfo { peer: None, transport }
@@ -244,21 +246,22 @@ mod tests {
             client_certs: false,
         };
         let tls = conn(Transport::Tls { client_cert: false });
-        let right = with_auth(&format!("Bearer {TOKEN}"));
-        assert_eq!(policy.check(Some(&tls), &right), Ok(()));
-        assert_eq!(policy.check(Some(&tls), &with_auth(&format!("bearer {TOKEN}"))), Ok(()));
+        let (right, lower) = (format!("Bearer {TOKEN}"), format!("bearer {TOKEN}"));
+        let right = Some(right.as_bytes());
+        assert_eq!(policy.check(Some(&tls), right), Ok(()));
+        assert_eq!(policy.check(Some(&tls), Some(lower.as_bytes())), Ok(()));
         assert_eq!(
-            policy.check(Some(&conn(Transport::Plain)), &right),
+            policy.check(Some(&conn(Transport::Plain)), right),
             Err(AuthError::TlsRequired)
         );
-        assert_eq!(policy.check(None, &right), Err(AuthError::TlsRequired));
+        assert_eq!(policy.check(None, right), Err(AuthError::TlsRequired));
         assert_eq!(
-            policy.check(Some(&tls), &MetadataMap::new()),
+            policy.check(Some(&tls), None),
             Err(AuthError::TokenRequired { also_cert: false })
         );
         for wrong in ["Bearer nope", TOKEN, "Basic xyz", "Bearer"] {
             assert_eq!(
-                policy.check(Some(&tls), &with_auth(wrong)),
+                policy.check(Some(&tls), Some(wrong.as_bytes())),
                 Err(AuthError::TokenInvalid),
                 "{wrong}"
             );
@@ -272,13 +275,12 @@ mod tests {
             token: None,
             client_certs: true,
         };
-        let none = MetadataMap::new();
         assert_eq!(
-            policy.check(Some(&conn(Transport::Tls { client_cert: true })), &none),
+            policy.check(Some(&conn(Transport::Tls { client_cert: true })), None),
             Ok(())
         );
         assert_eq!(
-            policy.check(Some(&conn(Transport::Tls { client_cert: false })), &none),
+            policy.check(Some(&conn(Transport::Tls { client_cert: false })), None),
             Err(AuthError::ClientCertRequired)
         );
     }

@@ -124,7 +124,9 @@ pub struct DaemonArgs {
     /// refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp (loopback only).
+    /// Also serve the episode tools over MCP's streamable HTTP at http://ADDR/mcp, or https://
+    /// with --tls-cert; the same access rules as gRPC (off loopback: TLS, and a token or client
+    /// certificates).
     #[arg(long, value_name = "ADDR")]
     pub mcp_listen: Option<SocketAddr>,
     /// With --mcp-listen, serve only the tools that move nothing.

@@ -13,6 +13,7 @@ pub mod lease;
 pub mod listen;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_http;
 pub mod robot_service;
 pub mod server;
 pub mod session_service;

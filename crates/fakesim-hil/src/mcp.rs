@@ -1,20 +1,17 @@
 //! `fakesim-hil mcp`: the episode tools over MCP on stdin/stdout, calling a running daemon
-//! (`--connect`) or a sim-only daemon started in this process; and the daemon's own
-//! streamable-HTTP endpoint (`--mcp-listen`).
+//! (`--connect`) or a sim-only daemon started in this process. The daemon's own
+//! streamable-HTTP endpoint (`--mcp-listen`) is [`crate::mcp_http`].
 
 use crate::cli::DaemonArgs;
-use crate::session_service::SessionService;
 use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use anyhow::{Context, bail};
 use clap::Args;
 use fakesim_mcp::connect::{self, ClientTls, Target};
 use fakesim_mcp::{Access, EpisodeTools};
-use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use fakesim_twin::RenderQuality;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -210,27 +207,4 @@ async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionC
     };
     let client = connect::connect(&target).await?;
     Ok((client, InProcess { stop, task }))
-}
-
-/// Starts the daemon's streamable-HTTP endpoint on `addr`, calling `session` in this process;
-/// it stops when `stop` is cancelled.
-pub async fn serve_http(
-    addr: SocketAddr,
-    access: Access,
-    session: Arc<SessionService>,
-    stop: CancellationToken,
-) -> anyhow::Result<JoinHandle<()>> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen for MCP on {addr}"))?;
-    let local = listener.local_addr()?;
-    let client = connect::in_process(SessionServiceServer::from_arc(session));
-    let tools = EpisodeTools::new(client, access);
-    let hosts = vec!["localhost".to_owned(), local.ip().to_string()];
-    tracing::info!("MCP endpoint at http://{local}{}", fakesim_mcp::HTTP_PATH);
-    Ok(tokio::spawn(async move {
-        if let Err(e) = fakesim_mcp::serve_http(tools, listener, hosts, stop).await {
-            tracing::error!(error = %e, "the MCP endpoint stopped");
-        }
-    }))
 }

@@ -1,17 +1,16 @@
 //! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
 
-use crate::auth::{Authenticator, check_exposure};
+use crate::auth::Authenticator;
 use crate::hardware_service::HardwareService;
 use crate::listen::{ListenAddr, Listener};
-use crate::mcp;
+use crate::mcp_http;
 use crate::robot_service::RobotService;
 use crate::session_service::SessionService;
 use crate::settings::Settings;
 use crate::signal::shutdown_signal;
 use crate::state::AppState;
-use crate::tls;
+use crate::tls::{self, AppProtocol};
 use anyhow::Context;
-use fakesim_mcp::Access;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
 use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
@@ -60,17 +59,16 @@ pub async fn serve_with(
 ) -> anyhow::Result<()> {
     let listener = listener.into();
     let addr = listener.local_addr()?;
+    settings.check_exposure(&addr)?;
     let policy = settings.auth_policy();
-    check_exposure(&addr, &policy)?;
-    let acceptor = settings.tls.as_ref().map(tls::acceptor).transpose()?;
-    let mcp = settings.mcp_listen.map(|addr| (addr, mcp_access(&settings)));
+    let tls_config = settings.tls.as_ref().map(tls::server_config).transpose()?;
+    let acceptor = tls_config
+        .as_ref()
+        .map(|config| tls::acceptor(config, AppProtocol::Grpc));
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
     let mcp_stop = CancellationToken::new();
-    let mcp_task = match mcp {
-        Some((addr, access)) => Some(mcp::serve_http(addr, access, session.clone(), mcp_stop.clone()).await?),
-        None => None,
-    };
+    let mcp_task = mcp_http::serve(&state, session.clone(), tls_config.as_ref(), mcp_stop.clone()).await?;
 
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
@@ -146,15 +144,6 @@ pub async fn serve_with(
         .context("the twin's shutdown panicked")?;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Which tools the daemon's MCP endpoint serves.
-fn mcp_access(settings: &Settings) -> Access {
-    if settings.mcp_observe_only {
-        Access::ObserveOnly
-    } else {
-        Access::Full
-    }
 }
 
 /// Sets the overall status and that of every served service.

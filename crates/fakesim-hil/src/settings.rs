@@ -216,10 +216,7 @@ impl Settings {
         if self.image_size == 0 {
             bail!("image-size must be at least 1 pixel");
         }
-        check_exposure(&self.listen, &self.auth_policy())?;
-        if let Some(addr) = self.mcp_listen {
-            check_mcp_exposure(addr, &self.auth_policy())?;
-        }
+        self.check_exposure(&self.listen)?;
         if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {
             bail!("ramp-speed must be a finite speed above 0 rad/s");
         }
@@ -246,6 +243,17 @@ impl Settings {
 }
 
 impl Settings {
+    /// Refuses serving gRPC on `listen`, or the MCP endpoint, off loopback without TLS and a way
+    /// to authenticate: one rule for both listeners.
+    pub fn check_exposure(&self, listen: &ListenAddr) -> anyhow::Result<()> {
+        let policy = self.auth_policy();
+        check_exposure(listen, &policy)?;
+        if let Some(addr) = self.mcp_listen {
+            check_exposure(&addr.into(), &policy).context("the MCP endpoint (--mcp-listen)")?;
+        }
+        Ok(())
+    }
+
     /// What callers must show, from the TLS and token settings.
     pub fn auth_policy(&self) -> AuthPolicy {
         AuthPolicy {
@@ -254,26 +262,6 @@ impl Settings {
             client_certs: self.tls.as_ref().is_some_and(|t| t.client_ca.is_some()),
         }
     }
-}
-
-/// The MCP endpoint checks no TLS, token or client certificate yet, so it serves only where the
-/// gRPC API asks for none of them: on loopback, on a daemon without credentials.
-fn check_mcp_exposure(addr: SocketAddr, policy: &AuthPolicy) -> anyhow::Result<()> {
-    if *policy != AuthPolicy::default() {
-        bail!(
-            "--mcp-listen cannot serve a daemon that requires TLS, a token or client certificates: \
-             the MCP endpoint checks none of them yet; give agents `fakesim-hil mcp --connect ADDR` \
-             (with --token-file, --tls-ca), which authenticates like any gRPC client"
-        );
-    }
-    if !addr.ip().is_loopback() {
-        bail!(
-            "--mcp-listen {addr} is not a loopback address: the MCP endpoint has no TLS or token \
-             check yet, so it only listens on this machine (127.0.0.1 or ::1); reach it from \
-             elsewhere through an SSH tunnel, or use `fakesim-hil mcp --connect ADDR`"
-        );
-    }
-    Ok(())
 }
 
 fn tls_files(
@@ -485,20 +473,35 @@ mod tests {
     }
 
     #[test]
-    fn the_mcp_endpoint_listens_on_loopback_only() {
-        let err = Settings::from_args(&args(&["--mcp-listen", "0.0.0.0:8080"])).unwrap_err();
-        assert!(format!("{err:#}").contains("not a loopback address"), "{err:#}");
+    fn the_mcp_endpoint_follows_the_grpc_exposure_rule() {
+        let err = from_cli(&["--mcp-listen", "0.0.0.0:8080"], |_| None).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("the MCP endpoint (--mcp-listen): refusing to listen on 0.0.0.0:8080 without TLS")
+                && text.contains("--tls-cert FILE --tls-key FILE"),
+            "{text}"
+        );
         let settings = Settings::from_args(&args(&["--mcp-listen", "[::1]:0", "--mcp-observe-only"])).unwrap();
         assert!(settings.mcp_listen.unwrap().ip().is_loopback() && settings.mcp_observe_only);
         let token = config_file("0123456789abcdef0123\n");
-        let argv = [
+        let token = token.path().to_str().unwrap();
+        let on_loopback = ["--mcp-listen", "127.0.0.1:0", "--token-file", token];
+        assert!(from_cli(&on_loopback, |_| None).unwrap().token.is_some());
+        let tls_only = [
             "--mcp-listen",
-            "127.0.0.1:0",
-            "--token-file",
-            token.path().to_str().unwrap(),
+            "0.0.0.0:8080",
+            "--tls-cert",
+            "/c.pem",
+            "--tls-key",
+            "/k.pem",
         ];
-        let err = from_cli(&argv, |_| None).unwrap_err();
-        assert!(format!("{err:#}").contains("requires TLS, a token"), "{err:#}");
+        let err = from_cli(&tls_only, |_| None).unwrap_err();
+        assert!(format!("{err:#}").contains("without authentication"), "{err:#}");
+        let full = [&tls_only[..], &["--token-file", token]].concat();
+        assert_eq!(
+            from_cli(&full, |_| None).unwrap().mcp_listen,
+            Some("0.0.0.0:8080".parse().unwrap())
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The daemon's connections: plain TCP, or TLS (rustls with the ring provider, the one tonic's
-//! `tls-ring` uses) with optional client certificates. On a TLS daemon a client that speaks
-//! plaintext is still served, so that each of its calls can be refused with a reason
-//! (`tls_required`) instead of a dropped connection.
+//! `tls-ring` uses) with optional client certificates. One server configuration serves both
+//! listeners, gRPC (offering HTTP/2) and the MCP endpoint (offering HTTP/1.1). On a TLS daemon a
+//! client that speaks plaintext is still served, so that each of its calls can be refused with
+//! a reason (`tls_required`) instead of a dropped connection.
 
 use crate::audit::{AccessEvent, Audit};
 use anyhow::Context;
@@ -47,9 +48,18 @@ fn certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
-/// Loads the files into an acceptor; client certificates are optional at the handshake (a call
-/// without one is refused later, with a reason, unless it carries the token).
-pub fn acceptor(files: &TlsFiles) -> anyhow::Result<TlsAcceptor> {
+/// The application protocol a listener speaks over TLS (offered by ALPN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppProtocol {
+    /// HTTP/2, for gRPC.
+    Grpc,
+    /// HTTP/1.1, for the MCP endpoint.
+    Http1,
+}
+
+/// Loads the files into the daemon's TLS configuration; client certificates are optional at the
+/// handshake (a call without one is refused later, with a reason, unless it carries the token).
+pub fn server_config(files: &TlsFiles) -> anyhow::Result<ServerConfig> {
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let certs = certificates(&files.cert)?;
     let key = PrivateKeyDer::from_pem_file(&files.key)
@@ -73,15 +83,24 @@ pub fn acceptor(files: &TlsFiles) -> anyhow::Result<TlsAcceptor> {
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let mut config = builder.with_single_cert(certs, key).with_context(|| {
+    builder.with_single_cert(certs, key).with_context(|| {
         format!(
             "{} and {} do not make a key pair",
             files.cert.display(),
             files.key.display()
         )
-    })?;
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    })
+}
+
+/// An acceptor with `config` (the same certificate, key and client-certificate rule for every
+/// listener) offering `protocol`.
+pub fn acceptor(config: &ServerConfig, protocol: AppProtocol) -> TlsAcceptor {
+    let mut config = config.clone();
+    config.alpn_protocols = vec![match protocol {
+        AppProtocol::Grpc => b"h2".to_vec(),
+        AppProtocol::Http1 => b"http/1.1".to_vec(),
+    }];
+    TlsAcceptor::from(Arc::new(config))
 }
 
 /// How a connection reached the daemon.

@@ -4,44 +4,22 @@
 //! off loopback without TLS and credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{after_marker, daemon, refused_at_start};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, Stdio};
 use tonic::transport::Endpoint;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-/// The binary with the given arguments, without `LD_LIBRARY_PATH` so only its rpath can find
-/// libmujoco.
-fn daemon(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fakesim-hil"));
-    command
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("RUST_LOG")
-        .stderr(Stdio::piped());
-    command
-}
-
 /// Reads stderr up to the `listening on ADDR` line and returns the address.
 fn listening_address(stderr: &mut BufReader<ChildStderr>, child: &mut Child) -> SocketAddr {
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            panic!(
-                "the daemon ended ({:?}) before listening; stderr:\n{seen}",
-                child.wait()
-            );
-        }
-        if let Some((_, addr)) = line.trim_end().split_once("listening on ") {
-            return addr.parse().unwrap();
-        }
-        seen.push_str(&line);
-    }
+    after_marker(stderr, child, "listening on ").parse().unwrap()
 }
 
 async fn health(addr: SocketAddr) -> i32 {
@@ -259,12 +237,7 @@ fn every_start_stop_cycle_exits_0_with_and_without_a_virtual_arm() {
 
 #[test]
 fn listening_off_loopback_without_tls_and_credentials_is_refused_saying_how_to_set_them() {
-    let output = daemon(&["--listen", "0.0.0.0:0"])
-        .env_remove("FAKESIM_HIL_TOKEN")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_at_start(&["--listen", "0.0.0.0:0"]);
     assert!(
         stderr.contains("refusing to listen on 0.0.0.0:0 without TLS"),
         "{stderr}"
@@ -289,9 +262,7 @@ fn listening_off_loopback_without_tls_and_credentials_is_refused_saying_how_to_s
         "--tls-key",
         key_path.to_str().unwrap(),
     ];
-    let output = daemon(&tls).env_remove("FAKESIM_HIL_TOKEN").output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_at_start(&tls);
     assert!(stderr.contains("without authentication"), "{stderr}");
     assert!(stderr.contains("--token-file FILE (or FAKESIM_HIL_TOKEN)"), "{stderr}");
 

@@ -85,7 +85,8 @@ impl ClientTls {
 }
 
 /// Metadata key a call carries the control lease in.
-const LEASE_HEADER: HeaderName = HeaderName::from_static("x-fakesim-lease");
+pub const LEASE_METADATA: &str = "x-fakesim-lease";
+const LEASE_HEADER: HeaderName = HeaderName::from_static(LEASE_METADATA);
 /// Time to live asked for the lease; it is renewed three times as often.
 const LEASE_TTL: Duration = Duration::from_secs(5);
 

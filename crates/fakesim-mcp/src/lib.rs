@@ -3,8 +3,8 @@
 //! [`EpisodeTools`] is an MCP server whose every tool is one call of the daemon's
 //! `fakesim.v1.SessionService`, reached over gRPC ([`connect::connect`]) or in the same process
 //! ([`connect::in_process`]); the daemon alone decides what a tool does. [`serve_stdio`] serves
-//! the tools to an agent host that launched this process, [`serve_http`] over MCP's streamable
-//! HTTP.
+//! the tools to an agent host that launched this process, [`http_router`] routes MCP's
+//! streamable HTTP to them (the daemon serves it, behind its own access checks).
 
 pub mod arguments;
 pub mod connect;
@@ -13,7 +13,7 @@ pub mod refusal;
 pub mod results;
 pub mod tools;
 
-pub use tools::{Access, EpisodeTools};
+pub use tools::{Access, EpisodeTools, MotionLease};
 
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpService;
@@ -21,7 +21,6 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::sync::Arc;
 use thiserror::Error;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 /// Path the streamable-HTTP endpoint is served at.
@@ -36,9 +35,6 @@ pub enum ServeError {
     /// The MCP session ended abnormally.
     #[error("the MCP session failed: {0}")]
     Session(String),
-    /// The HTTP server failed.
-    #[error("the MCP HTTP server failed: {0}")]
-    Http(#[from] std::io::Error),
 }
 
 /// Serves `tools` on this process's stdin and stdout until the client closes them.
@@ -54,25 +50,23 @@ pub async fn serve_stdio(tools: EpisodeTools) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Serves `tools` over streamable HTTP at [`HTTP_PATH`] on `listener` until `shutdown` is
-/// cancelled. Only requests whose `Host` is one of `allowed_hosts` are answered (a guard against
-/// DNS rebinding).
-pub async fn serve_http(
-    tools: EpisodeTools,
-    listener: TcpListener,
-    allowed_hosts: Vec<String>,
+/// Routes MCP's streamable HTTP at [`HTTP_PATH`] to the tools `new_session` makes for each MCP
+/// session, until `shutdown` is cancelled. With `allowed_hosts`, only requests whose `Host` is one
+/// of them are answered (a guard against DNS rebinding, for an endpoint that asks no credentials).
+pub fn http_router(
+    new_session: impl Fn() -> EpisodeTools + Send + Sync + 'static,
+    allowed_hosts: Option<Vec<String>>,
     shutdown: CancellationToken,
-) -> Result<(), ServeError> {
-    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts);
-    config.cancellation_token = shutdown.child_token();
+) -> axum::Router {
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    let config = match allowed_hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
     let service = StreamableHttpService::new(
-        move || Ok(tools.clone()),
+        move || Ok(new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().nest_service(HTTP_PATH, service);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await?;
-    Ok(())
+    axum::Router::new().nest_service(HTTP_PATH, service)
 }

@@ -30,6 +30,14 @@ pub fn what_to_do(reason: &str) -> &'static str {
         "out_of_range" => "The target lies outside a joint's range: make a smaller move or go another way.",
         "mode_changed" => "The operator changed the mode during the call: read get_session_info, then decide.",
         "bus_unavailable" => "The real arm's servo bus failed: stop_episode and ask the operator to check the arm.",
+        "lease_held" => {
+            "Another client holds the arm's control lease (details.holder): wait and call again, \
+             or ask the operator; get_observation and get_session_info still work."
+        }
+        "lease_required" | "lease_expired" => {
+            "This session does not hold the arm's control lease: call again (the daemon's MCP \
+             endpoint takes it when free); `fakesim-hil mcp --connect` takes it only at start, so restart it."
+        }
         "daemon_unavailable" => "The fakesim-hil daemon does not answer: check that it runs, then call again.",
         _ => "Read the message; get_session_info shows where the session stands.",
     }

@@ -1,7 +1,7 @@
 //! The MCP server: the seven episode tools, each one call of the daemon's session service.
 
 use crate::arguments::Checked;
-use crate::connect::SessionClient;
+use crate::connect::{LEASE_METADATA, SessionClient};
 use crate::{describe, refusal, results};
 use fakesim_proto::v1;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -13,8 +13,10 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tonic::{Response, Status};
+use tonic::metadata::MetadataValue;
+use tonic::{Request, Response, Status};
 
 /// How often a call that asked for progress hears that it is still running.
 const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
@@ -97,11 +99,21 @@ pub struct GripperArgs {
     pub command: GripperTarget,
 }
 
+/// Where a session's motion tools get the control lease they carry (the daemon's own MCP
+/// endpoint takes one per MCP session).
+pub trait MotionLease: Send + Sync {
+    /// The lease id the next motion call carries, taken or renewed as needed, for the client
+    /// named `client` at initialisation; `None` sends the call without one (the daemon then says
+    /// why, if it needs one).
+    fn for_motion(&self, client: Option<&str>) -> Option<String>;
+}
+
 /// The episode tools over one session client.
 #[derive(Clone)]
 pub struct EpisodeTools {
     client: SessionClient,
     router: ToolRouter<Self>,
+    lease: Option<Arc<dyn MotionLease>>,
 }
 
 impl EpisodeTools {
@@ -113,7 +125,34 @@ impl EpisodeTools {
                 router.remove_route(name);
             }
         }
-        EpisodeTools { client, router }
+        EpisodeTools {
+            client,
+            router,
+            lease: None,
+        }
+    }
+
+    /// These tools with their motion calls carrying the lease `lease` supplies.
+    pub fn with_lease(self, lease: Arc<dyn MotionLease>) -> Self {
+        EpisodeTools {
+            lease: Some(lease),
+            ..self
+        }
+    }
+
+    /// `message` as the request of a motion call, carrying the lease when there is one.
+    fn motion<T>(&self, peer: &Peer<RoleServer>, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        let Some(lease) = &self.lease else {
+            return request;
+        };
+        let client = peer.peer_info().map(|info| info.client_info.name.clone());
+        if let Some(id) = lease.for_motion(client.as_deref())
+            && let Ok(value) = MetadataValue::try_from(id.as_str())
+        {
+            request.metadata_mut().insert(LEASE_METADATA, value);
+        }
+        request
     }
 
     /// Runs one session call and turns its answer into a tool result, or its refusal into a
@@ -192,7 +231,7 @@ impl EpisodeTools {
             task_index: args.task_index,
             init_state_index: args.init_state_index,
         };
-        let call = Self::answer(client.reset_task(request), results::reset_task);
+        let call = Self::answer(client.reset_task(self.motion(&peer, request)), results::reset_task);
         Ok(Self::tracked("reset_task", &peer, &meta, call).await)
     }
 
@@ -224,7 +263,7 @@ impl EpisodeTools {
                 yaw_z: r.yaw_z,
             }),
         };
-        let call = Self::answer(client.r#move(request), results::moved);
+        let call = Self::answer(client.r#move(self.motion(&peer, request)), results::moved);
         Ok(Self::tracked("move", &peer, &meta, call).await)
     }
 
@@ -247,14 +286,14 @@ impl EpisodeTools {
         let request = v1::GripperRequest {
             command: command.into(),
         };
-        let call = Self::answer(client.gripper(request), results::gripper);
+        let call = Self::answer(client.gripper(self.motion(&peer, request)), results::gripper);
         Ok(Self::tracked("gripper", &peer, &meta, call).await)
     }
 
     #[tool(description = describe::STOP_EPISODE)]
-    async fn stop_episode(&self) -> Result<CallToolResult, ErrorData> {
+    async fn stop_episode(&self, peer: Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
         let mut client = self.client.clone();
-        let call = client.stop_episode(v1::StopEpisodeRequest {});
+        let call = client.stop_episode(self.motion(&peer, v1::StopEpisodeRequest {}));
         Ok(Self::answer(call, results::stop_episode).await)
     }
 

@@ -1,5 +1,6 @@
 """Fixtures of the MCP tests: the fakesim-hil binary, and processes it runs (a daemon, the
-virtual servo bus) whose stderr is read for the lines announcing their addresses."""
+virtual servo bus) whose stderr is read for the lines announcing their addresses; a throw-away
+CA with a server certificate and a token."""
 
 import os
 import queue
@@ -10,6 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from pki import write_pki
 
 
 @pytest.fixture
@@ -93,7 +96,7 @@ def daemon(fakesim_bin, spawn, tmp_path):
         process = spawn(args)
         found = {"process": process, "runs": runs}
         if "--mcp-listen" in extra:
-            found["mcp_url"] = process.wait_for(r"MCP endpoint at (http://\S+)").group(1)
+            found["mcp_url"] = process.wait_for(r"MCP endpoint at (https?://\S+)").group(1)
         found["address"] = process.wait_for(r"listening on (\S+)").group(1)
         return found
 
@@ -109,3 +112,9 @@ def virtual_arm(fakesim_bin, spawn, tmp_path):
                     stop_signal=signal.SIGINT)
     device = process.wait_for(r"Virtual servo bus on (\S+):").group(1)
     return {"device": device, "calibration": calibration}
+
+
+@pytest.fixture
+def pki(tmp_path):
+    """A throw-away CA, a server certificate for 127.0.0.1 signed by it, and a token file."""
+    return write_pki(tmp_path)

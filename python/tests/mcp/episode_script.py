@@ -3,10 +3,12 @@ the scripted episode, and read results (structured content, error names, PNG siz
 
 import base64
 import json
+import ssl
 import struct
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -26,8 +28,16 @@ async def stdio_session(fakesim_bin: str, *args: str):
 
 
 @asynccontextmanager
-async def http_session(url: str):
-    async with streamable_http_client(url) as (read, write):
+async def http_session(url: str, token: str | None = None, ca: Path | None = None,
+                       client_cert: tuple[Path, Path] | None = None):
+    """An MCP session over streamable HTTP, sending `token` as a bearer token, trusting
+    certificates from the CA file `ca`, and showing `client_cert` (certificate, key), when given."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    verify = ssl.create_default_context(cafile=str(ca) if ca else None)
+    if client_cert:
+        verify.load_cert_chain(*map(str, client_cert))
+    http = httpx2.AsyncClient(headers=headers, verify=verify, timeout=httpx2.Timeout(30, read=300))
+    async with http, streamable_http_client(url, http_client=http) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session
