@@ -85,6 +85,7 @@ pub async fn serve_with(
         .context("cannot build the v1alpha reflection service")?;
 
     let draining = Arc::new(Notify::new());
+    let twin_health = health.clone();
     let signal = {
         let draining = draining.clone();
         let mcp_stop = mcp_stop.clone();
@@ -119,11 +120,13 @@ pub async fn serve_with(
 
     tracing::info!("serving {scheme}; listening on {addr}");
     ready(addr);
+    let mut twin_died = None;
     tokio::select! {
         result = server => result.context("the gRPC server failed")?,
         () = async { draining.notified().await; tokio::time::sleep(DRAIN_GRACE).await } => {
             tracing::warn!("calls still open {DRAIN_GRACE:?} after the shutdown request; leaving them");
         }
+        thread = twin_thread_ended(&state, &twin_health) => twin_died = Some(thread),
     }
     mcp_stop.cancel();
     if let Some(task) = mcp_task
@@ -142,8 +145,27 @@ pub async fn serve_with(
     tokio::task::spawn_blocking(move || twin.shutdown())
         .await
         .context("the twin's shutdown panicked")?;
+    if let Some(thread) = twin_died {
+        anyhow::bail!("the twin's {thread} thread ended while serving; restart the daemon (see the log above)");
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Waits for a twin thread to end while serving, then reports it: an error in the log, health
+/// NOT_SERVING, an event in the live run's journal. Returns the thread's name.
+async fn twin_thread_ended(state: &AppState, health: &HealthReporter) -> &'static str {
+    let thread = state.twin.thread_ended().await;
+    tracing::error!(
+        thread,
+        "a twin thread ended while serving; stopping with an error for a supervisor to restart"
+    );
+    set_health(health, ServingStatus::NotServing).await;
+    let fields = serde_json::json!({ "thread": thread });
+    if let Err(e) = state.engine.journal_event("twin_thread_ended", fields).await {
+        tracing::warn!(error = %e, "cannot journal the end of the twin thread");
+    }
+    thread
 }
 
 /// Sets the overall status and that of every served service.
@@ -156,5 +178,63 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
         <HardwareServiceServer<HardwareService> as NamedService>::NAME,
     ] {
         health.set_service_status(name, status).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use fakesim_episode::ResetRequest;
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_client::HealthClient;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_twin_thread_that_ends_while_serving_is_reported_down_and_journaled() {
+        let runs = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            runs_dir: runs.path().to_owned(),
+            ..Settings::default()
+        };
+        let state = AppState::start(settings).await.unwrap();
+        let run = state.engine.reset_task(ResetRequest::default()).await.unwrap().run;
+        let (health, health_service) = tonic_health::server::health_reporter();
+        set_health(&health, ServingStatus::Serving).await;
+
+        let watching = {
+            let (state, health) = (state.clone(), health.clone());
+            tokio::spawn(async move { twin_thread_ended(&state, &health).await })
+        };
+        let twin = state.twin.clone();
+        tokio::task::spawn_blocking(move || twin.shutdown()).await.unwrap();
+        assert_eq!(watching.await.unwrap(), "render");
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        tokio::spawn(
+            Server::builder()
+                .add_service(health_service)
+                .serve_with_incoming(incoming),
+        );
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut client = HealthClient::new(channel);
+        let status = client
+            .check(HealthCheckRequest { service: String::new() })
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        assert_eq!(status, ServingStatus::NotServing as i32);
+        let events = std::fs::read_to_string(runs.path().join(run).join("events.jsonl")).unwrap();
+        assert!(
+            events.contains(r#""kind":"twin_thread_ended""#) && events.contains(r#""thread":"render""#),
+            "{events}"
+        );
     }
 }

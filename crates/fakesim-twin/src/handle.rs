@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::error::TwinError;
+use crate::lifeline::{Ended, Lifeline};
 use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
@@ -8,7 +9,7 @@ use crate::sim::{RenderSnapshot, Sim};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread::JoinHandle;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, oneshot, watch};
 
 type Job = Box<dyn FnOnce(&mut Sim) + Send>;
 
@@ -62,6 +63,7 @@ struct Inner {
     renderer: RenderQueue,
     physics: Mutex<Option<JoinHandle<()>>>,
     faults: broadcast::Sender<TwinFault>,
+    ended: Ended,
 }
 
 impl TwinHandle {
@@ -69,17 +71,22 @@ impl TwinHandle {
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
         let (jobs, rx) = mpsc::channel::<Message>();
         let (ready_tx, ready_rx) = mpsc::channel();
+        let ended: Ended = Arc::new(watch::channel(None).0);
+        let lifeline = Lifeline::new("physics", &ended);
         let physics = std::thread::Builder::new()
             .name("twin-physics".into())
-            .spawn(move || match Sim::load(&config.scene, config.substeps_per_tick) {
-                Ok(mut sim) => {
-                    let _ = ready_tx.send(Ok(sim.model().clone()));
-                    while let Ok(Message::Run(job)) = rx.recv() {
-                        job(&mut sim);
+            .spawn(move || {
+                let _lifeline = lifeline;
+                match Sim::load(&config.scene, config.substeps_per_tick) {
+                    Ok(mut sim) => {
+                        let _ = ready_tx.send(Ok(sim.model().clone()));
+                        while let Ok(Message::Run(job)) = rx.recv() {
+                            job(&mut sim);
+                        }
                     }
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
                 }
             })
             .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
@@ -93,7 +100,7 @@ impl TwinHandle {
             Ok(Err(e)) => return abandon(physics, e),
             Err(_) => return abandon(physics, TwinError::Stopped),
         };
-        let renderer = match RenderQueue::spawn(&model, config.render_quality) {
+        let renderer = match RenderQueue::spawn(&model, config.render_quality, Lifeline::new("render", &ended)) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -103,6 +110,7 @@ impl TwinHandle {
                 renderer,
                 physics: Mutex::new(Some(physics)),
                 faults: broadcast::channel(FAULTS_KEPT).0,
+                ended,
             }),
         })
     }
@@ -110,6 +118,17 @@ impl TwinHandle {
     /// Every fault caught from now on.
     pub fn faults(&self) -> broadcast::Receiver<TwinFault> {
         self.inner.faults.subscribe()
+    }
+
+    /// Waits until one of the twin's threads has ended (after [`Self::shutdown`], or because
+    /// it died) and names it: `physics` or `render`.
+    pub async fn thread_ended(&self) -> &'static str {
+        let mut ended = self.inner.ended.subscribe();
+        match ended.wait_for(Option::is_some).await {
+            Ok(thread) => thread.unwrap_or("twin"),
+            // Unreachable while this handle holds the sender; a name all the same.
+            Err(_) => "twin",
+        }
     }
 
     /// Frees the renderer and then the physics on their own threads and waits for both threads

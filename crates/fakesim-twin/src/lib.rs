@@ -8,6 +8,7 @@ pub mod error;
 pub mod handle;
 pub mod image;
 pub mod joints;
+mod lifeline;
 pub mod quality;
 pub mod quote;
 pub mod render;

@@ -3,6 +3,7 @@
 
 use crate::error::TwinError;
 use crate::handle::guarded;
+use crate::lifeline::Lifeline;
 use crate::quality::RenderQuality;
 use crate::sim::{RENDER_STATE, RenderSnapshot};
 use mujoco_rs::prelude::*;
@@ -48,13 +49,16 @@ pub(crate) struct RenderQueue {
 }
 
 impl RenderQueue {
-    /// Starts the render thread for a model, drawing at `quality`.
-    pub fn spawn(model: &MjModel, quality: RenderQuality) -> Result<Self, TwinError> {
+    /// Starts the render thread for a model, drawing at `quality`; the thread holds `lifeline`.
+    pub fn spawn(model: &MjModel, quality: RenderQuality, lifeline: Lifeline) -> Result<Self, TwinError> {
         let model = Arc::new(quality.render_model(model));
         let (jobs, rx) = mpsc::channel::<Message>();
         let thread = std::thread::Builder::new()
             .name("twin-render".into())
-            .spawn(move || RenderThread::new(model).run(rx))
+            .spawn(move || {
+                let _lifeline = lifeline;
+                RenderThread::new(model).run(rx);
+            })
             .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
         Ok(RenderQueue {
             jobs,

@@ -1,5 +1,6 @@
-//! The twin's threads: a panicking job is answered as a fault and survived, and shutdown joins
-//! both threads, after which every call answers `Stopped`.
+//! The twin's threads: a panicking job is answered as a fault and survived, shutdown joins
+//! both threads, after which every call answers `Stopped`, and the end of a thread is reported
+//! to whoever watches for it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_twin::{TwinConfig, TwinError, TwinHandle};
@@ -42,6 +43,8 @@ async fn a_panicking_job_is_answered_as_a_fault_reported_and_survived() {
 async fn shutdown_joins_both_threads_and_later_calls_are_stopped() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let other = twin.clone();
+    let watcher = twin.clone();
+    let ended = tokio::spawn(async move { watcher.thread_ended().await });
     // A GL context exists, so the render thread has something to free.
     let rendered = twin.render("agentview", 16, 16, false).await;
     assert!(
@@ -56,4 +59,9 @@ async fn shutdown_joins_both_threads_and_later_calls_are_stopped() {
     .unwrap();
     assert_eq!(other.with_sim(|sim| sim.time()).await, Err(TwinError::Stopped));
     assert_eq!(other.render("agentview", 16, 16, false).await, Err(TwinError::Stopped));
+    assert_eq!(
+        ended.await.unwrap(),
+        "render",
+        "the render thread ends first and is reported"
+    );
 }
