@@ -71,6 +71,7 @@ async fn main() {
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::Tabletop).unwrap()),
+        preview: None,
         config: BridgeConfig::new(Duration::from_secs_f64(1.0 / period)),
     };
     let (bridge, _events) = HardwareBridge::start(parts, Mode::Mirror).await.unwrap();

@@ -50,6 +50,7 @@ async fn main() {
             table: TableGuard::default(),
             kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
             delta: DeltaCap::uniform(DEFAULT_MAX_STEP_RAD).unwrap(),
+            preview: None,
             estop: EstopLatch::new(),
         };
         let mut teleop = Teleop::start(arms, safety, TeleopConfig::default()).await.unwrap();

@@ -29,6 +29,7 @@ async fn bridge(arm: Arc<dyn Arm>) -> (HardwareBridge, UnboundedReceiver<SafetyE
         range: RangeGuard::with_calibration(TWIN_RANGES, &mapping()),
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
+        preview: None,
         config: BridgeConfig {
             watchdog_timeout: WATCHDOG,
             ..BridgeConfig::new(Duration::from_millis(50))

@@ -99,6 +99,7 @@ async fn rig_configured(
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
         delta: DeltaCap::uniform(max_step).unwrap(),
+        preview: None,
         estop: estop.clone(),
     };
     let teleop = Teleop::start(arms, safety, teleop_config).await.unwrap();
@@ -528,6 +529,7 @@ async fn a_rate_outside_1_to_1000_hz_is_refused() {
             table: TableGuard::default(),
             kinematics: Arc::new(|_: &[f64; 6]| -> Result<[f64; 3], String> { Ok([0.0, 0.0, 1.0]) }),
             delta: DeltaCap::uniform(0.1).unwrap(),
+            preview: None,
             estop: EstopLatch::new(),
         };
         let error = Teleop::start(

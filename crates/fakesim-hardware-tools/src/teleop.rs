@@ -184,6 +184,7 @@ async fn start(args: &TeleopArgs, io: &mut Console) -> anyhow::Result<Teleop> {
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&SCENE).context("loading the twin for the table guard")?),
         delta: DeltaCap::uniform(DEFAULT_MAX_STEP_RAD)?,
+        preview: None,
         estop: EstopLatch::new(),
     };
     let teleop = Teleop::start(

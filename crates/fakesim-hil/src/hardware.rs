@@ -160,6 +160,7 @@ pub async fn start_bridge(
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(kinematics),
+        preview: None,
         config: BridgeConfig {
             ramp_speed_rad_s: settings.ramp_speed_rad_s,
             ..BridgeConfig::new(control_period)

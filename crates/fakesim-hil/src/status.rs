@@ -67,6 +67,7 @@ reasons! {
     NonFinite => ("non_finite", InvalidArgument, "NaN or infinity"),
     OutOfRange => ("out_of_range", OutOfRange, "a value outside a joint's model or calibrated range"),
     BelowTable => ("below_table", OutOfRange, "a goal whose tool centre point would go into the table"),
+    PreviewRefused => ("preview_refused", FailedPrecondition, "the twin's preview of a command for the real arm shows a contact or a joint past its range; nothing moved"),
     CountOutOfRange => ("count_out_of_range", InvalidArgument, "a count outside what the verb accepts"),
     ImageSize => ("image_size", InvalidArgument, "an image size the renderer cannot hold"),
     StaleState => ("stale_state", FailedPrecondition, "a saved state taken against another model"),
@@ -167,7 +168,8 @@ fn safety_reason(error: &SafetyError) -> Reason {
         SafetyError::EstopLatched { .. } => Reason::EstopLatched,
         SafetyError::BelowTable { .. } => Reason::BelowTable,
         SafetyError::NonFinite { .. } => Reason::NonFinite,
-        _ => Reason::OutOfRange,
+        SafetyError::PreviewRefused { .. } | SafetyError::PreviewFailed(_) => Reason::PreviewRefused,
+        SafetyError::OutOfRange { .. } | SafetyError::Kinematics(_) => Reason::OutOfRange,
     }
 }
 

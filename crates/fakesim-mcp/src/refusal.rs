@@ -28,6 +28,10 @@ pub fn what_to_do(reason: &str) -> &'static str {
         }
         "below_table" => "The target would put the TCP into the table: move less far down, or up first.",
         "out_of_range" => "The target lies outside a joint's range: make a smaller move or go another way.",
+        "preview_refused" => {
+            "The twin's preview of the next tick shows the arm hitting the table, its base, itself or an object \
+             (the message names the links): move another way or in smaller steps."
+        }
         "mode_changed" => "The operator changed the mode during the call: read get_session_info, then decide.",
         "bus_unavailable" => "The real arm's servo bus failed: stop_episode and ask the operator to check the arm.",
         "lease_held" => {
@@ -48,6 +52,7 @@ pub fn layer(reason: &str) -> Option<&'static str> {
     match reason {
         "estop_latched" => Some("emergency_stop"),
         "below_table" => Some("table"),
+        "preview_refused" => Some("preview"),
         "out_of_range" => Some("joint_range"),
         "mirror_mode" => Some("mode"),
         _ => None,

@@ -72,6 +72,18 @@ pub enum SafetyError {
     /// The TCP of the target could not be computed, so it cannot be checked.
     #[error("cannot compute the TCP of the target: {0}")]
     Kinematics(String),
+    /// The twin's preview of the command shows a violation (a contact, a joint past its range).
+    #[error(
+        "the twin's preview of this command shows {violations}; refused before anything moved (check the path \
+         with PreviewActions)"
+    )]
+    PreviewRefused {
+        /// The violations, one line (bounded).
+        violations: String,
+    },
+    /// The twin could not preview the command, so it cannot be checked.
+    #[error("cannot preview the command on the twin: {0}")]
+    PreviewFailed(String),
     /// The emergency stop is latched.
     #[error("emergency stop latched ({reason}); motion refused until an explicit reset")]
     EstopLatched {
@@ -106,6 +118,10 @@ impl SafetyError {
                 min_z: surface_z + margin,
             },
             SafetyError::Kinematics(reason) => SafetyEvent::KinematicsFailed { reason: reason.clone() },
+            SafetyError::PreviewRefused { violations } => SafetyEvent::PreviewRefused {
+                violations: violations.clone(),
+            },
+            SafetyError::PreviewFailed(reason) => SafetyEvent::PreviewFailed { reason: reason.clone() },
             SafetyError::EstopLatched { reason } => SafetyEvent::RefusedWhileLatched { reason: reason.clone() },
         }
     }
@@ -150,6 +166,16 @@ pub enum SafetyEvent {
     },
     /// The TCP of a target could not be computed; the target was refused.
     KinematicsFailed {
+        /// Why.
+        reason: String,
+    },
+    /// The twin's preview of a command showed a violation; the command was refused.
+    PreviewRefused {
+        /// The violations, one line.
+        violations: String,
+    },
+    /// The twin could not preview a command; the command was refused.
+    PreviewFailed {
         /// Why.
         reason: String,
     },

@@ -3,8 +3,8 @@
 //!
 //! [`SafetyPipeline`] runs the layers in this order: [`EstopLatch::check`],
 //! [`RangeGuard::check`] (refuse), [`TableGuard::check`] (refuse), the ramp after torque came
-//! on or a hold (limit), [`DeltaCap::limit`] (limit and report), then the goals go to the
-//! arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
+//! on or a hold (limit), [`DeltaCap::limit`] (limit and report), the twin's preview of the
+//! goals ([`CommandPreview`], refuse), then the goals go to the arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
 //! [`FaultPolicy::evaluate`] turns servo flags and bus health into hold / torque-off / latch
 //! reactions. Every firing yields a [`SafetyEvent`] for the journal and the hardware status.
 mod delta;
@@ -21,7 +21,9 @@ pub use delta::{Capped, CappedJoint, DeltaCap};
 pub use estop::EstopLatch;
 pub use event::{InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 pub use fault::{FaultAction, FaultDecision, FaultPolicy};
-pub use pipeline::{Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults};
+pub use pipeline::{
+    CommandPreview, Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults,
+};
 pub use range::RangeGuard;
 pub use table::{DEFAULT_TABLE_MARGIN, ScratchTwinKinematics, TABLE_SURFACE_Z, TableGuard, TcpKinematics};
 pub use watchdog::{Watchdog, WatchdogAction, WatchdogVerdict};

@@ -1,5 +1,6 @@
 //! The one pipeline every command to the real arm passes: the layers in order (emergency
-//! stop, range, table, the ramp after torque came on or a hold, the delta cap), then the arm;
+//! stop, range, table, the ramp after torque came on or a hold, the delta cap, and, with an
+//! arm, the twin's preview of the goals), then the arm;
 //! around it the watchdog, the fault reaction and torque switching. The API's motions, the
 //! arm-to-twin sync, teleop and resuming after a hold all command the arm through it.
 //!
@@ -12,10 +13,17 @@ use crate::{
     TcpKinematics, Watchdog, WatchdogAction,
 };
 use fakesim_arm::mapping::Joint;
-use fakesim_arm::{Arm, ArmError, ArmState};
+use fakesim_arm::{Arm, ArmError, ArmState, BoxFuture};
 use feetech::protocol::status::ServoError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+/// The last layer: the goals run on a scratch copy of the twin, from the arm's state now,
+/// before they reach the arm.
+pub trait CommandPreview: Send + Sync {
+    /// Refuses goals whose preview shows a violation.
+    fn check(&self, goals: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>>;
+}
 
 /// The layers a target passes, in order.
 #[derive(Clone)]
@@ -30,6 +38,8 @@ pub struct Layers {
     pub kinematics: Arc<dyn TcpKinematics>,
     /// The per-command step limit from the measured position.
     pub delta: DeltaCap,
+    /// The twin's preview of the goals (none: not previewed).
+    pub preview: Option<Arc<dyn CommandPreview>>,
 }
 
 /// The pipeline's timing.
@@ -208,6 +218,9 @@ impl SafetyPipeline {
     ) -> Result<Commanded, GuardError> {
         let capped = self.check(targets, measured, pace)?;
         if let Some(arm) = &self.arm {
+            if let Some(preview) = &self.layers.preview {
+                preview.check(capped.goals).await?;
+            }
             arm.command(capped.goals).await?;
         }
         let mut events: Vec<SafetyEvent> = capped.event().into_iter().collect();

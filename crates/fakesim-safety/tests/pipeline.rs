@@ -5,8 +5,8 @@
 use fakesim_arm::mapping::Joint;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, ServoHealth, ServoReading};
 use fakesim_safety::{
-    DeltaCap, EstopLatch, FaultAction, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError, SafetyEvent,
-    SafetyPipeline, TableGuard,
+    CommandPreview, DeltaCap, EstopLatch, FaultAction, GuardError, Layers, Pace, PipelineTiming, RangeGuard,
+    SafetyError, SafetyEvent, SafetyPipeline, TableGuard,
 };
 use fakesim_twin::values::Bounds;
 use feetech::protocol::status::ServoError;
@@ -153,6 +153,27 @@ fn layers() -> Layers {
             Ok([0.2, 0.0, z])
         }),
         delta: DeltaCap::uniform(MAX_DELTA).unwrap(),
+        preview: None,
+    }
+}
+
+/// A preview that refuses goals turning the pan past 0.3 rad and remembers what it saw.
+#[derive(Default)]
+struct PanPreview {
+    seen: Mutex<Vec<[f64; 6]>>,
+}
+
+impl CommandPreview for PanPreview {
+    fn check(&self, goals: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>> {
+        self.seen.lock().unwrap().push(goals);
+        Box::pin(async move {
+            if goals[0] > 0.3 {
+                return Err(SafetyError::PreviewRefused {
+                    violations: "base_contact: upper_arm / base".into(),
+                });
+            }
+            Ok(())
+        })
     }
 }
 
@@ -342,4 +363,38 @@ async fn without_an_arm_the_layers_run_and_the_cap_starts_from_the_given_pose() 
     assert_eq!(next.goals, [0.4 + 2.0 * MAX_DELTA; 6], "from the last goals");
     guard.switch_torque_on().await.unwrap();
     assert!(!guard.torque_on(), "no arm, no torque");
+}
+
+#[tokio::test]
+async fn the_preview_sees_the_goals_after_the_cap_and_its_refusal_reaches_no_arm() {
+    let arm = ScriptedArm::at([0.2; 6]);
+    let preview = Arc::new(PanPreview::default());
+    let timing = PipelineTiming {
+        ramp_speed_rad_s: f64::INFINITY,
+        period: PERIOD,
+        watchdog_timeout: WATCHDOG,
+    };
+    let layers = Layers {
+        preview: Some(preview.clone()),
+        ..layers()
+    };
+    let guard = SafetyPipeline::new(Some(arm.clone() as Arc<dyn Arm>), layers, timing, clock);
+
+    let sent = guard.command([0.25; 6], Some([0.2; 6]), Pace::Ramped).await.unwrap();
+    assert_eq!(arm.commands(), [sent.goals]);
+    let refused = guard
+        .command([1.4, 0.0, 0.0, 0.0, 0.0, 0.0], Some([0.2; 6]), Pace::Ramped)
+        .await;
+    let event = refused.as_ref().err().and_then(GuardError::event);
+    assert!(
+        matches!(&event, Some(SafetyEvent::PreviewRefused { violations }) if violations.contains("upper_arm")),
+        "{refused:?}"
+    );
+    assert_eq!(arm.calls(), [], "the refused goals never reached the arm");
+    let seen = preview.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.last(),
+        Some(&[0.2 + MAX_DELTA, 0.0, 0.0, 0.0, 0.0, 0.0]),
+        "the preview ran the capped goals"
+    );
 }

@@ -7,8 +7,8 @@ use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
 use fakesim_safety::{
-    Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError, SafetyEvent,
-    SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
+    CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError,
+    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
 };
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinError, TwinHandle};
@@ -224,6 +224,8 @@ pub struct BridgeParts {
     pub table: TableGuard,
     /// Forward kinematics for the table layer (never the live twin).
     pub kinematics: Arc<dyn TcpKinematics>,
+    /// The twin's preview of every command to the real arm (none: not previewed).
+    pub preview: Option<Arc<dyn CommandPreview>>,
     /// Settings.
     pub config: BridgeConfig,
 }
@@ -271,6 +273,7 @@ impl HardwareBridge {
             table: parts.table,
             kinematics: parts.kinematics,
             delta,
+            preview: parts.preview,
         };
         let timing = PipelineTiming {
             ramp_speed_rad_s: parts.config.ramp_speed_rad_s,

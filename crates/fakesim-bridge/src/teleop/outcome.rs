@@ -119,6 +119,8 @@ pub(super) enum Condition {
     NonFinite(Joint),
     /// The TCP below the table, or not computable.
     Table,
+    /// The twin's preview refused the goals, or could not run.
+    Preview,
     /// Goals limited by the delta cap.
     Capped,
 }
@@ -131,6 +133,7 @@ impl Condition {
             SafetyError::NonFinite { joint, .. } => Condition::NonFinite(*joint),
             SafetyError::BelowTable { .. } | SafetyError::Kinematics(_) => Condition::Table,
             SafetyError::EstopLatched { .. } => Condition::Latched,
+            SafetyError::PreviewRefused { .. } | SafetyError::PreviewFailed(_) => Condition::Preview,
         }
     }
 }
