@@ -8,6 +8,7 @@ pub mod error;
 pub mod handle;
 pub mod image;
 pub mod joints;
+pub mod preview;
 pub mod quality;
 pub mod quote;
 pub mod render;
@@ -18,6 +19,7 @@ pub mod watch;
 
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
+pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;
