@@ -113,8 +113,7 @@ impl Sim {
     /// before anything runs; the live twin's state is not changed.
     pub fn preview(&mut self, request: &PreviewRequest) -> Result<PreviewReport, TwinError> {
         let substeps = request.substeps_per_action.unwrap_or(self.substeps_per_tick());
-        check_substeps(substeps)?;
-        let ticks = check_ticks(request, substeps)?;
+        let ticks = check_ticks(request.actions.len(), request.horizon_ticks, substeps)?;
         let (start_ctrl, start_qvel) = match &request.start {
             Some(start) => (
                 check_start(start, &self.joint_ranges(), &self.ctrl_ranges())?,
@@ -165,9 +164,12 @@ impl Sim {
     }
 }
 
-/// Total ticks of a request, refused when none or too many.
-fn check_ticks(request: &PreviewRequest, substeps: u32) -> Result<u32, TwinError> {
-    let ticks = (request.actions.len() as u64).saturating_add(u64::from(request.horizon_ticks));
+/// Checks a chunk's size: the hold per action (`1..=MAX_SUBSTEPS_PER_ACTION` steps) and the
+/// ticks, actions plus horizon (`1..=MAX_PREVIEW_TICKS`, at most `MAX_PREVIEW_STEPS` steps);
+/// returns the ticks.
+pub fn check_ticks(actions: usize, horizon_ticks: u32, substeps: u32) -> Result<u32, TwinError> {
+    check_substeps(substeps)?;
+    let ticks = (actions as u64).saturating_add(u64::from(horizon_ticks));
     let max_ticks = u64::from(MAX_PREVIEW_TICKS.min(MAX_PREVIEW_STEPS / substeps).max(1));
     if ticks == 0 || ticks > max_ticks {
         return Err(TwinError::CountOutOfRange {
