@@ -11,6 +11,7 @@ const PROTO_FILES: &[&str] = &[
     "fakesim/v1/session.proto",
     "fakesim/v1/robot.proto",
     "fakesim/v1/hardware.proto",
+    "fakesim/v1/preview.proto",
 ];
 
 /// Name of the descriptor set file in OUT_DIR, read back by `lib.rs`.

@@ -1,12 +1,12 @@
 //! The gRPC API of fakesim-hil: the `fakesim.v1` protobuf messages, tonic
-//! servers and clients for the session, robot and hardware services, the
+//! servers and clients for the session, robot, hardware and preview services, the
 //! encoded descriptor set for reflection, and the error helpers every service
 //! uses.
 //!
 //! Generated paths, for example:
 //! `v1::session_service_server::{SessionService, SessionServiceServer}` and
-//! `v1::session_service_client::SessionServiceClient` (likewise `robot_service_*`
-//! and `hardware_service_*`).
+//! `v1::session_service_client::SessionServiceClient` (likewise `robot_service_*`,
+//! `hardware_service_*` and `preview_service_*`).
 
 pub mod errors;
 
@@ -43,7 +43,7 @@ mod tests {
     }
 
     #[test]
-    fn descriptor_set_declares_the_three_services_and_their_rpcs() {
+    fn descriptor_set_declares_the_four_services_and_their_rpcs() {
         let set = FileDescriptorSet::decode(FILE_DESCRIPTOR_SET).unwrap();
         assert_eq!(
             methods(&set, "SessionService"),
@@ -87,6 +87,7 @@ mod tests {
                 "ReleaseLease"
             ]
         );
+        assert_eq!(methods(&set, "PreviewService"), ["PreviewActions"]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ SERVICES = (
     "fakesim.v1.SessionService",
     "fakesim.v1.RobotService",
     "fakesim.v1.HardwareService",
+    "fakesim.v1.PreviewService",
     "grpc.health.v1.Health",
 )
 

@@ -7,10 +7,11 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-const SERVICES: [&str; 3] = [
+const SERVICES: [&str; 4] = [
     "fakesim.v1.SessionService",
     "fakesim.v1.RobotService",
     "fakesim.v1.HardwareService",
+    "fakesim.v1.PreviewService",
 ];
 
 fn check(service: &str) -> HealthCheckRequest {
@@ -20,10 +21,10 @@ fn check(service: &str) -> HealthCheckRequest {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn health_reports_serving_for_the_server_and_both_services() {
+async fn health_reports_serving_for_the_server_and_every_service() {
     let server = TestServer::start().await.unwrap();
     let mut health = HealthClient::new(server.channel().await.unwrap());
-    for service in ["", "fakesim.v1.RobotService", "fakesim.v1.SessionService"] {
+    for service in std::iter::once("").chain(SERVICES) {
         let status = health.check(check(service)).await.unwrap().into_inner().status;
         assert_eq!(status, ServingStatus::Serving as i32, "service {service:?}");
     }
@@ -58,7 +59,7 @@ macro_rules! list_services {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn reflection_v1_and_v1alpha_list_the_three_services_and_health() {
+async fn reflection_v1_and_v1alpha_list_the_four_services_and_health() {
     let server = TestServer::start().await.unwrap();
     let by_v1 = list_services!(v1, server.channel().await.unwrap());
     let by_v1alpha = list_services!(v1alpha, server.channel().await.unwrap());

@@ -24,7 +24,7 @@ pub struct EmulateArgs {
     /// --calibration FILE`.
     #[arg(long, value_name = "FILE", conflicts_with = "new_servo")]
     pub write_calibration: Option<PathBuf>,
-    /// The emulated arm: the calibration its servos hold, joint offsets.
+    /// The emulated arm: the calibration its servos hold, joint offsets, obstacles, slips.
     #[command(flatten)]
     pub arm: ArmArgs,
     /// Injected faults.
@@ -35,11 +35,13 @@ pub struct EmulateArgs {
 impl EmulateArgs {
     /// The virtual bus to start.
     pub fn config(&self) -> anyhow::Result<EmuConfig> {
-        let custom_arm = self.arm.calibration.is_some() || !self.arm.joint_offsets.is_empty();
         let servos = if self.new_servo {
-            anyhow::ensure!(!custom_arm, "--new-servo emulates a factory servo, not an arm");
+            anyhow::ensure!(
+                !self.arm.is_custom(),
+                "--new-servo emulates a factory servo, not an arm"
+            );
             vec![ServoConfig::new(1)]
-        } else if custom_arm {
+        } else if self.arm.is_custom() {
             self.arm.servos().context("building the emulated arm")?
         } else {
             VirtualSo101::servos()

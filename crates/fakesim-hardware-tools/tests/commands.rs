@@ -683,6 +683,19 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     assert!(format!("{:#}", unknown.config().unwrap_err()).contains("elbow"));
 }
 
+#[test]
+fn emulate_puts_an_obstacle_and_slipping_gearing_on_the_arm() {
+    let args: EmulateArgs = parse(&["--obstacle", "wrist_flex=-20", "--lose-steps", "shoulder_lift=400"]);
+    let servos = args.config().unwrap().servos;
+    let wrist = feetech_emu::so101::JOINTS[3];
+    let middle = (i32::from(wrist.range.0) + i32::from(wrist.range.1)) / 2;
+    // -20 degrees are -228 steps.
+    assert_eq!(servos[3].obstacle.map(i32::from), Some(middle - 228));
+    assert_eq!(servos[1].slip_steps_per_s, 400.0);
+    let factory: EmulateArgs = parse(&["--new-servo", "--obstacle", "gripper=10"]);
+    assert!(format!("{:#}", factory.config().unwrap_err()).contains("factory servo"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn align_recovers_injected_joint_offsets_within_one_step() {
     use fakesim_arm::mapping::{Joint, JointMapping};

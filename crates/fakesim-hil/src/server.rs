@@ -1,9 +1,11 @@
-//! The gRPC server: health, reflection, the robot and session services, graceful shutdown.
+//! The gRPC server: health, reflection, the robot, session, hardware and preview services,
+//! graceful shutdown.
 
 use crate::auth::Authenticator;
 use crate::hardware_service::HardwareService;
 use crate::listen::{ListenAddr, Listener};
 use crate::mcp_http;
+use crate::preview_service::PreviewService;
 use crate::robot_service::RobotService;
 use crate::session_service::SessionService;
 use crate::settings::Settings;
@@ -13,6 +15,7 @@ use crate::tls::{self, AppProtocol};
 use anyhow::Context;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
 use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
+use fakesim_proto::v1::preview_service_server::PreviewServiceServer;
 use fakesim_proto::v1::robot_service_server::RobotServiceServer;
 use fakesim_proto::v1::session_service_server::SessionServiceServer;
 use std::future::Future;
@@ -105,6 +108,7 @@ pub async fn serve_with(
         .add_service(reflection_v1alpha)
         .add_service(RobotServiceServer::new(RobotService::new(state.clone())))
         .add_service(HardwareServiceServer::new(HardwareService::new(state.clone())))
+        .add_service(PreviewServiceServer::new(PreviewService::new(state.clone())))
         .add_service(SessionServiceServer::from_arc(session.clone()));
     let socket_file = match &listener {
         Listener::Unix(_, path) => Some(path.clone()),
@@ -176,6 +180,7 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
         <RobotServiceServer<RobotService> as NamedService>::NAME,
         <SessionServiceServer<SessionService> as NamedService>::NAME,
         <HardwareServiceServer<HardwareService> as NamedService>::NAME,
+        <PreviewServiceServer<PreviewService> as NamedService>::NAME,
     ] {
         health.set_service_status(name, status).await;
     }

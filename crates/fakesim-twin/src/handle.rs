@@ -2,6 +2,7 @@
 
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
+use crate::preview::{PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
@@ -160,6 +161,11 @@ impl TwinHandle {
         f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
     ) -> Result<R, TwinError> {
         self.with_sim(f).await?
+    }
+
+    /// Previews a chunk of servo targets on the twin's scratch copy (see [`Sim::preview`]).
+    pub async fn preview(&self, request: PreviewRequest) -> Result<PreviewReport, TwinError> {
+        self.try_with_sim(move |sim| sim.preview(&request)).await
     }
 
     /// Renders a camera's RGB (and depth, when asked) at a size, from the state right now.

@@ -9,6 +9,7 @@ pub mod handle;
 pub mod image;
 pub mod joints;
 mod lifeline;
+pub mod preview;
 pub mod quality;
 pub mod quote;
 pub mod render;
@@ -19,6 +20,7 @@ pub mod watch;
 
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
+pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;

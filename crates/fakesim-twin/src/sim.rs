@@ -26,7 +26,7 @@ pub const FIXED_JAW_SITE: &str = "fixed_jaw_tip";
 pub const MOVING_JAW_SITE: &str = "moving_jaw_tip";
 
 /// State parts a named snapshot keeps: everything that evolves plus mocap and controls.
-const SAVED_STATE: u32 = mjtState::mjSTATE_INTEGRATION as u32;
+pub(crate) const SAVED_STATE: u32 = mjtState::mjSTATE_INTEGRATION as u32;
 /// State parts the renderer needs to draw a frame.
 pub(crate) const RENDER_STATE: u32 =
     mjtState::mjSTATE_QPOS as u32 | mjtState::mjSTATE_MOCAP_POS as u32 | mjtState::mjSTATE_MOCAP_QUAT as u32;
@@ -177,13 +177,15 @@ pub struct RenderSnapshot(pub(crate) Box<[f64]>);
 /// The twin's model and data. Not shared: one thread owns it (see [`crate::TwinHandle`]).
 pub struct Sim {
     model: Arc<MjModel>,
-    data: MjData<Arc<MjModel>>,
+    pub(crate) data: MjData<Arc<MjModel>>,
     joints: Vec<JointInfo>,
     tcp_site: usize,
     jaw_sites: (usize, usize),
     saved: HashMap<String, Box<[f64]>>,
     substeps_per_tick: u32,
     watch: Watch,
+    /// The preview's scratch data, made at the first preview.
+    pub(crate) scratch: Option<Box<crate::preview::Scratch>>,
 }
 
 impl Sim {
@@ -209,6 +211,7 @@ impl Sim {
             saved: HashMap::new(),
             substeps_per_tick: substeps_per_tick.max(1),
             watch: Watch::default(),
+            scratch: None,
         };
         sim.reset();
         Ok(sim)
@@ -264,6 +267,11 @@ impl Sim {
     pub fn arm_qvel(&self) -> [f64; 6] {
         let qvel = self.data.qvel();
         std::array::from_fn(|i| qvel[self.joints[i].dof_adr])
+    }
+
+    /// Each arm joint's qpos address, DOF address and actuator, action-key order.
+    pub(crate) fn joint_addresses(&self) -> [(usize, usize, usize); 6] {
+        std::array::from_fn(|i| (self.joints[i].qpos_adr, self.joints[i].dof_adr, self.joints[i].actuator))
     }
 
     /// Servo setpoints (rad), action-key order.

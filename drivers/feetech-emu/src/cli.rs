@@ -10,7 +10,7 @@ use feetech::protocol::status::ServoError;
 use crate::config::ServoConfig;
 use crate::error::EmuError;
 use crate::faults::{FaultConfig, FaultWindow};
-use crate::so101::{JointOffset, VirtualSo101};
+use crate::so101::{JointOffset, JointSlip, VirtualSo101};
 
 /// Which arm the virtual bus emulates.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -24,6 +24,14 @@ pub struct ArmArgs {
     /// every reading of that servo is DEG degrees off.
     #[arg(long = "joint-offset", value_name = "LABEL=DEG", value_parser = JointOffset::parse)]
     pub joint_offsets: Vec<JointOffset>,
+    /// An obstacle the joint cannot pass at DEG degrees of the model's angle (repeatable):
+    /// driven against it, the servo stops there and its present load rises.
+    #[arg(long = "obstacle", value_name = "LABEL=DEG", value_parser = JointOffset::parse)]
+    pub obstacles: Vec<JointOffset>,
+    /// Gearing that loses steps under load (repeatable): at full load the joint slips back
+    /// STEPS_PER_S steps per second against the load, which the servo then makes up again.
+    #[arg(long = "lose-steps", value_name = "LABEL=STEPS_PER_S", value_parser = JointSlip::parse)]
+    pub lose_steps: Vec<JointSlip>,
 }
 
 impl ArmArgs {
@@ -35,9 +43,26 @@ impl ArmArgs {
         }
     }
 
-    /// The six servos of the arm.
+    /// Whether any option asks for something other than the built-in arm as it stands.
+    pub fn is_custom(&self) -> bool {
+        self.calibration.is_some()
+            || !self.joint_offsets.is_empty()
+            || !self.obstacles.is_empty()
+            || !self.lose_steps.is_empty()
+    }
+
+    /// The six servos of the arm, with their obstacles and slips.
     pub fn servos(&self) -> Result<Vec<ServoConfig>, EmuError> {
-        VirtualSo101::holding(&self.calibration()?, &self.joint_offsets)
+        let calibration = self.calibration()?;
+        let mut servos = VirtualSo101::holding(&calibration, &self.joint_offsets)?;
+        VirtualSo101::hinder(
+            &mut servos,
+            &calibration,
+            &self.joint_offsets,
+            &self.obstacles,
+            &self.lose_steps,
+        )?;
+        Ok(servos)
     }
 }
 

@@ -22,10 +22,18 @@ pub struct ServoConfig {
     pub supply_decivolts: u8,
     /// Firmware (major, minor) version reported at addresses 0 and 1.
     pub firmware: (u8, u8),
+    /// Present position (steps) the shaft cannot pass, from the side it powers on at (at the
+    /// obstacle itself: above it); driven against it, the load rises with how far past it the
+    /// goal lies.
+    pub obstacle: Option<u16>,
+    /// Steps per second the shaft slips back against the load at full load (gearing that
+    /// loses steps); the position loop makes them up again. 0: no slip.
+    pub slip_steps_per_s: f64,
 }
 
 impl ServoConfig {
-    /// A servo as it ships, given an id: shaft at 2048, no offset, full range, 12 V supply.
+    /// A servo as it ships, given an id: shaft at 2048, no offset, full range, 12 V supply,
+    /// nothing in its way.
     pub fn new(id: u8) -> Self {
         Self {
             id,
@@ -34,6 +42,8 @@ impl ServoConfig {
             position_limits: (0, 4095),
             supply_decivolts: 120,
             firmware: (3, 10),
+            obstacle: None,
+            slip_steps_per_s: 0.0,
         }
     }
 }

@@ -31,7 +31,12 @@ pub enum EmuError {
     /// The calibration to emulate cannot be loaded or held by servos.
     #[error("calibration to emulate: {0}")]
     Calibration(#[from] feetech::calibration::CalibrationError),
-    /// A joint offset names a joint the arm does not have.
-    #[error("--joint-offset {0}: no such joint in the calibration")]
-    UnknownJoint(String),
+    /// A joint offset, obstacle or slip names a joint the arm does not have.
+    #[error("--{flag} {label}: no such joint in the calibration")]
+    UnknownJoint {
+        /// The option that named it (without the dashes).
+        flag: &'static str,
+        /// The joint as given.
+        label: String,
+    },
 }

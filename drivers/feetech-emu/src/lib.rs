@@ -4,7 +4,8 @@
 //! tracking limited by speed and acceleration, present readings, status bits) answer the
 //! Feetech protocol on a pseudo-terminal (which a driver opens like a USB adapter) or on an
 //! in-memory duplex pipe. Framing and the control table come from the `feetech` crate's
-//! protocol core. Faults can be injected and hand motion scripted at run time through the
+//! protocol core. A servo can have an obstacle it cannot pass and gearing that slips under
+//! load ([`ServoConfig`]). Faults can be injected and hand motion scripted at run time through the
 //! [`ServoBus`] handle; motion follows an injected [`Clock`].
 //!
 //! ```
@@ -37,6 +38,7 @@ pub mod write_log;
 
 mod bus;
 mod handle;
+mod hindrance;
 mod motion;
 mod rng;
 mod servo;
@@ -48,6 +50,7 @@ pub use config::{EmuConfig, ServoConfig};
 pub use error::EmuError;
 pub use faults::FaultConfig;
 pub use handle::ServoBus;
+pub use hindrance::LOAD_PER_BLOCKED_STEP;
 pub use motion::{ACCEL_STEPS_PER_S2_PER_UNIT, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S};
 pub use so101::VirtualSo101;
 pub use transport::{Link, PtyBus, RunningBus, serve, serve_pty, serve_pty_bus, spawn_duplex};

@@ -83,6 +83,11 @@ impl Motion {
         *self = Self::at_rest(actual);
     }
 
+    /// Moves the shaft by `steps` without changing its speed (gearing that slips).
+    pub(crate) fn shift(&mut self, steps: f64) {
+        self.actual = wrap(self.actual + steps);
+    }
+
     /// Advances the model by `dt`. With `drive == None` (torque off) the shaft stays put.
     pub(crate) fn step(&mut self, dt: Duration, drive: Option<Drive>) {
         let Some(drive) = drive else {

@@ -7,6 +7,7 @@ use feetech::control_table::{self as ct, Area, Register};
 use feetech::protocol::status::ServoError;
 
 use crate::config::ServoConfig;
+use crate::hindrance::{Hindrance, LOAD_PER_BLOCKED_STEP};
 use crate::motion::{
     ACCEL_STEPS_PER_S2_PER_UNIT, Drive, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S, Motion, STEPS_PER_TURN,
 };
@@ -33,6 +34,8 @@ const LOAD_AT_MAX_ACCEL: f64 = 600.0;
 const LOAD_AT_MAX_SPEED: f64 = 200.0;
 /// Full-scale load, 100 %.
 const FULL_LOAD: f64 = 1000.0;
+/// Longest motion update of a servo with an obstacle or slipping gearing.
+const HINDRANCE_SLICE: Duration = Duration::from_millis(2);
 /// Temperature of a cold servo, degrees Celsius.
 const AMBIENT_CELSIUS: f64 = 25.0;
 /// Steady-state temperature rise at stall current (model assumption).
@@ -50,6 +53,7 @@ pub(crate) struct Servo {
     motion: Motion,
     temperature: f64,
     supply_decivolts: u8,
+    hindrance: Hindrance,
 }
 
 impl Servo {
@@ -60,7 +64,9 @@ impl Servo {
         table.set(&ct::HOMING_OFFSET, i32::from(config.homing_offset));
         table.set(&ct::MIN_POSITION_LIMIT, i32::from(config.position_limits.0));
         table.set(&ct::MAX_POSITION_LIMIT, i32::from(config.position_limits.1));
+        let present = f64::from(config.raw_position) - f64::from(config.homing_offset);
         let mut servo = Self {
+            hindrance: Hindrance::new(config, crate::motion::wrap(present)),
             persisted: table.eeprom(),
             table,
             firmware: config.firmware,
@@ -177,11 +183,13 @@ impl Servo {
     /// Moves the shaft by hand so that it reads `steps` (wrapped into one turn).
     pub(crate) fn place_present(&mut self, steps: i32) {
         self.motion.place(f64::from(steps) + self.homing_offset());
+        self.hindrance.rest_at(self.motion.present(self.homing_offset()));
     }
 
     /// Moves the shaft by hand to a raw encoder position (before the homing offset).
     pub(crate) fn place_raw(&mut self, steps: i32) {
         self.motion.place(f64::from(steps));
+        self.hindrance.rest_at(self.motion.present(self.homing_offset()));
     }
 
     /// Changes the supply voltage (0.1 V units).
@@ -191,8 +199,23 @@ impl Servo {
 
     /// Advances motion and temperature by `dt`; `forced` errors stay active meanwhile.
     pub(crate) fn advance(&mut self, dt: Duration, forced: ServoError) {
-        let drive = self.drive();
-        self.motion.step(dt, drive);
+        // With an obstacle or slipping gearing, in short slices: the gearing slips under the
+        // load of the slice before, and the position loop drives on from there.
+        let slice = if self.hindrance.is_active() {
+            HINDRANCE_SLICE
+        } else {
+            dt
+        };
+        let mut remaining = dt;
+        while !remaining.is_zero() {
+            let h = remaining.min(slice);
+            remaining -= h;
+            let load = self.load(forced);
+            self.hindrance.slip(&mut self.motion, load / FULL_LOAD, h.as_secs_f64());
+            let drive = self.drive();
+            self.motion.step(h, drive);
+            self.hindrance.constrain(&mut self.motion, drive.as_ref());
+        }
         let current = self.current_for(self.load(forced));
         let heat_share = current.abs() / STALL_CURRENT_COUNTS;
         let target = AMBIENT_CELSIUS + STALL_HEATING_CELSIUS * heat_share;
@@ -309,7 +332,8 @@ impl Servo {
         })
     }
 
-    /// Signed load in 0.1 % units, capped by Torque_Limit; full while an overload is forced.
+    /// Signed load in 0.1 % units, capped by Torque_Limit; full while an overload is forced;
+    /// against an obstacle, rising with how far past it the goal lies.
     fn load(&self, forced: ServoError) -> f64 {
         if forced.contains(ServoError::OVERLOAD) {
             return FULL_LOAD.copysign(self.motion.velocity());
@@ -317,12 +341,16 @@ impl Servo {
         if self.drive().is_none() {
             return 0.0;
         }
+        let cap = f64::from(self.table.get(&ct::TORQUE_LIMIT)).min(FULL_LOAD);
+        let pushing = self.hindrance.pushing();
+        if pushing != 0.0 {
+            return (pushing.abs() * LOAD_PER_BLOCKED_STEP).min(cap).copysign(pushing);
+        }
         let max_accel = f64::from(MAX_ACCEL_UNITS) * ACCEL_STEPS_PER_S2_PER_UNIT;
         let accel = self.motion.acceleration();
         let velocity = self.motion.velocity();
         let magnitude =
             accel.abs() / max_accel * LOAD_AT_MAX_ACCEL + velocity.abs() / MAX_SPEED_STEPS_PER_S * LOAD_AT_MAX_SPEED;
-        let cap = f64::from(self.table.get(&ct::TORQUE_LIMIT)).min(FULL_LOAD);
         let direction = if accel != 0.0 { accel } else { velocity };
         magnitude.min(cap).copysign(direction)
     }

@@ -63,9 +63,7 @@ impl VirtualSo101 {
     /// that differs from the model's), kept inside the range.
     pub fn holding(calibration: &Calibration, offsets: &[JointOffset]) -> Result<Vec<ServoConfig>, EmuError> {
         calibration.validate()?;
-        if let Some(unknown) = offsets.iter().find(|o| !calibration.motors.contains_key(&o.label)) {
-            return Err(EmuError::UnknownJoint(unknown.label.clone()));
-        }
+        known_labels(calibration, "joint-offset", offsets.iter().map(|o| &o.label))?;
         Ok(calibration
             .by_id()
             .into_iter()
@@ -75,6 +73,36 @@ impl VirtualSo101 {
                 holding_motor(motor, (middle + shift).clamp(motor.range_min, motor.range_max))
             })
             .collect())
+    }
+
+    /// Puts obstacles and slipping gearing on servos made by [`VirtualSo101::holding`] from
+    /// the same calibration and offsets: an obstacle at `DEG` degrees of the model's angle
+    /// (where the servo reads the middle of its range, shifted by the joint's offsets, plus
+    /// `DEG`), a slip rate as given.
+    pub fn hinder(
+        servos: &mut [ServoConfig],
+        calibration: &Calibration,
+        offsets: &[JointOffset],
+        obstacles: &[JointOffset],
+        slips: &[JointSlip],
+    ) -> Result<(), EmuError> {
+        known_labels(calibration, "obstacle", obstacles.iter().map(|o| &o.label))?;
+        known_labels(calibration, "lose-steps", slips.iter().map(|s| &s.label))?;
+        for (name, motor) in calibration.by_id() {
+            let Some(servo) = servos.iter_mut().find(|s| s.id == motor.id) else {
+                continue;
+            };
+            let shift: i32 = offsets.iter().filter(|o| o.label == name).map(JointOffset::steps).sum();
+            let middle = (motor.range_min + motor.range_max) / 2 + shift;
+            if let Some(obstacle) = obstacles.iter().rfind(|o| o.label == name) {
+                let at = (middle + obstacle.steps()).clamp(0, STEPS_PER_TURN - 1);
+                servo.obstacle = u16::try_from(at).ok();
+            }
+            if let Some(slip) = slips.iter().rfind(|s| s.label == name) {
+                servo.slip_steps_per_s = slip.steps_per_s;
+            }
+        }
+        Ok(())
     }
 
     /// A 1 Mbaud bus carrying the six servos, no wire timing, no faults.
@@ -101,6 +129,21 @@ impl VirtualSo101 {
     }
 }
 
+/// Refuses a `--flag LABEL=...` naming a joint the calibration does not have.
+fn known_labels<'a>(
+    calibration: &Calibration,
+    flag: &'static str,
+    mut labels: impl Iterator<Item = &'a String>,
+) -> Result<(), EmuError> {
+    match labels.find(|label| !calibration.motors.contains_key(*label)) {
+        Some(unknown) => Err(EmuError::UnknownJoint {
+            flag,
+            label: unknown.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A servo holding one motor's calibration whose present position reads `present`.
 fn holding_motor(motor: &MotorCalibration, present: i32) -> ServoConfig {
     let raw = (present + motor.homing_offset).rem_euclid(STEPS_PER_TURN);
@@ -113,37 +156,71 @@ fn holding_motor(motor: &MotorCalibration, present: i32) -> ServoConfig {
     }
 }
 
-/// A joint whose mechanical zero sits `degrees` away from the model's.
+/// A joint angle in degrees from the model's zero, given as `LABEL=DEG`: where a joint's
+/// mechanical zero sits (`--joint-offset`), or where an obstacle stands (`--obstacle`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointOffset {
     /// LeRobot motor name.
     pub label: String,
-    /// Offset in degrees (positive: the servo reads more than the model's angle).
+    /// Degrees (an offset: positive when the servo reads more than the model's angle).
     pub degrees: f64,
 }
 
 impl JointOffset {
     /// Parses `LABEL=DEG`.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let (label, degrees) = text
-            .split_once('=')
-            .ok_or_else(|| format!("`{text}` is not LABEL=DEGREES"))?;
-        let degrees = degrees
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|d| d.is_finite() && d.abs() <= 180.0)
-            .ok_or_else(|| format!("`{text}`: the offset must be a number of degrees within ±180"))?;
-        Ok(Self {
-            label: label.trim().to_owned(),
-            degrees,
-        })
+        let (label, degrees) = label_value(
+            text,
+            "DEGREES",
+            |d| d.is_finite() && d.abs() <= 180.0,
+            "the angle must be a number of degrees within ±180",
+        )?;
+        Ok(Self { label, degrees })
     }
 
     /// The offset in whole servo steps.
     pub fn steps(&self) -> i32 {
         degrees_to_steps(self.degrees)
     }
+}
+
+/// Fastest slip a joint may be given (steps per second at full load).
+pub const MAX_SLIP_STEPS_PER_S: f64 = 10_000.0;
+
+/// A joint whose gearing loses steps under load, given as `LABEL=STEPS_PER_S`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointSlip {
+    /// LeRobot motor name.
+    pub label: String,
+    /// Steps per second the shaft slips back at full load.
+    pub steps_per_s: f64,
+}
+
+impl JointSlip {
+    /// Parses `LABEL=STEPS_PER_S` (more than 0, at most [`MAX_SLIP_STEPS_PER_S`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (label, steps_per_s) = label_value(
+            text,
+            "STEPS_PER_S",
+            |r| r > 0.0 && r <= MAX_SLIP_STEPS_PER_S,
+            "the rate must be a number of steps per second in (0, 10000]",
+        )?;
+        Ok(Self { label, steps_per_s })
+    }
+}
+
+/// Splits `LABEL=VALUE` and checks the value, naming the form and the rule on refusal.
+fn label_value(text: &str, form: &str, accept: impl Fn(f64) -> bool, rule: &str) -> Result<(String, f64), String> {
+    let (label, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not LABEL={form}"))?;
+    let value = value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| accept(*v))
+        .ok_or_else(|| format!("`{text}`: {rule}"))?;
+    Ok((label.trim().to_owned(), value))
 }
 
 #[cfg(test)]

@@ -29,11 +29,10 @@ struct Args {
 
 impl Args {
     fn config(&self) -> anyhow::Result<EmuConfig> {
-        let arm = self.arm.calibration.is_some() || !self.arm.joint_offsets.is_empty();
-        let servos = if arm {
+        let servos = if self.arm.is_custom() {
             anyhow::ensure!(
                 self.servos == 6,
-                "--calibration and --joint-offset emulate the 6-servo arm"
+                "--calibration, --joint-offset, --obstacle and --lose-steps emulate the 6-servo arm"
             );
             self.arm.servos()?
         } else if usize::from(self.servos) == VirtualSo101::servos().len() {

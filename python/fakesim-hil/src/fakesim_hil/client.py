@@ -1,4 +1,4 @@
-"""A small typed client over the daemon's session, robot and hardware services."""
+"""A small typed client over the daemon's session, robot, hardware and preview services."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any, Callable, Literal, TypeVar
 import grpc
 import numpy as np
 
-from fakesim.v1 import common_pb2, hardware_pb2, robot_pb2, session_pb2
+from fakesim.v1 import common_pb2, hardware_pb2, preview_pb2, robot_pb2, session_pb2
 from fakesim.v1.hardware_pb2_grpc import HardwareServiceStub
+from fakesim.v1.preview_pb2_grpc import PreviewServiceStub
 from fakesim.v1.robot_pb2_grpc import RobotServiceStub
 from fakesim.v1.session_pb2_grpc import SessionServiceStub
 
@@ -127,6 +128,7 @@ class Client:
         self.session = SessionServiceStub(self._channel)
         self.robot = RobotServiceStub(self._channel)
         self.hardware = HardwareServiceStub(self._channel)
+        self.preview = PreviewServiceStub(self._channel)
         self._model: robot_pb2.GetModelInfoResponse | None = None
         self.lease_id: str | None = None
 
@@ -262,6 +264,33 @@ class Client:
             physics_steps=answer.physics_steps,
             time_s=answer.time_s,
         )
+
+    def preview_actions(
+        self,
+        actions: Sequence[Mapping[str, float] | Sequence[float]],
+        *,
+        horizon_ticks: int = 0,
+        n_substeps: int | None = None,
+        unit: UnitName = "rad",
+        start: Sequence[float] | None = None,
+        max_joint_speed_rad_s: float | None = None,
+    ) -> preview_pb2.PreviewActionsResponse:
+        """Runs a chunk of actions (one per control tick, then ``horizon_ticks`` holding the last)
+        on a scratch copy of the twin and reports contacts, joint peaks, the table clearance, a
+        gripper stall and the violations; moves nothing, in any mode.
+
+        ``start`` gives the arm's joint positions (in ``unit``) to start from, at rest; without it
+        the preview starts from the twin (with a real arm, the measured arm)."""
+        request = preview_pb2.PreviewActionsRequest(
+            actions=[joint_values(action) for action in actions],
+            horizon_ticks=horizon_ticks,
+            n_substeps=n_substeps,
+            unit=_unit(unit),
+            max_joint_speed_rad_s=max_joint_speed_rad_s,
+        )
+        if start is not None:
+            request.start.positions.extend(float(v) for v in start)
+        return self.call(self.preview.PreviewActions, request)
 
     # --- hardware --------------------------------------------------------------------------
 

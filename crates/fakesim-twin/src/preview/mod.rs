@@ -1,0 +1,237 @@
+//! Preview: runs a chunk of servo targets on a scratch copy of the twin, from the arm's
+//! measured state, and reports what would happen (contacts, joint peaks, the table clearance,
+//! a gripper stall) with the violations a gate refuses the command for. The live twin is never
+//! touched: the scratch data belongs to the same [`Sim`], on the same thread.
+
+mod observe;
+mod parts;
+mod report;
+
+pub use observe::{STALL_GAP_RAD, STALL_SPEED_RAD_S};
+pub use parts::TABLE_TOP_GEOM;
+pub use report::{
+    Clearance, ContactClass, GripperStall, JointPreview, PreviewContact, PreviewReport, Violation, ViolationKind,
+};
+
+use crate::error::TwinError;
+use crate::joints::{ARM_JOINTS, GRIPPER_INDEX};
+use crate::sim::{SAVED_STATE, Sim, check_substeps};
+use crate::values::{Bounds, Check, JointValues, resolve};
+use mujoco_rs::prelude::*;
+use observe::{ArmSample, Observer};
+use parts::PartMap;
+use std::sync::Arc;
+
+/// Most ticks one preview runs (actions plus horizon).
+pub const MAX_PREVIEW_TICKS: u32 = 1_000;
+/// Most physics steps one preview runs (20 s of simulated time at the default 5 ms step).
+pub const MAX_PREVIEW_STEPS: u32 = 4_000;
+/// Fastest start speed a preview accepts for a joint (rad/s).
+pub const MAX_START_SPEED_RAD_S: f64 = 50.0;
+
+/// Where a preview starts: the arm's joints as measured. The rest of the scene (the objects)
+/// is taken from the live twin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartState {
+    /// Joint positions (rad), action-key order; inside the joint ranges.
+    pub qpos: [f64; 6],
+    /// Joint velocities (rad/s), action-key order.
+    pub qvel: [f64; 6],
+    /// Servo targets in force at the start (rad); `None` holds `qpos`. Joints an action leaves
+    /// out keep these.
+    pub ctrl: Option<[f64; 6]>,
+}
+
+/// What counts as a violation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreviewLimits {
+    /// Penetration a contact may reach before it is a violation (m).
+    pub contact_tolerance_m: f64,
+    /// How far a joint may be driven past an end of its range (rad).
+    pub past_limit_tolerance_rad: f64,
+    /// Fastest a joint may move (rad/s); `None` does not check speed.
+    pub max_joint_speed_rad_s: Option<f64>,
+}
+
+impl Default for PreviewLimits {
+    fn default() -> Self {
+        PreviewLimits {
+            contact_tolerance_m: 0.0,
+            past_limit_tolerance_rad: 2f64.to_radians(),
+            max_joint_speed_rad_s: None,
+        }
+    }
+}
+
+/// A chunk to preview.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviewRequest {
+    /// Start state; `None` starts from the live twin's state (in `mirror` and `hil` the twin
+    /// mirrors the measured arm).
+    pub start: Option<StartState>,
+    /// Servo targets, one per tick, in the forms `send_action` takes (joints left out keep
+    /// their previous target).
+    pub actions: Vec<JointValues>,
+    /// Physics steps each action is held for; `None` is one control tick.
+    pub substeps_per_action: Option<u32>,
+    /// Ticks run after the last action, holding its targets.
+    pub horizon_ticks: u32,
+    /// What counts as a violation.
+    pub limits: PreviewLimits,
+}
+
+impl PreviewRequest {
+    /// A chunk of actions, one control tick each, with a horizon, from the live twin's state.
+    pub fn new(actions: Vec<JointValues>, horizon_ticks: u32) -> Self {
+        PreviewRequest {
+            start: None,
+            actions,
+            substeps_per_action: None,
+            horizon_ticks,
+            limits: PreviewLimits::default(),
+        }
+    }
+}
+
+/// The preview's private physics: scratch data of the twin's model and its parts, made once.
+pub(crate) struct Scratch {
+    data: MjData<Arc<MjModel>>,
+    parts: PartMap,
+}
+
+impl Scratch {
+    fn new(model: &Arc<MjModel>) -> Result<Self, TwinError> {
+        Ok(Scratch {
+            data: MjData::new(model.clone()),
+            parts: PartMap::new(model)?,
+        })
+    }
+}
+
+impl Sim {
+    /// Runs `request` on the scratch copy and reports what would happen. Every input is checked
+    /// before anything runs; the live twin's state is not changed.
+    pub fn preview(&mut self, request: &PreviewRequest) -> Result<PreviewReport, TwinError> {
+        let substeps = request.substeps_per_action.unwrap_or(self.substeps_per_tick());
+        let ticks = check_ticks(request.actions.len(), request.horizon_ticks, substeps)?;
+        let (start_ctrl, start_qvel) = match &request.start {
+            Some(start) => (
+                check_start(start, &self.joint_ranges(), &self.ctrl_ranges())?,
+                start.qvel,
+            ),
+            None => (self.arm_ctrl(), self.arm_qvel()),
+        };
+        let targets = chain_targets(start_ctrl, &request.actions, &self.ctrl_ranges())?;
+        if self.scratch.is_none() {
+            self.scratch = Some(Box::new(Scratch::new(self.model())?));
+        }
+        let joints = self.joint_addresses();
+        let ranges = self.joint_ranges();
+        let (Some(scratch), live) = (self.scratch.as_deref_mut(), &self.data) else {
+            return Err(TwinError::Stopped);
+        };
+        let data = &mut scratch.data;
+        data.copy_state_from_data(live, SAVED_STATE)
+            .map_err(|e| TwinError::Scene(format!("cannot copy the twin's state: {e}")))?;
+        if let Some(start) = &request.start {
+            for (i, &(qadr, dadr, _)) in joints.iter().enumerate() {
+                data.qpos_mut()[qadr] = start.qpos[i];
+                data.qvel_mut()[dadr] = start.qvel[i];
+            }
+        }
+        data.forward();
+        let sample = |data: &MjData<Arc<MjModel>>| ArmSample {
+            qpos: std::array::from_fn(|i| data.qpos()[joints[i].0]),
+            qvel: std::array::from_fn(|i| data.qvel()[joints[i].1]),
+        };
+        let mut observer = Observer::new(&scratch.parts, request.limits, ranges, data, start_qvel);
+        let mut target = start_ctrl;
+        for tick in 0..ticks {
+            if let Some(next) = targets.get(tick as usize) {
+                target = *next;
+            }
+            for (i, &(_, _, actuator)) in joints.iter().enumerate() {
+                data.ctrl_mut()[actuator] = target[i];
+            }
+            for _ in 0..substeps {
+                data.step();
+                observer.after_step(data, &sample(data), tick);
+            }
+            data.forward();
+            observer.after_tick(data, &sample(data), target[GRIPPER_INDEX], tick);
+        }
+        Ok(observer.finish(ticks, substeps))
+    }
+}
+
+/// Checks a chunk's size: the hold per action (`1..=MAX_SUBSTEPS_PER_ACTION` steps) and the
+/// ticks, actions plus horizon (`1..=MAX_PREVIEW_TICKS`, at most `MAX_PREVIEW_STEPS` steps);
+/// returns the ticks.
+pub fn check_ticks(actions: usize, horizon_ticks: u32, substeps: u32) -> Result<u32, TwinError> {
+    check_substeps(substeps)?;
+    let ticks = (actions as u64).saturating_add(u64::from(horizon_ticks));
+    let max_ticks = u64::from(MAX_PREVIEW_TICKS.min(MAX_PREVIEW_STEPS / substeps).max(1));
+    if ticks == 0 || ticks > max_ticks {
+        return Err(TwinError::CountOutOfRange {
+            what: "preview ticks (actions + horizon)",
+            value: ticks,
+            lo: 1,
+            hi: max_ticks,
+        });
+    }
+    // At most MAX_PREVIEW_TICKS, so it fits.
+    Ok(ticks as u32)
+}
+
+/// Checks a start state and returns the servo targets it starts with.
+fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 6]) -> Result<[f64; 6], TwinError> {
+    resolve(&JointValues::Ordered(start.qpos.to_vec()), Check::Within(ranges))?;
+    let speed = Bounds {
+        lo: -MAX_START_SPEED_RAD_S,
+        hi: MAX_START_SPEED_RAD_S,
+    };
+    if let Some(i) = start.qvel.iter().position(|v| !(speed.lo..=speed.hi).contains(v)) {
+        let label = ARM_JOINTS[i].label;
+        let value = start.qvel[i];
+        if !value.is_finite() {
+            return Err(TwinError::NonFinite {
+                key: format!("start velocity of {label}"),
+                value,
+            });
+        }
+        return Err(TwinError::OutOfRange {
+            joint: label.to_owned(),
+            value,
+            lo: speed.lo,
+            hi: speed.hi,
+            unit: "rad/s",
+            hint: None,
+        });
+    }
+    match start.ctrl {
+        Some(ctrl) => {
+            resolve(&JointValues::Ordered(ctrl.to_vec()), Check::Within(ctrl_ranges))?;
+            Ok(ctrl)
+        }
+        None => Ok(std::array::from_fn(|i| {
+            start.qpos[i].clamp(ctrl_ranges[i].lo, ctrl_ranges[i].hi)
+        })),
+    }
+}
+
+/// Every action as full targets: each one's joints over the previous targets, all checked.
+fn chain_targets(
+    start: [f64; 6],
+    actions: &[JointValues],
+    ctrl_ranges: &[Bounds; 6],
+) -> Result<Vec<[f64; 6]>, TwinError> {
+    let mut targets = Vec::with_capacity(actions.len());
+    let mut current = start;
+    for action in actions {
+        for (i, v) in resolve(action, Check::Within(ctrl_ranges))? {
+            current[i] = v;
+        }
+        targets.push(current);
+    }
+    Ok(targets)
+}
