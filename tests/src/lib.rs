@@ -20,6 +20,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 pub mod pki;
+pub mod virtual_arm;
 
 /// A server running in this process; it stops when [`TestServer::stop`] is called or the value
 /// is dropped.

@@ -3,12 +3,13 @@
 //! chunks are refused with the reasons SendAction uses.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{TestServer, named, ordered};
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::preview_service_client::PreviewServiceClient;
 use fakesim_proto::v1::*;
-use feetech_emu::{VirtualSo101, serve_pty};
+use feetech_emu::VirtualSo101;
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -145,34 +146,18 @@ async fn bad_chunks_are_refused_with_the_usual_reasons() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_a_real_arm_a_preview_needs_no_lease_and_writes_no_goal() {
-    let bus = serve_pty(VirtualSo101::config()).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let calibration = dir.path().join("virtual_so101.json");
-    VirtualSo101::calibration().save(&calibration).unwrap();
-    let port = bus.path().to_owned();
-    let server = TestServer::start_with(move |s| {
-        s.port = Some(port);
-        s.calibration = Some(calibration);
-        s.mode = StartMode::Mirror;
-        s.image_size = 16;
-    })
-    .await
-    .unwrap();
-    bus.servos().clear_write_log();
+    let arm = VirtualArmServer::start(VirtualSo101::config(), StartMode::Mirror, |_| {})
+        .await
+        .unwrap();
+    arm.bus.servos().clear_write_log();
     // No lease: a preview moves nothing, so it needs none.
-    let mut client = PreviewServiceClient::new(server.channel().await.unwrap());
+    let mut client = PreviewServiceClient::new(arm.server.channel().await.unwrap());
     let report = preview(&mut client, chunk(INTO_TABLE)).await;
     assert!(
         report.violations.iter().any(|v| v.kind == "table_contact"),
         "{}",
         report.summary
     );
-    let goal_writes = bus
-        .servos()
-        .write_log()
-        .iter()
-        .filter(|w| w.value(&feetech::control_table::GOAL_POSITION).is_some())
-        .count();
-    assert_eq!(goal_writes, 0);
-    server.stop().await.unwrap();
+    assert_eq!(arm.goal_writes(), 0);
+    arm.server.stop().await.unwrap();
 }

@@ -112,6 +112,11 @@ pub struct DaemonArgs {
     /// stop-reason windows stay counted in ticks.
     #[arg(long, value_name = "HZ")]
     pub hil_rate_hz: Option<f64>,
+    /// Control ticks each command for the real arm is previewed on the twin for, after its own
+    /// (a contact or a joint past its range refuses it before it moves); 0 turns the preview
+    /// off [default: 4].
+    #[arg(long, value_name = "TICKS")]
+    pub preview_horizon_ticks: Option<u32>,
     /// Camera image quality [default: full]: fast (no multisampling, shadows or reflections)
     /// or full (the scene as written).
     #[arg(long, value_name = "LEVEL")]

@@ -8,7 +8,7 @@ use fakesim_arm::Arm;
 use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{CommandPreview, RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard, TwinPreviewGate};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
 use feetech::bus::{Bus, BusConfig};
@@ -160,7 +160,14 @@ pub async fn start_bridge(
         range,
         table: TableGuard::default(),
         kinematics: Arc::new(kinematics),
-        preview: None,
+        preview: (settings.preview_horizon_ticks > 0).then(|| {
+            let twin_tick = Duration::from_secs_f64(1.0 / model.control_rate_hz());
+            Arc::new(TwinPreviewGate::new(
+                twin.clone(),
+                settings.preview_horizon_ticks,
+                twin_tick,
+            )) as Arc<dyn CommandPreview>
+        }),
         config: BridgeConfig {
             ramp_speed_rad_s: settings.ramp_speed_rad_s,
             ..BridgeConfig::new(control_period)

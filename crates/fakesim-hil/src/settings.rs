@@ -6,11 +6,15 @@ use crate::listen::ListenAddr;
 use crate::tls::TlsFiles;
 use anyhow::{Context, bail};
 use fakesim_episode::tasks::TaskRef;
+use fakesim_safety::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::RenderQuality;
 use feetech::configure::ServoSettings;
 use serde::Deserialize;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+
+/// Longest preview horizon after a command for the real arm (control ticks): 2.5 s at 20 Hz.
+const MAX_PREVIEW_HORIZON_TICKS: u32 = 50;
 
 /// Control rates `hil-rate-hz` accepts (ticks per second).
 pub const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
@@ -48,6 +52,8 @@ pub struct Settings {
     pub image_size: u32,
     /// Control ticks per second in hil; `None` keeps the twin's own control rate.
     pub hil_rate_hz: Option<f64>,
+    /// Ticks each command for the real arm is previewed for after its own; 0: no preview.
+    pub preview_horizon_ticks: u32,
     /// Camera image quality.
     pub render_quality: RenderQuality,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
@@ -82,6 +88,7 @@ impl Default for Settings {
             runs_dir: PathBuf::from("./runs"),
             image_size: 256,
             hil_rate_hz: None,
+            preview_horizon_ticks: DEFAULT_PREVIEW_HORIZON_TICKS,
             render_quality: RenderQuality::default(),
             mcp_listen: None,
             mcp_observe_only: false,
@@ -112,6 +119,7 @@ struct FileConfig {
     runs_dir: Option<PathBuf>,
     image_size: Option<u32>,
     hil_rate_hz: Option<f64>,
+    preview_horizon_ticks: Option<u32>,
     render_quality: Option<String>,
     mcp_listen: Option<SocketAddr>,
     mcp_observe_only: Option<bool>,
@@ -187,6 +195,10 @@ impl Settings {
             runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
             image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
             hil_rate_hz: args.hil_rate_hz.or(file.hil_rate_hz),
+            preview_horizon_ticks: args
+                .preview_horizon_ticks
+                .or(file.preview_horizon_ticks)
+                .unwrap_or(defaults.preview_horizon_ticks),
             render_quality,
             mcp_listen: args.mcp_listen.or(file.mcp_listen),
             mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
@@ -219,6 +231,12 @@ impl Settings {
         self.check_exposure(&self.listen)?;
         if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {
             bail!("ramp-speed must be a finite speed above 0 rad/s");
+        }
+        if self.preview_horizon_ticks > MAX_PREVIEW_HORIZON_TICKS {
+            bail!(
+                "preview-horizon-ticks must be from 0 (no preview) to {MAX_PREVIEW_HORIZON_TICKS}, got {}",
+                self.preview_horizon_ticks
+            );
         }
         if let Some(hz) = self.hil_rate_hz
             && !HIL_RATE_HZ.contains(&hz)

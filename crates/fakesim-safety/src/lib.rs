@@ -12,6 +12,7 @@ mod estop;
 mod event;
 mod fault;
 mod pipeline;
+mod preview_gate;
 mod ramp;
 mod range;
 mod table;
@@ -23,6 +24,9 @@ pub use event::{InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 pub use fault::{FaultAction, FaultDecision, FaultPolicy};
 pub use pipeline::{
     CommandPreview, Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults,
+};
+pub use preview_gate::{
+    ASSUMED_SPEED_RAD_S, DEFAULT_PREVIEW_HORIZON_TICKS, PREVIEW_CONTACT_TOLERANCE_M, TwinPreviewGate,
 };
 pub use range::RangeGuard;
 pub use table::{DEFAULT_TABLE_MARGIN, ScratchTwinKinematics, TABLE_SURFACE_Z, TableGuard, TcpKinematics};

@@ -18,11 +18,11 @@ use feetech::protocol::status::ServoError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The last layer: the goals run on a scratch copy of the twin, from the arm's state now,
-/// before they reach the arm.
+/// The last layer: the command's targets run on a scratch copy of the twin, from the arm's
+/// state now, before any goal reaches the arm.
 pub trait CommandPreview: Send + Sync {
-    /// Refuses goals whose preview shows a violation.
-    fn check(&self, goals: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>>;
+    /// Refuses targets whose preview, from the arm at `measured`, shows a violation.
+    fn check(&self, targets: [f64; 6], measured: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>>;
 }
 
 /// The layers a target passes, in order.
@@ -218,8 +218,10 @@ impl SafetyPipeline {
     ) -> Result<Commanded, GuardError> {
         let capped = self.check(targets, measured, pace)?;
         if let Some(arm) = &self.arm {
+            // The command as asked, not its first capped step: a command is judged by where
+            // it leads.
             if let Some(preview) = &self.layers.preview {
-                preview.check(capped.goals).await?;
+                preview.check(targets, measured.unwrap_or(capped.goals)).await?;
             }
             arm.command(capped.goals).await?;
         }

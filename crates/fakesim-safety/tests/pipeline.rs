@@ -157,17 +157,17 @@ fn layers() -> Layers {
     }
 }
 
-/// A preview that refuses goals turning the pan past 0.3 rad and remembers what it saw.
+/// A preview that refuses targets turning the pan past 0.3 rad and remembers what it saw.
 #[derive(Default)]
 struct PanPreview {
     seen: Mutex<Vec<[f64; 6]>>,
 }
 
 impl CommandPreview for PanPreview {
-    fn check(&self, goals: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>> {
-        self.seen.lock().unwrap().push(goals);
+    fn check(&self, targets: [f64; 6], _measured: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>> {
+        self.seen.lock().unwrap().push(targets);
         Box::pin(async move {
-            if goals[0] > 0.3 {
+            if targets[0] > 0.3 {
                 return Err(SafetyError::PreviewRefused {
                     violations: "base_contact: upper_arm / base".into(),
                 });
@@ -366,7 +366,7 @@ async fn without_an_arm_the_layers_run_and_the_cap_starts_from_the_given_pose() 
 }
 
 #[tokio::test]
-async fn the_preview_sees_the_goals_after_the_cap_and_its_refusal_reaches_no_arm() {
+async fn the_preview_judges_the_targets_not_the_capped_step_and_its_refusal_reaches_no_arm() {
     let arm = ScriptedArm::at([0.2; 6]);
     let preview = Arc::new(PanPreview::default());
     let timing = PipelineTiming {
@@ -382,8 +382,11 @@ async fn the_preview_sees_the_goals_after_the_cap_and_its_refusal_reaches_no_arm
 
     let sent = guard.command([0.25; 6], Some([0.2; 6]), Pace::Ramped).await.unwrap();
     assert_eq!(arm.commands(), [sent.goals]);
+    // From a pan at 0, the capped step (0.2) would pass; the target (1.4) is refused for where
+    // it leads.
+    let far = [1.4, 0.2, 0.2, 0.2, 0.2, 0.2];
     let refused = guard
-        .command([1.4, 0.0, 0.0, 0.0, 0.0, 0.0], Some([0.2; 6]), Pace::Ramped)
+        .command(far, Some([0.0, 0.2, 0.2, 0.2, 0.2, 0.2]), Pace::Ramped)
         .await;
     let event = refused.as_ref().err().and_then(GuardError::event);
     assert!(
@@ -392,9 +395,5 @@ async fn the_preview_sees_the_goals_after_the_cap_and_its_refusal_reaches_no_arm
     );
     assert_eq!(arm.calls(), [], "the refused goals never reached the arm");
     let seen = preview.seen.lock().unwrap().clone();
-    assert_eq!(
-        seen.last(),
-        Some(&[0.2 + MAX_DELTA, 0.0, 0.0, 0.0, 0.0, 0.0]),
-        "the preview ran the capped goals"
-    );
+    assert_eq!(seen, [[0.25; 6], far], "the preview ran the targets as asked");
 }
