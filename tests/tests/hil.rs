@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_arm::mapping::{Joint, JointMapping};
+use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{CallMetadata, Conn, TestServer};
 use fakesim_hil::cli::StartMode;
 use fakesim_hil::lease::MAX_TTL_MS;
@@ -14,18 +15,15 @@ use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
-use feetech_emu::{PtyBus, VirtualSo101, serve_pty};
-use tempfile::TempDir;
+use feetech_emu::VirtualSo101;
 use tokio_stream::StreamExt;
 use tonic::Code;
 use uom::si::angle::radian;
 
 struct Rig {
-    server: TestServer,
-    bus: PtyBus,
+    arm: VirtualArmServer,
     /// The control lease the rig's clients carry (mirror and hil need it for motion).
     lease: String,
-    _dir: TempDir,
 }
 
 impl Rig {
@@ -37,7 +35,7 @@ impl Rig {
     /// A connection carrying the lease `lease_id`.
     async fn leased(&self, lease_id: &str) -> Conn {
         let metadata = CallMetadata::lease(lease_id).unwrap();
-        self.server.with_metadata(metadata).await.unwrap()
+        self.arm.server.with_metadata(metadata).await.unwrap()
     }
 
     async fn hardware(&self) -> HardwareServiceClient<Conn> {
@@ -54,26 +52,14 @@ impl Rig {
 }
 
 async fn rig(mode: StartMode) -> Rig {
-    let bus = serve_pty(VirtualSo101::config()).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let calibration = dir.path().join("virtual_so101.json");
-    VirtualSo101::calibration().save(&calibration).unwrap();
-    let port = bus.path().to_owned();
-    let server = TestServer::start_with(move |s| {
-        s.port = Some(port);
-        s.calibration = Some(calibration);
-        s.mode = mode;
-        s.image_size = 16;
-    })
-    .await
-    .unwrap();
-    let lease = acquire(&server, "hil-test", MAX_TTL_MS, false).await.unwrap().lease_id;
-    Rig {
-        server,
-        bus,
-        lease,
-        _dir: dir,
-    }
+    let arm = VirtualArmServer::start(VirtualSo101::config(), mode, |_| {})
+        .await
+        .unwrap();
+    let lease = acquire(&arm.server, "hil-test", MAX_TTL_MS, false)
+        .await
+        .unwrap()
+        .lease_id;
+    Rig { arm, lease }
 }
 
 /// A hardware client carrying no lease (reads and streams need none).
@@ -167,7 +153,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
         .bind(&VirtualSo101::calibration(), &twin_ranges())
         .unwrap();
     // The hand moves the elbow and the wrist roll.
-    let servos = rig.bus.servos();
+    let servos = rig.arm.bus.servos();
     servos.set_present_position(3, 2600).unwrap();
     servos.set_present_position(5, 1500).unwrap();
     let elbow = mapping.servo_to_twin(Joint::ElbowFlex, 2600).get::<radian>();
@@ -198,7 +184,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
         "mirror_mode",
     );
     session.get_observation(GetObservationRequest {}).await.unwrap();
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 /// A rig started in mirror mode, with an episode running, switched to hil on the arm's pose.
@@ -345,13 +331,13 @@ async fn an_episode_in_hil_ends_as_in_sim_but_the_table_layer_refuses_a_move_int
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert_eq!(events.matches("\"kind\":\"mode\"").count(), 2, "{events}");
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn the_emergency_stop_latches_torque_off_until_reset() {
     let (rig, mut hw, mut session, _) = rig_in_hil().await;
-    let torque = |id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
+    let torque = |id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
     assert!((1..=6).all(|id| torque(id) == 1), "hil switches torque on");
     let stop = hw
         .emergency_stop(EmergencyStopRequest {
@@ -398,13 +384,13 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
         events.contains("estop_latched") && events.contains("estop_reset"),
         "{events}"
     );
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
     let (rig, mut hw, mut session, _) = rig_in_hil().await;
-    rig.bus.servos().update_faults(|f| {
+    rig.arm.bus.servos().update_faults(|f| {
         f.forced_errors.insert(2, ServoError::OVERLOAD);
     });
     let status = until_status(&mut hw, 200, |s| {
@@ -414,18 +400,18 @@ async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
     assert!(status.safety_events >= 1);
     let torque = until_status(&mut hw, 200, |s| !s.servos[0].torque_enabled).await;
     assert!(!torque.estop_latched, "an overload turns torque off without latching");
-    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
+    assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
     session.get_observation(GetObservationRequest {}).await.unwrap();
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert!(events.contains("servo_fault"), "{events}");
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     let (rig, mut hw, mut session, started) = rig_in_hil().await;
-    rig.bus.servos().unplug();
+    rig.arm.bus.servos().unplug();
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(!status.bus_connected);
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
@@ -441,7 +427,7 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     let events = std::fs::read_to_string(&artifacts.events).unwrap();
     assert!(events.contains("bus_lost") || events.contains("servo_lost"), "{events}");
     assert!(std::path::Path::new(&artifacts.summary).is_file());
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -464,6 +450,7 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         let out = robot.tick(tick.clone()).await.unwrap().into_inner();
         assert_eq!(out.observation.len(), 20);
         let goal = rig
+            .arm
             .bus
             .servos()
             .register(1, &feetech::control_table::GOAL_POSITION)
@@ -500,10 +487,10 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         .await
         .unwrap_err();
     assert_reason(rate, Code::InvalidArgument, "invalid_argument");
-    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 1));
-    rig.server.stop().await.unwrap();
+    assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 1));
+    rig.arm.server.stop().await.unwrap();
     assert!(
-        (1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0),
+        (1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0),
         "shutdown switches torque off"
     );
 }
@@ -512,11 +499,11 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
 /// API still answering, the journal naming what happened.
 async fn fault_latches_the_stop(inject: impl FnOnce(&feetech_emu::ServoBus), journal_word: &str, listening: &[u8]) {
     let (rig, mut hw, mut session, started) = rig_in_hil().await;
-    inject(rig.bus.servos());
+    inject(rig.arm.bus.servos());
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(status.estop_reason.is_some());
     for &id in listening {
-        let torque = rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
+        let torque = rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap();
         assert_eq!(torque, 0, "servo {id} still listens, so its torque is off");
     }
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
@@ -531,7 +518,7 @@ async fn fault_latches_the_stop(inject: impl FnOnce(&feetech_emu::ServoBus), jou
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert!(events.contains(journal_word), "{events}");
     assert!(events.contains("estop_latched"), "{events}");
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -574,6 +561,7 @@ async fn reset_in_hil_brings_the_real_arm_home() {
     let home = fakesim_episode::session::HOME_POSE;
     for joint in Joint::ALL {
         let goal = rig
+            .arm
             .bus
             .servos()
             .register(mapping.servo_id(joint), &feetech::control_table::GOAL_POSITION)
@@ -595,13 +583,13 @@ async fn reset_in_hil_brings_the_real_arm_home() {
     let now = info.state.unwrap().eef_pos_m.unwrap();
     let off = ((now.x - home_tcp.x).powi(2) + (now.y - home_tcp.y).powi(2) + (now.z - home_tcp.z).powi(2)).sqrt();
     assert!(off < 0.01, "the twin, mirroring the arm, is {off} m from the home TCP");
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn the_joint_state_stream_sends_each_reading_once_with_its_arrival_time() {
     let rig = rig(StartMode::Mirror).await;
-    let mut hw = hardware(&rig.server).await;
+    let mut hw = hardware(&rig.arm.server).await;
     let mut stream = hw
         .stream_joint_states(StreamJointStatesRequest { rate_hz: 1000.0 })
         .await
@@ -652,7 +640,8 @@ async fn without_an_arm_the_stream_carries_no_reading() {
 fn goals(rig: &Rig) -> Vec<i32> {
     (1..=6)
         .map(|id| {
-            rig.bus
+            rig.arm
+                .bus
                 .servos()
                 .register(id, &feetech::control_table::GOAL_POSITION)
                 .unwrap()
@@ -663,9 +652,9 @@ fn goals(rig: &Rig) -> Vec<i32> {
 #[tokio::test]
 async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() {
     let (rig, mut hw, mut session, _) = rig_in_hil().await;
-    let mut other_session = SessionServiceClient::new(rig.server.channel().await.unwrap());
-    let mut other_robot = rig.server.robot().await.unwrap();
-    let mut other_hw = HardwareServiceClient::new(rig.server.channel().await.unwrap());
+    let mut other_session = SessionServiceClient::new(rig.arm.server.channel().await.unwrap());
+    let mut other_robot = rig.arm.server.robot().await.unwrap();
+    let mut other_hw = HardwareServiceClient::new(rig.arm.server.channel().await.unwrap());
 
     let refused = other_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err();
     assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
@@ -708,7 +697,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         .unwrap()
         .into_inner();
     assert!(stop.estop_latched);
-    assert!((1..=6).all(|id| rig.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
+    assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
     assert_reason(
         other_hw
             .reset_emergency_stop(ResetEmergencyStopRequest {})
@@ -722,7 +711,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         .await
         .unwrap();
     session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap();
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -730,7 +719,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     let (rig, _hw, mut session, started) = rig_in_hil().await;
     session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap();
 
-    let refused = acquire(&rig.server, "laptop", 1000, false).await.unwrap_err();
+    let refused = acquire(&rig.arm.server, "laptop", 1000, false).await.unwrap_err();
     assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
     assert!(refused.message().contains("\"hil-test\""), "{}", refused.message());
     let mut hw = HardwareServiceClient::new(rig.leased("none").await);
@@ -759,7 +748,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
         "lease_expired",
     );
     assert_reason(
-        SessionServiceClient::new(rig.server.channel().await.unwrap())
+        SessionServiceClient::new(rig.arm.server.channel().await.unwrap())
             .r#move(move_by(0.0, 0.02, 0.0))
             .await
             .unwrap_err(),
@@ -767,7 +756,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
         "lease_required",
     );
     // The arm holds: every goal settles on the measured position and then never changes.
-    let servos = rig.bus.servos();
+    let servos = rig.arm.bus.servos();
     until_status(&mut hw, 300, |_| {
         goals(&rig)
             .iter()
@@ -786,7 +775,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
         assert_eq!(goals(&rig), held, "no motion after the lease expired");
     }
 
-    let closer = acquire(&rig.server, "closer", 5000, false).await.unwrap();
+    let closer = acquire(&rig.arm.server, "closer", 5000, false).await.unwrap();
     let mut closer_session = SessionServiceClient::new(rig.leased(&closer.lease_id).await);
     closer_session.stop_episode(StopEpisodeRequest {}).await.unwrap();
     hw.release_lease(ReleaseLeaseRequest {
@@ -794,7 +783,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     })
     .await
     .unwrap();
-    let events = rig.server.runs_dir().join(&started.run).join("events.jsonl");
+    let events = rig.arm.server.runs_dir().join(&started.run).join("events.jsonl");
     let lease_events: Vec<String> = fakesim_e2e::journal_lines(&events, "lease", 3)
         .await
         .iter()
@@ -805,5 +794,5 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
         ["lease_taken_over", "lease_expired", "lease_acquired"],
         "journaled during the episode, in order"
     );
-    rig.server.stop().await.unwrap();
+    rig.arm.server.stop().await.unwrap();
 }

@@ -515,8 +515,9 @@ async fn teleop_drives_the_follower_to_the_leader_pose_over_two_pseudo_terminals
         dir.path().to_str().unwrap(),
         "--rate",
         "100",
+        // The farthest joint is 0.7 rad away and the goals ramp at 0.5 rad/s: 1.4 s to arrive.
         "--cycles",
-        "150",
+        "250",
         "--timeout",
         TIMEOUT_MS,
     ]);
@@ -533,8 +534,8 @@ async fn teleop_drives_the_follower_to_the_leader_pose_over_two_pseudo_terminals
     assert_eq!(printed.first(), Some(&banner), "{printed:#?}");
     let stopped = printed.iter().find(|line| line.starts_with("Stopped: ")).unwrap();
     assert!(stopped.ends_with("0 skipped, 0 refused, 0 errors."), "{stopped}");
-    // The follower started 0.2 to 0.4 rad away: its goals started at its own pose and ramped
-    // to the leader's, so the delta cap never had to fire.
+    // The follower started up to 0.7 rad away: its goals started at its own pose and ramped to
+    // the leader's, so the delta cap never had to fire.
     let capped = printed
         .iter()
         .filter(|line| line.starts_with(r#"safety event: {"event":"delta_capped""#))
