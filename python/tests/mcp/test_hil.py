@@ -13,6 +13,13 @@ def hil_options(arm) -> list[str]:
     return ["--port", arm["device"], "--calibration", str(arm["calibration"]), "--mode", "hil"]
 
 
+def refused_at_the_table(refused):
+    """A move into the table: the table layer refuses a TCP below its margin, or the twin's
+    preview refuses first when a jaw pad would reach the table before the TCP does."""
+    layer = {"below_table": "table", "preview_refused": "preview"}.get(error_name(refused))
+    return layer is not None and refused.structured_content["layer"] == layer
+
+
 async def test_the_scripted_episode_in_hil_and_a_move_into_the_table_refused_by_the_table_layer(daemon, virtual_arm, fakesim_bin):
     started = daemon(*hil_options(virtual_arm))
     progress = []
@@ -25,13 +32,13 @@ async def test_the_scripted_episode_in_hil_and_a_move_into_the_table_refused_by_
         reasons = await scripted_episode(session, started["runs"])
         ok(await session.call_tool("reset_task", {}))
         refused = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, -0.3]})
-        assert error_name(refused) == "below_table"
-        assert refused.structured_content["layer"] == "table"
+        assert refused_at_the_table(refused)
         moved = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.03]}, progress_callback=record)
         assert ok(moved)["action"]["stop_reason"] == "reached"
         ok(await session.call_tool("stop_episode", {}))
     # In sim the table stops the twin (stalled); on the real arm the table layer refuses the move.
-    assert reasons == ["reached", "below_table", "settled", "no_op"]
+    assert reasons[0] == "reached" and reasons[2:] == ["settled", "no_op"]
+    assert reasons[1] in ("below_table", "preview_refused")
     assert progress and progress[0].startswith("move running for")
     assert started["process"].stop() == 0
 
