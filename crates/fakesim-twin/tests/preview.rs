@@ -3,7 +3,7 @@
 //! twin never changes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::preview::{ContactClass, PreviewRequest, StartState, ViolationKind};
+use fakesim_twin::preview::{ContactClass, PreviewRequest, StartState, ViolationKind, check_actions};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, PreviewReport, Scene, Sim, TwinConfig, TwinError, TwinHandle};
 
@@ -185,6 +185,8 @@ fn every_input_is_checked_before_anything_runs() {
     };
     let mut nan_action = chunk(REST, SAFE, 3);
     nan_action[2] = JointValues::Ordered(vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0]);
+    let refused = check_actions(&nan_action, &sim.ctrl_ranges()).unwrap_err();
+    assert!(matches!(refused, (2, TwinError::NonFinite { .. })), "{refused:?}");
     let mut long_hold = PreviewRequest::new(chunk(REST, SAFE, 2), 0);
     long_hold.substeps_per_action = Some(0);
     let cases: Vec<(PreviewRequest, Expected)> = vec![

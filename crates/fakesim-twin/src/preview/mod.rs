@@ -219,6 +219,15 @@ fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 
     }
 }
 
+/// Checks every action of a chunk against the servo setpoint ranges (names, lengths, values),
+/// refusing with the index of the first one refused.
+pub fn check_actions(actions: &[JointValues], ctrl_ranges: &[Bounds; 6]) -> Result<(), (usize, TwinError)> {
+    for (index, action) in actions.iter().enumerate() {
+        resolve(action, Check::Within(ctrl_ranges)).map_err(|e| (index, e))?;
+    }
+    Ok(())
+}
+
 /// Every action as full targets: each one's joints over the previous targets, all checked.
 fn chain_targets(
     start: [f64; 6],
