@@ -128,6 +128,7 @@ impl PreviewService {
                     contact_class: c.class.name().to_owned(),
                     max_depth_m: c.max_depth_m,
                     first_tick: c.first_tick,
+                    start_depth_m: c.start_depth_m,
                     violation: c.violation,
                 })
                 .collect(),
