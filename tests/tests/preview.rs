@@ -6,7 +6,7 @@
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{TestServer, named, ordered};
 use fakesim_hil::cli::StartMode;
-use fakesim_proto::errors::error_reason;
+use fakesim_proto::errors::{error_info, error_reason};
 use fakesim_proto::v1::preview_service_client::PreviewServiceClient;
 use fakesim_proto::v1::*;
 use feetech_emu::VirtualSo101;
@@ -141,6 +141,17 @@ async fn bad_chunks_are_refused_with_the_usual_reasons() {
             "{status:?}"
         );
     }
+    // A refused action is named by its index, in the message and the metadata.
+    let mut late = chunk(SAFE);
+    late.actions[17] = named(&[("elbow_flex", 9.0)]);
+    let status = client.preview_actions(late).await.unwrap_err();
+    assert!(
+        status.message().starts_with("actions[17]: elbow_flex=9 outside"),
+        "{}",
+        status.message()
+    );
+    let meta = error_info(&status).unwrap().metadata;
+    assert_eq!((meta["index"].as_str(), meta["joint"].as_str()), ("17", "elbow_flex"));
     server.stop().await.unwrap();
 }
 

@@ -8,7 +8,7 @@ use fakesim_bridge::hil::Mode;
 use fakesim_proto::v1;
 use fakesim_proto::v1::preview_service_server::PreviewService as PreviewApi;
 use fakesim_twin::joints::ARM_JOINTS;
-use fakesim_twin::preview::{PreviewLimits, PreviewReport, PreviewRequest, StartState, check_ticks};
+use fakesim_twin::preview::{PreviewLimits, PreviewReport, PreviewRequest, StartState, check_actions, check_ticks};
 use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, TwinError};
 use tonic::{Request, Response, Status};
@@ -40,12 +40,18 @@ impl PreviewService {
         let actions = request
             .actions
             .into_iter()
-            .map(|action| {
+            .enumerate()
+            .map(|(i, action)| {
+                let values = joint_values(Some(action), "actions")?;
                 self.state
                     .units
-                    .to_radians(joint_values(Some(action), "actions")?, unit)
+                    .to_radians(values, unit)
+                    .map_err(|e| status::for_item(e, "actions", i))
             })
             .collect::<Result<Vec<_>, Status>>()?;
+        let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
+        check_actions(&actions, &ctrl_ranges)
+            .map_err(|(i, e)| status::for_item(status::from_twin(&e), "actions", i))?;
         let start = match request.start {
             Some(start) => Some(self.start_state(start, unit)?),
             None => self.measured_start().await?,
@@ -122,6 +128,7 @@ impl PreviewService {
                     contact_class: c.class.name().to_owned(),
                     max_depth_m: c.max_depth_m,
                     first_tick: c.first_tick,
+                    start_depth_m: c.start_depth_m,
                     violation: c.violation,
                 })
                 .collect(),

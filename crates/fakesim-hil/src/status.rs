@@ -12,7 +12,7 @@ use fakesim_bridge::hil::BridgeError;
 use fakesim_episode::EpisodeError;
 use fakesim_episode::names::NameError;
 use fakesim_episode::tasks::TaskError;
-use fakesim_proto::errors::ErrorStatus;
+use fakesim_proto::errors::{ErrorStatus, error_info};
 use fakesim_safety::SafetyError;
 use fakesim_twin::TwinError;
 use fakesim_twin::image::EncodeError;
@@ -277,6 +277,21 @@ pub fn from_name(error: &NameError) -> Status {
         .into()
 }
 
+/// A refusal of one item of a list (an action of a chunk): the message starts with
+/// `field[index]: ` and the metadata carries the index.
+pub fn for_item(status: Status, field: &str, index: usize) -> Status {
+    let Some(info) = error_info(&status) else {
+        return status;
+    };
+    let message = format!("{field}[{index}]: {}", status.message());
+    let item = ErrorStatus::new(status.code(), info.reason, message);
+    info.metadata
+        .into_iter()
+        .fold(item, |item, (key, value)| item.meta(key, value))
+        .meta("index", index)
+        .into()
+}
+
 /// A request field that is missing or malformed (as opposed to a value the twin refused).
 pub fn invalid_argument(field: &str, message: impl Into<String>) -> Status {
     refusal(Reason::InvalidArgument, message).meta("field", field).into()
@@ -292,7 +307,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use fakesim_proto::errors::{error_info, error_reason};
+    use fakesim_proto::errors::error_reason;
 
     fn sample_errors() -> Vec<TwinError> {
         vec![

@@ -4,13 +4,13 @@
 //! Run with `cargo bench -p fakesim-twin --bench preview`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::preview::PreviewRequest;
+use fakesim_twin::preview::{MAX_PREVIEW_STEPS, PreviewRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
 use std::time::{Duration, Instant};
 
 /// Previews per round.
-const CALLS: u32 = 200;
+const CALLS: u32 = 100;
 const ROUNDS: usize = 5;
 /// A modest move in free space, and a move that presses the gripper into the table.
 const SAFE: [f64; 6] = [0.3, -0.3, 0.3, 0.2, 0.5, 0.5];
@@ -70,6 +70,8 @@ fn main() {
     let fifty_sim = on_sim(&fifty, 50);
     let fifty_plain = plain(&fifty.actions);
     let fifty_table_sim = on_sim(&fifty_table, 50);
+    let longest = PreviewRequest::new(chunk(SAFE, 100), MAX_PREVIEW_STEPS / DEFAULT_SUBSTEPS_PER_TICK - 100);
+    let longest_sim = on_sim(&longest, MAX_PREVIEW_STEPS / DEFAULT_SUBSTEPS_PER_TICK);
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let one_handle = runtime.block_on(async {
@@ -111,4 +113,8 @@ fn main() {
         fifty_table_sim.as_secs_f64() / fifty_sim.as_secs_f64()
     );
     println!("50 ticks, plain send_action on Sim    {:>8.3} ms", ms(fifty_plain));
+    println!(
+        "longest preview ({MAX_PREVIEW_STEPS} steps)          {:>8.3} ms  (the physics thread is busy this long)",
+        ms(longest_sim)
+    );
 }

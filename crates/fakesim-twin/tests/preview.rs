@@ -3,7 +3,7 @@
 //! twin never changes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_twin::preview::{ContactClass, PreviewRequest, StartState, ViolationKind};
+use fakesim_twin::preview::{ContactClass, PreviewRequest, StartState, ViolationKind, check_actions};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, PreviewReport, Scene, Sim, TwinConfig, TwinError, TwinHandle};
 
@@ -108,6 +108,22 @@ fn a_safe_chunk_shows_nothing_and_reports_its_motion() {
 }
 
 #[test]
+fn an_arm_resting_on_the_table_may_move_off_it() {
+    let mut sim = sim();
+    sim.send_action(&JointValues::Ordered(INTO_TABLE.to_vec()), 400)
+        .unwrap();
+    let held = sim.preview(&PreviewRequest::new(Vec::new(), 10)).unwrap();
+    let resting = held.contacts.iter().find(|c| c.class == ContactClass::Table).unwrap();
+    assert!(resting.start_depth_m.is_some_and(|d| d > 0.0), "{resting:?}");
+    assert!(held.is_safe(), "holding a resting contact: {}", held.summary());
+    let lifted = sim
+        .preview(&PreviewRequest::new(chunk(INTO_TABLE, REST, 20), 10))
+        .unwrap();
+    assert!(lifted.is_safe(), "moving off the table: {}", lifted.summary());
+    assert!(lifted.contacts.iter().all(|c| c.start_depth_m.is_some()));
+}
+
+#[test]
 fn a_speed_limit_turns_a_fast_joint_into_a_violation() {
     let mut request = PreviewRequest::new(chunk(REST, SAFE, 2), 10);
     request.limits.max_joint_speed_rad_s = Some(0.1);
@@ -185,6 +201,8 @@ fn every_input_is_checked_before_anything_runs() {
     };
     let mut nan_action = chunk(REST, SAFE, 3);
     nan_action[2] = JointValues::Ordered(vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0]);
+    let refused = check_actions(&nan_action, &sim.ctrl_ranges()).unwrap_err();
+    assert!(matches!(refused, (2, TwinError::NonFinite { .. })), "{refused:?}");
     let mut long_hold = PreviewRequest::new(chunk(REST, SAFE, 2), 0);
     long_hold.substeps_per_action = Some(0);
     let cases: Vec<(PreviewRequest, Expected)> = vec![

@@ -24,8 +24,9 @@ pub struct ArmArgs {
     /// every reading of that servo is DEG degrees off.
     #[arg(long = "joint-offset", value_name = "LABEL=DEG", value_parser = JointOffset::parse)]
     pub joint_offsets: Vec<JointOffset>,
-    /// An obstacle the joint cannot pass at DEG degrees of the model's angle (repeatable):
-    /// driven against it, the servo stops there and its present load rises.
+    /// An obstacle the joint cannot pass, DEG degrees from the middle of its calibrated range
+    /// (the model's angle for joints 1-5) (repeatable): driven against it, the servo stops
+    /// there and its present load rises.
     #[arg(long = "obstacle", value_name = "LABEL=DEG", value_parser = JointOffset::parse)]
     pub obstacles: Vec<JointOffset>,
     /// Gearing that loses steps under load (repeatable): at full load the joint slips back

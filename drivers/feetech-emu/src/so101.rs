@@ -76,9 +76,9 @@ impl VirtualSo101 {
     }
 
     /// Puts obstacles and slipping gearing on servos made by [`VirtualSo101::holding`] from
-    /// the same calibration and offsets: an obstacle at `DEG` degrees of the model's angle
-    /// (where the servo reads the middle of its range, shifted by the joint's offsets, plus
-    /// `DEG`), a slip rate as given.
+    /// the same calibration and offsets: an obstacle `DEG` degrees from the middle of the
+    /// joint's calibrated range (the model's angle for joints 1-5; the servo reads the middle
+    /// shifted by the joint's offsets, plus `DEG`), a slip rate as given.
     pub fn hinder(
         servos: &mut [ServoConfig],
         calibration: &Calibration,

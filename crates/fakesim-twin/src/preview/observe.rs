@@ -15,6 +15,9 @@ use std::sync::Arc;
 pub const STALL_GAP_RAD: f64 = 0.05;
 /// ...while moving slower than this (rad/s).
 pub const STALL_SPEED_RAD_S: f64 = 0.05;
+/// A contact already there at the start is a violation only once it is this much deeper (m):
+/// an arm resting on the table may still be moved off it.
+pub const START_CONTACT_SLACK_M: f64 = 0.001;
 
 /// The arm's joints at one instant, action-key order.
 pub(crate) struct ArmSample {
@@ -33,6 +36,7 @@ pub(crate) struct Observer<'a> {
     table_z: Option<f64>,
     contacts: Vec<PreviewContact>,
     pairs: Vec<(usize, usize)>,
+    at_start: Vec<((usize, usize), f64)>,
     joints: [JointPreview; 6],
     speed_ticks: [u32; 6],
     past_ticks: [u32; 6],
@@ -51,7 +55,7 @@ impl<'a> Observer<'a> {
         start_qvel: [f64; 6],
     ) -> Self {
         let model = data.model();
-        Observer {
+        let mut observer = Observer {
             parts,
             limits,
             ranges,
@@ -65,19 +69,18 @@ impl<'a> Observer<'a> {
             prev_qvel: start_qvel,
             clearance: None,
             stall: None,
-        }
+            at_start: Vec::new(),
+        };
+        observer.at_start = touching(data)
+            .filter_map(|(g1, g2, depth)| Some((observer.arm_pair(g1, g2)?, depth)))
+            .collect();
+        observer
     }
 
     /// Records the contacts, geom heights and joints after one physics step of `tick`.
     pub fn after_step(&mut self, data: &MjData<Arc<MjModel>>, arm: &ArmSample, tick: u32) {
-        for contact in data.contact() {
-            if contact.exclude != 0 || contact.dist >= 0.0 {
-                continue;
-            }
-            let (Ok(g1), Ok(g2)) = (usize::try_from(contact.geom[0]), usize::try_from(contact.geom[1])) else {
-                continue;
-            };
-            self.touch(g1, g2, -contact.dist, tick);
+        for (g1, g2, depth) in touching(data) {
+            self.touch(g1, g2, depth, tick);
         }
         if let Some(table_z) = self.table_z {
             let model = data.model();
@@ -118,14 +121,16 @@ impl<'a> Observer<'a> {
 
     /// Records an arm contact of penetration `depth` between two geoms (either order).
     fn touch(&mut self, g1: usize, g2: usize, depth: f64, tick: u32) {
-        let parts = &self.parts.part;
-        let (arm, other) = match (parts[g1], parts[g2]) {
-            (Part::Arm { .. }, Part::Arm { .. }) => (g1.min(g2), g1.max(g2)),
-            (Part::Arm { .. }, _) => (g1, g2),
-            (_, Part::Arm { .. }) => (g2, g1),
-            _ => return,
+        let Some((arm, other)) = self.arm_pair(g1, g2) else {
+            return;
         };
-        let violation = self.violates(arm, other, depth);
+        let parts = &self.parts.part;
+        let start_depth_m = self
+            .at_start
+            .iter()
+            .find(|(pair, _)| *pair == (arm, other))
+            .map(|(_, depth)| *depth);
+        let violation = self.violates(arm, other, depth, start_depth_m);
         if let Some(i) = self.pairs.iter().position(|&pair| pair == (arm, other)) {
             let seen = &mut self.contacts[i];
             seen.max_depth_m = seen.max_depth_m.max(depth);
@@ -147,17 +152,31 @@ impl<'a> Observer<'a> {
             class,
             max_depth_m: depth,
             first_tick: tick,
+            start_depth_m,
             violation,
         });
     }
 
-    /// A contact deeper than the tolerance is a violation, except the gripper's on an object.
-    fn violates(&self, arm: usize, other: usize, depth: f64) -> bool {
+    /// The pair as (arm geom, other geom), the lower id first for two arm geoms; `None` when
+    /// no arm geom is in it.
+    fn arm_pair(&self, g1: usize, g2: usize) -> Option<(usize, usize)> {
+        match (self.parts.part[g1], self.parts.part[g2]) {
+            (Part::Arm { .. }, Part::Arm { .. }) => Some((g1.min(g2), g1.max(g2))),
+            (Part::Arm { .. }, _) => Some((g1, g2)),
+            (_, Part::Arm { .. }) => Some((g2, g1)),
+            _ => None,
+        }
+    }
+
+    /// A contact deeper than the tolerance is a violation, except the gripper's on an object
+    /// and one there from the start that got no deeper than [`START_CONTACT_SLACK_M`].
+    fn violates(&self, arm: usize, other: usize, depth: f64, start_depth: Option<f64>) -> bool {
         let grasp = matches!(
             (self.parts.part[arm], self.parts.part[other]),
             (Part::Arm { jaw: true }, Part::Object)
         );
-        depth > self.limits.contact_tolerance_m && !grasp
+        let allowed = start_depth.map_or(0.0, |d| d + START_CONTACT_SLACK_M);
+        depth > self.limits.contact_tolerance_m + allowed && !grasp
     }
 
     /// Checks for a gripper stall at the end of `tick`, with the gripper's target.
@@ -168,14 +187,9 @@ impl<'a> Observer<'a> {
             return;
         }
         let mut blocked_by: Vec<String> = Vec::new();
-        for contact in data.contact() {
-            let (Ok(g1), Ok(g2)) = (usize::try_from(contact.geom[0]), usize::try_from(contact.geom[1])) else {
-                continue;
-            };
+        for (g1, g2, _) in touching(data) {
             for (jaw, other) in [(g1, g2), (g2, g1)] {
-                let touching = contact.dist < 0.0 && contact.exclude == 0;
-                if touching
-                    && self.parts.part[jaw] == (Part::Arm { jaw: true })
+                if self.parts.part[jaw] == (Part::Arm { jaw: true })
                     && !matches!(self.parts.part[other], Part::Arm { .. })
                     && !blocked_by.contains(&self.parts.body_name[other])
                 {
@@ -243,4 +257,14 @@ impl<'a> Observer<'a> {
             violations,
         }
     }
+}
+
+/// Every penetrating geom pair of the data's contacts, with its depth (m, positive).
+fn touching(data: &MjData<Arc<MjModel>>) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+    data.contact().iter().filter_map(|contact| {
+        let (Ok(g1), Ok(g2)) = (usize::try_from(contact.geom[0]), usize::try_from(contact.geom[1])) else {
+            return None;
+        };
+        (contact.exclude == 0 && contact.dist < 0.0).then_some((g1, g2, -contact.dist))
+    })
 }

@@ -45,6 +45,8 @@ pub struct PreviewContact {
     pub max_depth_m: f64,
     /// First tick (0-based) the pair touched.
     pub first_tick: u32,
+    /// Penetration at the start, when the pair already touched then (m).
+    pub start_depth_m: Option<f64>,
     /// True when the contact counts as a violation (see [`super::PreviewLimits`]).
     pub violation: bool,
 }

@@ -34,7 +34,7 @@ class PreviewActionsRequest(_message.Message):
     def __init__(self, actions: _Optional[_Iterable[_Union[_common_pb2.JointValues, _Mapping]]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., n_substeps: _Optional[int] = ..., horizon_ticks: _Optional[int] = ..., start: _Optional[_Union[PreviewStart, _Mapping]] = ..., max_joint_speed_rad_s: _Optional[float] = ...) -> None: ...
 
 class PreviewContact(_message.Message):
-    __slots__ = ("link", "geom", "other_body", "other_geom", "contact_class", "max_depth_m", "first_tick", "violation")
+    __slots__ = ("link", "geom", "other_body", "other_geom", "contact_class", "max_depth_m", "first_tick", "violation", "start_depth_m")
     LINK_FIELD_NUMBER: _ClassVar[int]
     GEOM_FIELD_NUMBER: _ClassVar[int]
     OTHER_BODY_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,7 @@ class PreviewContact(_message.Message):
     MAX_DEPTH_M_FIELD_NUMBER: _ClassVar[int]
     FIRST_TICK_FIELD_NUMBER: _ClassVar[int]
     VIOLATION_FIELD_NUMBER: _ClassVar[int]
+    START_DEPTH_M_FIELD_NUMBER: _ClassVar[int]
     link: str
     geom: str
     other_body: str
@@ -51,7 +52,8 @@ class PreviewContact(_message.Message):
     max_depth_m: float
     first_tick: int
     violation: bool
-    def __init__(self, link: _Optional[str] = ..., geom: _Optional[str] = ..., other_body: _Optional[str] = ..., other_geom: _Optional[str] = ..., contact_class: _Optional[str] = ..., max_depth_m: _Optional[float] = ..., first_tick: _Optional[int] = ..., violation: bool = ...) -> None: ...
+    start_depth_m: float
+    def __init__(self, link: _Optional[str] = ..., geom: _Optional[str] = ..., other_body: _Optional[str] = ..., other_geom: _Optional[str] = ..., contact_class: _Optional[str] = ..., max_depth_m: _Optional[float] = ..., first_tick: _Optional[int] = ..., violation: bool = ..., start_depth_m: _Optional[float] = ...) -> None: ...
 
 class PreviewJoint(_message.Message):
     __slots__ = ("id", "label", "peak_speed_rad_s", "peak_accel_rad_s2", "limit_first_tick", "past_limit_rad", "final_position")
