@@ -18,7 +18,7 @@ pub const DEFAULT_PREVIEW_HORIZON_TICKS: u32 = 4;
 pub const ASSUMED_SPEED_RAD_S: f64 = 2.0;
 
 /// Most ticks one gate preview runs.
-const MAX_GATE_TICKS: u32 = 200;
+const MAX_GATE_TICKS: u32 = 150;
 
 /// Penetration a previewed contact may reach before it refuses the command (m): fingertips
 /// brushing the table top while grasping a cube do not count.
