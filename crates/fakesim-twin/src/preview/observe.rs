@@ -16,8 +16,10 @@ pub const STALL_GAP_RAD: f64 = 0.05;
 /// ...while moving slower than this (rad/s).
 pub const STALL_SPEED_RAD_S: f64 = 0.05;
 /// A contact already there at the start is a violation only once it is this much deeper (m):
-/// an arm resting on the table may still be moved off it.
-pub const START_CONTACT_SLACK_M: f64 = 0.001;
+/// an arm resting on the table may still be moved off it, and the soft contact settling under
+/// the servos' hold (several millimetres when the measured arm sits where the model's table
+/// is) is not a new collision. The table layer still guards the TCP.
+pub const START_CONTACT_SLACK_M: f64 = 0.01;
 
 /// The arm's joints at one instant, action-key order.
 pub(crate) struct ArmSample {
