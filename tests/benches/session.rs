@@ -1,6 +1,9 @@
 //! Session figures: a 5 cm move's motion alone (in process, no images), the same move over
 //! gRPC with its two 256x256 images, and an observation with two 256x256 images, at each render
-//! quality; the observation's images split into drawing and PNG encoding, in process.
+//! quality; the observation's images split into drawing and PNG encoding, in process. Each level
+//! ends with two ratios of medians from the same run: the observation over gRPC against its
+//! parts in process (render + encode), and the move over gRPC against its parts (the motion in
+//! process + one observation over gRPC).
 //! Run with `cargo bench -p fakesim-e2e --bench session`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,7 +17,8 @@ use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 40;
 
-fn report(what: &str, mut samples: Vec<Duration>) {
+/// Prints the p50 and p90 of `samples` and returns the p50 in ms.
+fn report(what: &str, mut samples: Vec<Duration>) -> f64 {
     samples.sort();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
     println!(
@@ -23,6 +27,7 @@ fn report(what: &str, mut samples: Vec<Duration>) {
         at(0.9),
         samples.len()
     );
+    at(0.5)
 }
 
 fn five_cm(i: usize) -> [f64; 3] {
@@ -45,17 +50,23 @@ async fn main() {
         ticks.push(report.executed_steps);
     }
     ticks.sort();
-    report("5 cm move, motion only (in process)", motion);
+    let motion = report("5 cm move, motion only (in process)", motion);
     println!("{:<44} median {} control ticks", "", ticks[ticks.len() / 2]);
 
     for quality in RenderQuality::ALL {
-        grpc_figures(quality).await;
-        split_figures(quality).await;
+        let (moved, observed) = grpc_figures(quality).await;
+        let (render, encode) = split_figures(quality).await;
+        println!(
+            "[{quality}] GetObservation ÷ (render + encode in process): {:.2};  Move ÷ (motion + GetObservation): {:.2}",
+            observed / (render + encode),
+            moved / (motion + observed)
+        );
     }
 }
 
-/// A 5 cm `Move` and a `GetObservation` over gRPC, each with its two 256x256 PNGs.
-async fn grpc_figures(quality: RenderQuality) {
+/// A 5 cm `Move` and a `GetObservation` over gRPC, each with its two 256x256 PNGs; returns
+/// their p50s in ms.
+async fn grpc_figures(quality: RenderQuality) -> (f64, f64) {
     let server = TestServer::start_with(|s| {
         s.image_size = 256;
         s.max_steps = 100_000;
@@ -77,7 +88,7 @@ async fn grpc_figures(quality: RenderQuality) {
         moves.push(start.elapsed());
         check_pngs(reply.images);
     }
-    report(&format!("[{quality}] 5 cm Move over gRPC with two 256x256 PNGs"), moves);
+    let moved = report(&format!("[{quality}] 5 cm Move over gRPC with two 256x256 PNGs"), moves);
     let mut observations = Vec::new();
     for _ in 0..SAMPLES {
         let start = Instant::now();
@@ -89,20 +100,24 @@ async fn grpc_figures(quality: RenderQuality) {
         observations.push(start.elapsed());
         check_pngs(reply.images);
     }
-    report(
+    let observed = report(
         &format!("[{quality}] GetObservation with two 256x256 PNGs"),
         observations,
     );
     server.stop().await.unwrap();
+    (moved, observed)
 }
 
-/// The two parts of an observation's images, in process: drawing both cameras, then encoding.
-async fn split_figures(quality: RenderQuality) {
+/// The two parts of an observation's images, in process: drawing both cameras, then encoding;
+/// returns their p50s in ms.
+async fn split_figures(quality: RenderQuality) -> (f64, f64) {
     let twin = TwinHandle::spawn(TwinConfig {
         render_quality: quality,
         ..TwinConfig::default()
     })
     .unwrap();
+    // The new twin's first frames set up its GL context and buffers; they are not timed.
+    twin.render_cameras(&CAMERAS, 256, 256, false).await.unwrap();
     let (mut render, mut encode) = (Vec::new(), Vec::new());
     for _ in 0..SAMPLES {
         let start = Instant::now();
@@ -113,8 +128,9 @@ async fn split_figures(quality: RenderQuality) {
         render.push(rendered - start);
         assert_eq!(pngs.len(), 2);
     }
-    report(&format!("[{quality}]   of which: render both cameras"), render);
-    report(&format!("[{quality}]   of which: PNG encode both"), encode);
+    let render = report(&format!("[{quality}]   of which: render both cameras"), render);
+    let encode = report(&format!("[{quality}]   of which: PNG encode both"), encode);
+    (render, encode)
 }
 
 /// Both PNGs are there and are 256x256.

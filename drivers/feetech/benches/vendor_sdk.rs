@@ -3,7 +3,9 @@
 //! (SYNC_READ of the present position of 6 servos, then SYNC_WRITE of 6 goal positions), with
 //! the emulator's wire timing on and off. The two take turns block by block, so the shared
 //! machine's load falls on both alike; after each block the emulator's write log must hold
-//! exactly the goals of the cycles counted.
+//! exactly the goals of the cycles counted. A sync read without a complete answer in time (each
+//! side's own timeout: the SDK's about 34 ms, the driver's 100 ms here, no retries on either side)
+//! is counted as a failure and the cycle goes on to its write, as a control loop would.
 //!
 //! `FAKESIM_BENCH_PYTHON` names a Python with `scservo_sdk` (scripts/bench/vendor-sdk sets it).
 //! Run: `scripts/bench/vendor-sdk` (optionally `-- CYCLES`, per block; 5 blocks each).
@@ -36,9 +38,16 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted.get(rank).copied().unwrap_or_default()
 }
 
-/// The driver's cycles: `WARM_UP` untimed, then `cycles` timed; returns the times and the
-/// positions read after the last cycle (its reply comes after the last write was handled).
-async fn driver_block(port: &Path, cycles: usize) -> (Vec<Duration>, Vec<i32>) {
+/// One side's block: per-cycle times, failed reads among the timed cycles, and the positions
+/// read after the last cycle (its reply comes after the last write was handled).
+struct Block {
+    times: Vec<Duration>,
+    failures: usize,
+    positions: Vec<i32>,
+}
+
+/// The driver's cycles: `WARM_UP` untimed, then `cycles` timed.
+async fn driver_block(port: &Path, cycles: usize) -> Block {
     let config = BusConfig {
         timeout: Duration::from_millis(100),
         retries: 0,
@@ -46,24 +55,34 @@ async fn driver_block(port: &Path, cycles: usize) -> (Vec<Duration>, Vec<i32>) {
     };
     let mut bus = Bus::open(port, DEFAULT_BAUD_RATE, config).unwrap();
     let mut times = Vec::with_capacity(cycles);
+    let mut failures = 0;
     for i in 0..WARM_UP + cycles {
         let start = Instant::now();
         let read = bus.sync_read_positions(&IDS).await.unwrap();
-        assert!(read.iter().all(Result::is_ok), "{read:?}");
+        let failed = !read.iter().all(Result::is_ok);
         let goal = GOALS[i % 2];
         let goals: Vec<(u8, i32)> = IDS.iter().map(|id| (*id, goal)).collect();
         bus.sync_write_goal_positions(&goals).await.unwrap();
         if i >= WARM_UP {
             times.push(start.elapsed());
+            failures += usize::from(failed);
         }
     }
-    let read = bus.sync_read_positions(&IDS).await.unwrap();
-    let positions = read.into_iter().map(|r| r.unwrap().value).collect();
-    (times, positions)
+    for _ in 0..3 {
+        let read = bus.sync_read_positions(&IDS).await.unwrap();
+        if let Ok(positions) = read.into_iter().map(|r| r.map(|reply| reply.value)).collect() {
+            return Block {
+                times,
+                failures,
+                positions,
+            };
+        }
+    }
+    panic!("three sync reads in a row failed after the timed cycles");
 }
 
 /// The SDK's cycles, in a Python process on the same bus.
-fn sdk_block(python: &str, port: &Path, cycles: usize) -> (Vec<Duration>, Vec<i32>) {
+fn sdk_block(python: &str, port: &Path, cycles: usize) -> Block {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench/feetech_sdk.py");
     let output = Command::new(python)
         .arg(script)
@@ -90,14 +109,23 @@ fn sdk_block(python: &str, port: &Path, cycles: usize) -> (Vec<Duration>, Vec<i3
         .map(|us| Duration::from_secs_f64(us * 1e-6))
         .collect();
     let positions = field("positions ").into_iter().map(|p| p as i32).collect();
-    (times, positions)
+    let failures = field("failures ").first().map_or(0, |n| *n as usize);
+    Block {
+        times,
+        failures,
+        positions,
+    }
 }
 
 /// Checks that a block ran `cycles` cycles (warm-up included) and read the bus's positions.
-fn check_block(emu: &ServoBus, who: &str, cycles: usize, times: &[Duration], positions: &[i32]) {
+fn check_block(emu: &ServoBus, who: &str, cycles: usize, block: &Block) {
     let expected: Vec<i32> = IDS.iter().map(|id| emu.present_position(*id).unwrap()).collect();
-    assert_eq!(positions, expected, "{who} read other positions than the bus holds");
-    assert_eq!(times.len(), cycles, "{who} timed {} cycles, not {cycles}", times.len());
+    assert_eq!(
+        block.positions, expected,
+        "{who} read other positions than the bus holds"
+    );
+    let timed = block.times.len();
+    assert_eq!(timed, cycles, "{who} timed {timed} cycles, not {cycles}");
     let log = emu.write_log();
     for id in IDS {
         let goals: Vec<i32> = log
@@ -120,13 +148,13 @@ fn check_block(emu: &ServoBus, who: &str, cycles: usize, times: &[Duration], pos
     emu.clear_write_log();
 }
 
-fn report(label: &str, mut times: Vec<Duration>) -> (f64, f64) {
+fn report(label: &str, mut times: Vec<Duration>, failures: usize) -> (f64, f64) {
     let total: Duration = times.iter().sum();
     times.sort();
     let (p50, p99) = (percentile(&times, 0.50), percentile(&times, 0.99));
     let rate = times.len() as f64 / total.as_secs_f64();
     println!(
-        "  {label:<22} cycles={:<6} {:>7.0} cycles/s  p50={:>7.3} ms  p99={:>7.3} ms",
+        "  {label:<22} cycles={:<6} {:>7.0} cycles/s  p50={:>7.3} ms  p99={:>7.3} ms  failed reads={failures}",
         times.len(),
         rate,
         p50.as_secs_f64() * 1e3,
@@ -157,17 +185,20 @@ fn main() {
             servos.set_wire_timing(wire_timing);
             servos.clear_write_log();
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            let (mut our_failures, mut their_failures) = (0, 0);
             for _ in 0..BLOCKS {
-                let (times, positions) = sdk_block(&python, &port, cycles);
-                check_block(&servos, "the SDK", cycles, &times, &positions);
-                theirs.extend(times);
-                let (times, positions) = driver_block(&port, cycles).await;
-                check_block(&servos, "the driver", cycles, &times, &positions);
-                ours.extend(times);
+                let block = sdk_block(&python, &port, cycles);
+                check_block(&servos, "the SDK", cycles, &block);
+                theirs.extend(block.times);
+                their_failures += block.failures;
+                let block = driver_block(&port, cycles).await;
+                check_block(&servos, "the driver", cycles, &block);
+                ours.extend(block.times);
+                our_failures += block.failures;
             }
             println!("wire timing {}:", if wire_timing { "on" } else { "off" });
-            let (our_rate, our_p50) = report("driver (Rust, async)", ours);
-            let (their_rate, their_p50) = report("scservo_sdk (Python)", theirs);
+            let (our_rate, our_p50) = report("driver (Rust, async)", ours, our_failures);
+            let (their_rate, their_p50) = report("scservo_sdk (Python)", theirs, their_failures);
             println!(
                 "  driver ÷ SDK: {:.2} of the SDK's cycles/s, p50 {:.2} of the SDK's",
                 our_rate / their_rate,
