@@ -1,6 +1,10 @@
-//! Session figures: a 5 cm move's motion alone (in process, no images), the same move over
-//! gRPC with its two 256x256 images, and an observation with two 256x256 images, at each render
-//! quality; the observation's images split into drawing and PNG encoding, in process.
+//! Session figures at each render quality: a 5 cm `Move` over gRPC with its two 256x256 images,
+//! a `GetObservation` with two 256x256 images, and, in process on a twin of its own, the parts
+//! they are made of: the move's motion alone (no images), drawing both cameras, and their PNG
+//! encoding. The five take turns sample by sample, so the shared machine's load falls on all of
+//! them alike; each level ends with two ratios of their medians: the observation over gRPC
+//! against its parts in process (render + encode), and the move over gRPC against its parts
+//! (motion + one observation over gRPC).
 //! Run with `cargo bench -p fakesim-e2e --bench session`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,15 +18,17 @@ use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 40;
 
-fn report(what: &str, mut samples: Vec<Duration>) {
+/// Prints the p50 and p90 of `samples` and returns the p50 in ms.
+fn report(what: &str, mut samples: Vec<Duration>) -> f64 {
     samples.sort();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
     println!(
-        "{what:<44} p50 {:>8.2} ms   p90 {:>8.2} ms   (n={})",
+        "{what:<48} p50 {:>8.2} ms   p90 {:>8.2} ms   (n={})",
         at(0.5),
         at(0.9),
         samples.len()
     );
+    at(0.5)
 }
 
 fn five_cm(i: usize) -> [f64; 3] {
@@ -31,31 +37,13 @@ fn five_cm(i: usize) -> [f64; 3] {
 
 #[tokio::main]
 async fn main() {
-    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
-    let mut motion = Vec::new();
-    let mut ticks = Vec::new();
-    for i in 0..SAMPLES {
-        let start = Instant::now();
-        let report = SimActuation
-            .run_move(&twin, five_cm(i), None, 30, u64::MAX)
-            .await
-            .unwrap();
-        motion.push(start.elapsed());
-        assert!(report.executed_steps > 0, "the move ran");
-        ticks.push(report.executed_steps);
-    }
-    ticks.sort();
-    report("5 cm move, motion only (in process)", motion);
-    println!("{:<44} median {} control ticks", "", ticks[ticks.len() / 2]);
-
     for quality in RenderQuality::ALL {
-        grpc_figures(quality).await;
-        split_figures(quality).await;
+        figures(quality).await;
     }
 }
 
-/// A 5 cm `Move` and a `GetObservation` over gRPC, each with its two 256x256 PNGs.
-async fn grpc_figures(quality: RenderQuality) {
+/// Times every path at one render quality, in turn, and prints them with the ratios.
+async fn figures(quality: RenderQuality) {
     let server = TestServer::start_with(|s| {
         s.image_size = 256;
         s.max_steps = 100_000;
@@ -65,7 +53,16 @@ async fn grpc_figures(quality: RenderQuality) {
     .unwrap();
     let mut session = server.session().await.unwrap();
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    let mut moves = Vec::new();
+    let twin = TwinHandle::spawn(TwinConfig {
+        render_quality: quality,
+        ..TwinConfig::default()
+    })
+    .unwrap();
+    // The new twin's first frames set up its GL context and buffers; they are not timed.
+    twin.render_cameras(&CAMERAS, 256, 256, false).await.unwrap();
+
+    let [mut moves, mut observations, mut motion, mut render, mut encode] = [(); 5].map(|()| Vec::new());
+    let mut ticks = Vec::new();
     for i in 0..SAMPLES {
         let [x, y, z] = five_cm(i);
         let request = MoveRequest {
@@ -76,10 +73,7 @@ async fn grpc_figures(quality: RenderQuality) {
         let reply = session.r#move(request).await.unwrap().into_inner();
         moves.push(start.elapsed());
         check_pngs(reply.images);
-    }
-    report(&format!("[{quality}] 5 cm Move over gRPC with two 256x256 PNGs"), moves);
-    let mut observations = Vec::new();
-    for _ in 0..SAMPLES {
+
         let start = Instant::now();
         let reply = session
             .get_observation(GetObservationRequest {})
@@ -88,23 +82,16 @@ async fn grpc_figures(quality: RenderQuality) {
             .into_inner();
         observations.push(start.elapsed());
         check_pngs(reply.images);
-    }
-    report(
-        &format!("[{quality}] GetObservation with two 256x256 PNGs"),
-        observations,
-    );
-    server.stop().await.unwrap();
-}
 
-/// The two parts of an observation's images, in process: drawing both cameras, then encoding.
-async fn split_figures(quality: RenderQuality) {
-    let twin = TwinHandle::spawn(TwinConfig {
-        render_quality: quality,
-        ..TwinConfig::default()
-    })
-    .unwrap();
-    let (mut render, mut encode) = (Vec::new(), Vec::new());
-    for _ in 0..SAMPLES {
+        let start = Instant::now();
+        let moved = SimActuation
+            .run_move(&twin, five_cm(i), None, 30, u64::MAX)
+            .await
+            .unwrap();
+        motion.push(start.elapsed());
+        assert!(moved.executed_steps > 0, "the move ran");
+        ticks.push(moved.executed_steps);
+
         let start = Instant::now();
         let frames = twin.render_cameras(&CAMERAS, 256, 256, false).await.unwrap();
         let rendered = Instant::now();
@@ -113,8 +100,23 @@ async fn split_figures(quality: RenderQuality) {
         render.push(rendered - start);
         assert_eq!(pngs.len(), 2);
     }
-    report(&format!("[{quality}]   of which: render both cameras"), render);
-    report(&format!("[{quality}]   of which: PNG encode both"), encode);
+    server.stop().await.unwrap();
+
+    let moved = report(&format!("[{quality}] 5 cm Move over gRPC with two 256x256 PNGs"), moves);
+    let observed = report(
+        &format!("[{quality}] GetObservation with two 256x256 PNGs"),
+        observations,
+    );
+    let motion = report(&format!("[{quality}] 5 cm move, motion only (in process)"), motion);
+    ticks.sort();
+    println!("{:<48} median {} control ticks", "", ticks[ticks.len() / 2]);
+    let render = report(&format!("[{quality}] render both cameras (in process)"), render);
+    let encode = report(&format!("[{quality}] PNG encode both (in process)"), encode);
+    println!(
+        "[{quality}] GetObservation ÷ (render + encode in process): {:.2};  Move ÷ (motion + GetObservation): {:.2}",
+        observed / (render + encode),
+        moved / (motion + observed)
+    );
 }
 
 /// Both PNGs are there and are 256x256.

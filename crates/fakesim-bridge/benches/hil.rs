@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 use uom::si::angle::radian;
 
 const HOME: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, 0.6];
+/// Mirror readings let pass before timing.
+const MIRROR_WARM_UP: usize = 100;
+/// Mirror readings timed.
+const MIRROR_READINGS: usize = 1000;
+/// Servo moves timed until the twin shows them.
+const MOVES: usize = 300;
 
 fn percentile(samples: &mut [Duration], q: f64) -> f64 {
     samples.sort();
@@ -76,36 +82,48 @@ async fn main() {
     };
     let (bridge, _events) = HardwareBridge::start(parts, Mode::Mirror).await.unwrap();
 
-    // Mirror rate and per-reading latency (read the arm + write the twin).
+    // Mirror rate and per-reading latency (read the arm + write the twin), after a warm-up;
+    // the servos' transaction counters must show one read per reading counted.
     let mut samples = bridge.samples();
-    let first = samples.borrow_and_update().seq;
+    for _ in 0..MIRROR_WARM_UP {
+        samples.changed().await.unwrap();
+    }
+    let transactions =
+        |arm: &dyn Arm| -> Vec<u64> { arm.health().servos.iter().map(|s| s.comm.transactions).collect() };
+    let (first, before) = (samples.borrow_and_update().seq, transactions(arm.as_ref()));
     let start = Instant::now();
     let mut latencies = Vec::new();
-    while latencies.len() < 500 {
+    while latencies.len() < MIRROR_READINGS {
         samples.changed().await.unwrap();
         latencies.push(samples.borrow_and_update().latency);
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let seq = samples.borrow().seq;
+    let (seq, after) = (samples.borrow().seq, transactions(arm.as_ref()));
+    let readings = seq - first;
     println!(
-        "mirror loop (wire timing on, the bus's rate)  {:>8.1} readings/s",
-        (seq - first) as f64 / elapsed
+        "mirror loop (wire timing on, the bus's rate)  {:>8.1} readings/s  ({readings} readings in {elapsed:.2} s, {} observed)",
+        readings as f64 / elapsed,
+        latencies.len()
     );
-    assert!(
-        seq - first >= 500,
-        "counted {} readings, saw {}",
-        latencies.len(),
-        seq - first
-    );
+    let failures: u64 = arm.health().servos.iter().map(|s| s.comm.failures).sum();
+    for (servo, (b, a)) in before.iter().zip(&after).enumerate() {
+        // The reading in flight when the counters were read may or may not be counted.
+        assert!(
+            (a - b).abs_diff(readings) <= 1,
+            "servo {}: {} transactions for {readings} readings",
+            servo + 1,
+            a - b
+        );
+    }
     println!(
-        "  read arm + write twin                        p50 {:>6.2} ms   p99 {:>6.2} ms",
+        "  read arm + write twin                        p50 {:>6.2} ms   p99 {:>6.2} ms   (failed transactions: {failures})",
         percentile(&mut latencies, 0.5),
         percentile(&mut latencies, 0.99)
     );
 
     // Servo moved by hand -> twin shows it.
     let mut lags = Vec::new();
-    for i in 0..60 {
+    for i in 0..MOVES {
         let steps = if i % 2 == 0 { 2300 } else { 1800 };
         let expected = mapping.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
         let moved = Instant::now();
@@ -117,7 +135,7 @@ async fn main() {
         lags.push(moved.elapsed());
     }
     println!(
-        "  servo moved -> twin shows it                 p50 {:>6.2} ms   p99 {:>6.2} ms",
+        "  servo moved -> twin shows it ({MOVES} moves)        p50 {:>6.2} ms   p99 {:>6.2} ms",
         percentile(&mut lags, 0.5),
         percentile(&mut lags, 0.99)
     );

@@ -19,9 +19,11 @@ use crate::error::EmuError;
 use crate::handle::ServoBus;
 use crate::wire_timing::{return_delay, transfer_time};
 
-/// Below this much remaining time a deadline is met by yielding in a loop rather than by a
-/// timer, whose resolution is one millisecond.
-const SPIN_WINDOW: Duration = Duration::from_micros(1500);
+/// Below this much remaining time a deadline is met by yielding in a loop; before it, by a
+/// thread sleep (the kernel's high-resolution timer; tokio's timer has a resolution of one
+/// millisecond), so that a reply's wire time does not keep a runtime worker busy: on a shared
+/// machine that CPU belongs to the host under test.
+const SPIN_WINDOW: Duration = Duration::from_micros(150);
 
 /// Size of one read from the transport.
 const READ_CHUNK: usize = 1024;
@@ -119,7 +121,9 @@ async fn wait_until(deadline: Instant) {
     if let Some(coarse) = deadline.checked_sub(SPIN_WINDOW)
         && coarse > Instant::now()
     {
-        tokio::time::sleep_until(tokio::time::Instant::from_std(coarse)).await;
+        let sleep = move || std::thread::sleep(coarse.saturating_duration_since(Instant::now()));
+        // A sleep that could not run leaves the whole wait to the loop below.
+        let _ = tokio::task::spawn_blocking(sleep).await;
     }
     while Instant::now() < deadline {
         tokio::task::yield_now().await;
