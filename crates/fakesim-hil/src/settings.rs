@@ -5,6 +5,7 @@ use crate::cli::{AccessArgs, DaemonArgs, StartMode};
 use crate::listen::ListenAddr;
 use crate::tls::TlsFiles;
 use anyhow::{Context, bail};
+use fakesim_bridge::hil::ShadowConfig;
 use fakesim_episode::tasks::TaskRef;
 use fakesim_safety::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::RenderQuality;
@@ -36,6 +37,8 @@ pub struct Settings {
     pub mapping: Option<PathBuf>,
     /// Speed limit of the ramp after torque comes on or a hold (rad/s).
     pub ramp_speed_rad_s: f64,
+    /// The shadow's thresholds for blocked joints and calibration drift.
+    pub shadow: ShadowConfig,
     /// Write the calibration file into servos that hold another one, instead of refusing.
     pub write_calibration_to_servos: bool,
     /// Register values the servos get at connect.
@@ -80,6 +83,7 @@ impl Default for Settings {
             robot_id: None,
             mapping: None,
             ramp_speed_rad_s: 0.5,
+            shadow: ShadowConfig::default(),
             write_calibration_to_servos: false,
             servos: ServoSettings::default(),
             mode: StartMode::Sim,
@@ -111,6 +115,10 @@ struct FileConfig {
     robot_id: Option<String>,
     mapping: Option<PathBuf>,
     ramp_speed: Option<f64>,
+    shadow_residual: Option<f64>,
+    shadow_load: Option<f64>,
+    shadow_ticks: Option<u32>,
+    shadow_drift: Option<f64>,
     write_calibration_to_servos: Option<bool>,
     servos: Option<ServoSettings>,
     mode: Option<StartMode>,
@@ -186,6 +194,21 @@ impl Settings {
             robot_id: args.robot_id.clone().or(file.robot_id),
             mapping: args.mapping.clone().or(file.mapping),
             ramp_speed_rad_s: args.ramp_speed.or(file.ramp_speed).unwrap_or(defaults.ramp_speed_rad_s),
+            shadow: ShadowConfig {
+                residual_rad: args
+                    .shadow_residual
+                    .or(file.shadow_residual)
+                    .unwrap_or(defaults.shadow.residual_rad),
+                load_percent: args
+                    .shadow_load
+                    .or(file.shadow_load)
+                    .unwrap_or(defaults.shadow.load_percent),
+                ticks: args.shadow_ticks.or(file.shadow_ticks).unwrap_or(defaults.shadow.ticks),
+                drift_rad: args
+                    .shadow_drift
+                    .or(file.shadow_drift)
+                    .unwrap_or(defaults.shadow.drift_rad),
+            },
             write_calibration_to_servos: args.write_calibration_to_servos
                 || file.write_calibration_to_servos.unwrap_or(false),
             servos: file.servos.unwrap_or_default(),
@@ -238,6 +261,7 @@ impl Settings {
                 self.preview_horizon_ticks
             );
         }
+        self.shadow.check().map_err(anyhow::Error::msg)?;
         if let Some(hz) = self.hil_rate_hz
             && !HIL_RATE_HZ.contains(&hz)
         {

@@ -21,6 +21,9 @@ pub struct ArmTicks {
     deadline: Option<Instant>,
     /// The joints as last observed: the delta cap's reference.
     measured: Option<[f64; 6]>,
+    /// The bridge's obstruction count when the call began: a rise means the shadow held the
+    /// arm during the call.
+    obstructions: u64,
 }
 
 impl ArmTicks {
@@ -34,12 +37,13 @@ impl ArmTicks {
             setpoints,
         };
         Ok(ArmTicks {
-            bridge,
             twin,
             ranges,
             timestep: Duration::from_secs_f64(timestep),
             deadline: None,
             measured: None,
+            obstructions: bridge.obstructions(),
+            bridge,
         })
     }
 
@@ -57,6 +61,7 @@ impl ArmTicks {
         Ok(Observed {
             goals: self.bridge.last_goals().unwrap_or(robot.qpos),
             robot,
+            blocked: self.bridge.obstructions() > self.obstructions,
         })
     }
 }
