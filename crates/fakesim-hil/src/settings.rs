@@ -586,6 +586,36 @@ mod tests {
     }
 
     #[test]
+    fn shadow_thresholds_come_from_flags_over_the_file_and_are_checked() {
+        let file = config_file("shadow-load = 40\nshadow-ticks = 4\n");
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&[
+            "--config",
+            path,
+            "--shadow-ticks",
+            "6",
+            "--shadow-residual",
+            "0.08",
+        ]))
+        .unwrap();
+        let expected = ShadowConfig {
+            residual_rad: 0.08,
+            load_percent: 40.0,
+            ticks: 6,
+            ..ShadowConfig::default()
+        };
+        assert_eq!(settings.shadow, expected);
+        for (flag, value) in [
+            ("--shadow-load", "150"),
+            ("--shadow-drift", "0.5"),
+            ("--shadow-ticks", "0"),
+        ] {
+            let err = Settings::from_args(&args(&[flag, value])).unwrap_err();
+            assert!(format!("{err:#}").starts_with(&flag[2..]), "{flag}: {err:#}");
+        }
+    }
+
+    #[test]
     fn missing_config_file_names_the_path() {
         let err = Settings::from_args(&args(&["--config", "/nonexistent/fakesim.toml"])).unwrap_err();
         assert!(format!("{err:#}").contains("/nonexistent/fakesim.toml"), "{err:#}");

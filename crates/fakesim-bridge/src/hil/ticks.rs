@@ -83,9 +83,13 @@ impl TickDriver for ArmTicks {
     }
 
     /// A refusal by a layer (a target into the table, out of range, the emergency stop) sends
-    /// nothing and ends the loop with that refusal; the arm keeps its last safe goal.
+    /// nothing and ends the loop with that refusal; the arm keeps its last safe goal. Once the
+    /// shadow held the arm during the call, nothing more is sent: the arm stays held.
     async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, BridgeError> {
         self.check_still_hil()?;
+        if self.bridge.obstructions() > self.obstructions {
+            return self.read().await;
+        }
         let lasts = match hold {
             Hold::Tick => self.bridge.control_period(),
             Hold::Substeps(n) => {
