@@ -200,7 +200,19 @@ async fn rig_in_hil() -> (
     SessionServiceClient<Conn>,
     ResetTaskResponse,
 ) {
-    let rig = rig(StartMode::Mirror).await;
+    rig_in_hil_on(VirtualSo101::config()).await
+}
+
+/// [`rig_in_hil`] on the virtual bus `bus`.
+async fn rig_in_hil_on(
+    bus: EmuConfig,
+) -> (
+    Rig,
+    HardwareServiceClient<Conn>,
+    SessionServiceClient<Conn>,
+    ResetTaskResponse,
+) {
+    let rig = rig_on(bus, StartMode::Mirror).await;
     let mut hw = rig.hardware().await;
     let mut session = rig.session().await;
     let started = session
@@ -836,17 +848,7 @@ fn so101_with(offsets: &[(&str, f64)], obstacles: &[(&str, f64)]) -> EmuConfig {
 async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalled() {
     // The elbow cannot pass 6 degrees (0.10 rad); from the arm's resting pose (every joint at
     // 0) a move down bends it past.
-    let rig = rig_on(so101_with(&[], &[("elbow_flex", 6.0)]), StartMode::Mirror).await;
-    let mut hw = rig.hardware().await;
-    let mut session = rig.session().await;
-    let started = session
-        .reset_task(ResetTaskRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
-        .await
-        .unwrap();
+    let (rig, mut hw, mut session, started) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
     let out = session.r#move(move_by(0.0, 0.0, -0.1)).await.unwrap().into_inner();
     let action = out.action.unwrap();
     assert_eq!(action.stop_reason(), MoveStopReason::Stalled, "{action:?}");
