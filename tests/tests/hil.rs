@@ -15,7 +15,8 @@ use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
-use feetech_emu::VirtualSo101;
+use feetech_emu::so101::JointOffset;
+use feetech_emu::{EmuConfig, VirtualSo101};
 use tokio_stream::StreamExt;
 use tonic::Code;
 use uom::si::angle::radian;
@@ -52,9 +53,12 @@ impl Rig {
 }
 
 async fn rig(mode: StartMode) -> Rig {
-    let arm = VirtualArmServer::start(VirtualSo101::config(), mode, |_| {})
-        .await
-        .unwrap();
+    rig_on(VirtualSo101::config(), mode).await
+}
+
+/// A rig whose virtual bus is `bus`.
+async fn rig_on(bus: EmuConfig, mode: StartMode) -> Rig {
+    let arm = VirtualArmServer::start(bus, mode, |_| {}).await.unwrap();
     let lease = acquire(&arm.server, "hil-test", MAX_TTL_MS, false)
         .await
         .unwrap()
@@ -159,7 +163,9 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let elbow = mapping.servo_to_twin(Joint::ElbowFlex, 2600).get::<radian>();
     let roll = mapping.servo_to_twin(Joint::WristRoll, 1500).get::<radian>();
     let sample = until_sample(&mut hw, 200, |s| {
-        (s.joints[2].twin_rad - elbow).abs() < 1e-3 && (s.joints[4].twin_rad - roll).abs() < 1e-3
+        s.reading_seq.is_some()
+            && (s.joints[2].twin_rad - elbow).abs() < 1e-3
+            && (s.joints[4].twin_rad - roll).abs() < 1e-3
     })
     .await;
     assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
@@ -194,7 +200,19 @@ async fn rig_in_hil() -> (
     SessionServiceClient<Conn>,
     ResetTaskResponse,
 ) {
-    let rig = rig(StartMode::Mirror).await;
+    rig_in_hil_on(VirtualSo101::config()).await
+}
+
+/// [`rig_in_hil`] on the virtual bus `bus`.
+async fn rig_in_hil_on(
+    bus: EmuConfig,
+) -> (
+    Rig,
+    HardwareServiceClient<Conn>,
+    SessionServiceClient<Conn>,
+    ResetTaskResponse,
+) {
+    let rig = rig_on(bus, StartMode::Mirror).await;
     let mut hw = rig.hardware().await;
     let mut session = rig.session().await;
     let started = session
@@ -804,5 +822,93 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
         ["lease_taken_over", "lease_expired", "lease_acquired"],
         "journaled during the episode, in order"
     );
+    rig.arm.server.stop().await.unwrap();
+}
+
+/// The virtual SO-101 with joints resting `offsets` (degrees) off the model's zero and
+/// obstacles at `obstacles` (degrees of the model's angle).
+fn so101_with(offsets: &[(&str, f64)], obstacles: &[(&str, f64)]) -> EmuConfig {
+    let angles = |pairs: &[(&str, f64)]| -> Vec<JointOffset> {
+        pairs
+            .iter()
+            .map(|(label, degrees)| JointOffset {
+                label: (*label).to_owned(),
+                degrees: *degrees,
+            })
+            .collect()
+    };
+    let (offsets, obstacles) = (angles(offsets), angles(obstacles));
+    let calibration = VirtualSo101::calibration();
+    let mut servos = VirtualSo101::holding(&calibration, &offsets).unwrap();
+    VirtualSo101::hinder(&mut servos, &calibration, &offsets, &obstacles, &[]).unwrap();
+    EmuConfig::new(servos)
+}
+
+#[tokio::test]
+async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalled() {
+    // The elbow cannot pass 6 degrees (0.10 rad); from the arm's resting pose (every joint at
+    // 0) a move down bends it past.
+    let (rig, mut hw, mut session, started) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
+    let out = session.r#move(move_by(0.0, 0.0, -0.1)).await.unwrap().into_inner();
+    let action = out.action.unwrap();
+    assert_eq!(action.stop_reason(), MoveStopReason::Stalled, "{action:?}");
+    // Held: the elbow servo's goal is where it stands, so it no longer pushes.
+    let present = rig
+        .arm
+        .bus
+        .servos()
+        .register(3, &feetech::control_table::PRESENT_POSITION)
+        .unwrap();
+    let goal = goals(&rig)[2];
+    assert!((goal - present).abs() <= 2, "goal {goal} present {present}");
+    let status = hw
+        .get_hardware_status(GetHardwareStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        !status.estop_latched,
+        "a blocked joint holds the arm, it does not stop it"
+    );
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    assert_eq!(stopped.run, started.run);
+    let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
+    let blocked: Vec<&str> = events.lines().filter(|l| l.contains("joint_blocked")).collect();
+    assert!(!blocked.is_empty(), "{events}");
+    assert!(
+        blocked
+            .iter()
+            .all(|l| l.contains("elbow_flex blocked at 0.10 rad, load")),
+        "{blocked:?}"
+    );
+    rig.arm.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_joint_resting_off_the_twins_zero_is_reported_as_calibration_drift() {
+    let rig = rig_on(so101_with(&[("wrist_roll", 3.0)], &[]), StartMode::Mirror).await;
+    let mut hw = hardware(&rig.arm.server).await;
+    let three_degrees = 3f64.to_radians();
+    let status = until_status(&mut hw, 500, |s| {
+        s.servos.iter().any(|servo| servo.calibration_drift_rad.is_some())
+    })
+    .await;
+    let drifted: Vec<(&str, f64)> = status
+        .servos
+        .iter()
+        .filter_map(|s| s.calibration_drift_rad.map(|d| (s.label.as_str(), d)))
+        .collect();
+    let [("wrist_roll", offset)] = drifted.as_slice() else {
+        panic!("only the wrist roll drifted: {drifted:?}");
+    };
+    // Within a servo step of the injected 3 degrees.
+    let step = std::f64::consts::TAU / 4096.0;
+    assert!((offset.abs() - three_degrees).abs() <= step, "{offset}");
+    // The stream carries the residual of each reading.
+    let sample = until_sample(&mut hw, 50, |s| s.reading_seq.is_some()).await;
+    let roll = sample.joints.iter().find(|j| j.label == "wrist_roll").unwrap();
+    assert!((roll.residual_rad.unwrap() - offset).abs() <= step, "{roll:?}");
+    let pan = sample.joints.iter().find(|j| j.label == "shoulder_pan").unwrap();
+    assert!(pan.residual_rad.unwrap().abs() <= step, "{pan:?}");
     rig.arm.server.stop().await.unwrap();
 }

@@ -24,9 +24,13 @@ async fn in_hil_an_elbow_driven_past_an_obstacle_stops_there_under_load() {
         degrees: OBSTACLE_DEG,
     };
     VirtualSo101::hinder(&mut servos, &calibration, &[], &[obstacle], &[]).unwrap();
-    let rig = VirtualArmServer::start(EmuConfig::new(servos), StartMode::Mirror, |_| {})
-        .await
-        .unwrap();
+    // The shadow would hold the pushing elbow within 3 ticks (tests/tests/hil.rs); here it
+    // waits 1000 ticks, so the bus's own behaviour shows.
+    let rig = VirtualArmServer::start(EmuConfig::new(servos), StartMode::Mirror, |s| {
+        s.shadow.ticks = 1000;
+    })
+    .await
+    .unwrap();
     let conn = rig.server.leased().await.unwrap();
     let mut hardware = HardwareServiceClient::new(conn.clone());
     let mut robot = RobotServiceClient::new(conn);

@@ -1,12 +1,15 @@
 //! Hardware-in-the-loop figures on a virtual SO-101 over a pseudo-terminal with wire timing on:
 //! the mirror loop's rate, the latency from a servo moving to the twin showing it (p50, p99),
-//! and the same 5 cm move in `hil` (real-time ticks on the arm) against `sim` (lock-step).
+//! the shadow's work per reading against the mirror step it runs in, and the same 5 cm move in
+//! `hil` (real-time ticks on the arm) against `sim` (lock-step).
 //! Run with `cargo bench -p fakesim-bridge --bench hil`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_arm::Arm;
 use fakesim_arm::mapping::{Joint, JointMapping};
-use fakesim_bridge::hil::{BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, SyncOption};
+use fakesim_bridge::hil::{
+    BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, Shadow, ShadowConfig, ShadowInput, SyncOption,
+};
 use fakesim_episode::actuation::{Actuation, SimActuation};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
@@ -28,6 +31,31 @@ const MOVES: usize = 300;
 fn percentile(samples: &mut [Duration], q: f64) -> f64 {
     samples.sort();
     samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3
+}
+
+/// The shadow's work per reading (a commanded arm, 6 joints): p50 over batches of 1000
+/// readings of an arm tracking a moving goal.
+fn shadow_per_reading(period: Duration) -> Duration {
+    let mut shadow = Shadow::new(ShadowConfig::default(), period, HOME);
+    let start = Instant::now();
+    let mut batches = Vec::new();
+    for batch in 0..200u32 {
+        let began = Instant::now();
+        for k in 0..1000u32 {
+            let t = f64::from(batch * 1000 + k) * 1e-3;
+            let goals = HOME.map(|q| q + 0.2 * t.sin());
+            let input = ShadowInput {
+                at: start + Duration::from_secs_f64(t),
+                measured: goals.map(|q| q - 0.01),
+                load_percent: [20.0; 6],
+                goals: Some(goals),
+            };
+            std::hint::black_box(shadow.observe(std::hint::black_box(&input)));
+        }
+        batches.push(began.elapsed() / 1000);
+    }
+    batches.sort();
+    batches[batches.len() / 2]
 }
 
 async fn timed_moves(actuation: &dyn Actuation, twin: &TwinHandle, n: usize) -> (Vec<Duration>, Vec<u32>) {
@@ -115,10 +143,17 @@ async fn main() {
             a - b
         );
     }
+    let step_p50_ms = percentile(&mut latencies, 0.5);
     println!(
-        "  read arm + write twin                        p50 {:>6.2} ms   p99 {:>6.2} ms   (failed transactions: {failures})",
-        percentile(&mut latencies, 0.5),
+        "  read arm + write twin (+ shadow)             p50 {:>6.2} ms   p99 {:>6.2} ms   (failed transactions: {failures})",
+        step_p50_ms,
         percentile(&mut latencies, 0.99)
+    );
+    let shadow = shadow_per_reading(Duration::from_secs_f64(1.0 / period));
+    println!(
+        "  shadow per reading (6 joints, commanded)     p50 {:>6.2} µs   {:.3} % of the mirror step p50",
+        shadow.as_secs_f64() * 1e6,
+        shadow.as_secs_f64() * 1e3 / step_p50_ms * 100.0
     );
 
     // Servo moved by hand -> twin shows it.

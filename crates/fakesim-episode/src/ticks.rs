@@ -4,7 +4,7 @@
 //! the twin mirroring it) implement it.
 
 use crate::gripper::{GripperCommand, GripperReport, GripperState};
-use crate::motion::{MoveController, MoveReport, MoveTarget};
+use crate::motion::{MoveController, MoveReport, MoveStop, MoveTarget};
 use fakesim_twin::joints::GRIPPER_INDEX;
 use fakesim_twin::sim::check_substeps;
 use fakesim_twin::values::{Bounds, Check, resolve};
@@ -28,6 +28,9 @@ pub struct Observed {
     pub robot: RobotState,
     /// The goals in force: the twin's setpoints, or the goals last sent to the real arm.
     pub goals: [f64; 6],
+    /// A guard found a joint blocked during the call and held the arm (the real arm only):
+    /// a move stops there, stalled.
+    pub blocked: bool,
 }
 
 /// How long applied targets are held.
@@ -83,6 +86,7 @@ impl<'a> SimTicks<'a> {
         Observed {
             goals: robot.ctrl,
             robot,
+            blocked: false,
         }
     }
 }
@@ -144,7 +148,8 @@ pub async fn act<D: TickDriver>(driver: &mut D, action: &JointValues, hold: Hold
 }
 
 /// Moves the TCP by `delta_xyz` (m), optionally rotating by `delta_rpy` (rad), tick by tick
-/// until a stop reason triggers. `steps_left` must be positive.
+/// until a stop reason triggers (`stalled` at once when the arm was found blocked).
+/// `steps_left` must be positive.
 pub async fn move_tcp<D: TickDriver>(
     driver: &mut D,
     delta_xyz: [f64; 3],
@@ -164,7 +169,12 @@ pub async fn move_tcp<D: TickDriver>(
         ticks += 1;
         left = left.saturating_sub(1);
         travel.push(distance(&at.robot.tcp.pos, &after.robot.tcp.pos));
-        if let Some(stop) = controller.after_tick(&after.robot.tcp, ticks, cap, left) {
+        let stop = if after.blocked {
+            Some(MoveStop::Stalled)
+        } else {
+            controller.after_tick(&after.robot.tcp, ticks, cap, left)
+        };
+        if let Some(stop) = stop {
             return Ok(controller.report(ticks, stop, &after.robot.tcp, travel));
         }
         at = after;
@@ -212,4 +222,48 @@ fn gripper_setpoint(setpoints: &[Bounds; 6], command: GripperCommand) -> f64 {
 /// Straight-line distance between two points (m).
 fn distance(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use fakesim_twin::Scene;
+
+    /// The twin, with every tick reported as blocked (as the real arm's driver reports the
+    /// shadow's hold).
+    struct Blocked<'a>(SimTicks<'a>);
+
+    impl TickDriver for Blocked<'_> {
+        type Error = TwinError;
+
+        fn ranges(&self) -> Ranges {
+            self.0.ranges()
+        }
+
+        async fn observe(&mut self) -> Result<Observed, TwinError> {
+            self.0.observe().await
+        }
+
+        async fn jacobian(&mut self) -> Result<TcpJacobian, TwinError> {
+            self.0.jacobian().await
+        }
+
+        async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, TwinError> {
+            let after = self.0.apply(targets, hold).await?;
+            Ok(Observed { blocked: true, ..after })
+        }
+    }
+
+    #[test]
+    fn a_blocked_arm_ends_a_move_stalled_after_that_tick() {
+        let down = [0.0, 0.0, -0.05];
+        let mut sim = Sim::load(&Scene::Tabletop, 10).unwrap();
+        let free = lock_step(move_tcp(&mut SimTicks::new(&mut sim), down, None, 50, 50)).unwrap();
+        assert!(free.executed_steps > 1, "{free:?}");
+        let mut sim = Sim::load(&Scene::Tabletop, 10).unwrap();
+        let blocked = lock_step(move_tcp(&mut Blocked(SimTicks::new(&mut sim)), down, None, 50, 50)).unwrap();
+        assert_eq!((blocked.stop, blocked.executed_steps), (MoveStop::Stalled, 1));
+    }
 }

@@ -89,6 +89,22 @@ pub struct DaemonArgs {
     /// comes on, a watchdog hold or a fault hold [default: 0.5].
     #[arg(long, value_name = "RAD_S")]
     pub ramp_speed: Option<f64>,
+    /// In mirror and hil, a joint held this far (rad) from where the shadow predicts it, under
+    /// --shadow-load, for --shadow-ticks is blocked: the arm is held [default: 0.05].
+    #[arg(long, value_name = "RAD")]
+    pub shadow_residual: Option<f64>,
+    /// Load (percent of full duty) that backs a blocked joint; below it a joint counts as
+    /// unloaded for drift [default: 30].
+    #[arg(long, value_name = "PERCENT")]
+    pub shadow_load: Option<f64>,
+    /// Control ticks a residual under load must last before the joint counts as blocked
+    /// [default: 3].
+    #[arg(long, value_name = "TICKS")]
+    pub shadow_ticks: Option<u32>,
+    /// Smallest steady offset at rest (rad) reported as calibration drift, below 0.3
+    /// [default: 0.02].
+    #[arg(long, value_name = "RAD")]
+    pub shadow_drift: Option<f64>,
     /// Write the calibration file into the servos at connect (EEPROM, only values that
     /// differ) instead of refusing servos that hold another calibration.
     #[arg(long)]

@@ -170,6 +170,7 @@ pub async fn start_bridge(
         }),
         config: BridgeConfig {
             ramp_speed_rad_s: settings.ramp_speed_rad_s,
+            shadow: settings.shadow,
             ..BridgeConfig::new(control_period)
         },
     };

@@ -102,7 +102,10 @@ impl HardwareApi for HardwareService {
             .map_err(|e| status::from_twin(&e))?;
         let effective = bridge.limits();
         let calibrated = bridge.calibrated_limits();
-        let clamped = bridge.samples().borrow().clamped;
+        let (clamped, shadow) = {
+            let sample = *bridge.samples().borrow();
+            (sample.clamped, sample.shadow)
+        };
         let servos = status
             .servos
             .iter()
@@ -134,6 +137,9 @@ impl HardwareApi for HardwareService {
                     effective_min_rad: effective[index].lo,
                     effective_max_rad: effective[index].hi,
                     outside_twin_range: clamped[index],
+                    predicted_rad: shadow.map(|s| s[index].predicted_rad),
+                    residual_rad: shadow.map(|s| s[index].residual_rad),
+                    calibration_drift_rad: shadow.and_then(|s| s[index].drift_rad),
                 }
             })
             .collect();
@@ -195,6 +201,7 @@ impl HardwareApi for HardwareService {
                 } else {
                     None
                 };
+                let shadow = fresh.and_then(|sample| sample.shadow);
                 let (real, twin, reading) = match fresh {
                     Some(sample) => {
                         last_reading = sample.seq;
@@ -228,6 +235,8 @@ impl HardwareApi for HardwareService {
                                 real_rad,
                                 real_deg: real_rad.and(calibrated[joint.index()]),
                                 twin_rad: twin[joint.index()],
+                                predicted_rad: shadow.map(|s| s[joint.index()].predicted_rad),
+                                residual_rad: shadow.map(|s| s[joint.index()].residual_rad),
                             }
                         })
                         .collect(),

@@ -5,6 +5,7 @@ use crate::cli::{AccessArgs, DaemonArgs, StartMode};
 use crate::listen::ListenAddr;
 use crate::tls::TlsFiles;
 use anyhow::{Context, bail};
+use fakesim_bridge::hil::ShadowConfig;
 use fakesim_episode::tasks::TaskRef;
 use fakesim_safety::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::RenderQuality;
@@ -36,6 +37,8 @@ pub struct Settings {
     pub mapping: Option<PathBuf>,
     /// Speed limit of the ramp after torque comes on or a hold (rad/s).
     pub ramp_speed_rad_s: f64,
+    /// The shadow's thresholds for blocked joints and calibration drift.
+    pub shadow: ShadowConfig,
     /// Write the calibration file into servos that hold another one, instead of refusing.
     pub write_calibration_to_servos: bool,
     /// Register values the servos get at connect.
@@ -80,6 +83,7 @@ impl Default for Settings {
             robot_id: None,
             mapping: None,
             ramp_speed_rad_s: 0.5,
+            shadow: ShadowConfig::default(),
             write_calibration_to_servos: false,
             servos: ServoSettings::default(),
             mode: StartMode::Sim,
@@ -111,6 +115,10 @@ struct FileConfig {
     robot_id: Option<String>,
     mapping: Option<PathBuf>,
     ramp_speed: Option<f64>,
+    shadow_residual: Option<f64>,
+    shadow_load: Option<f64>,
+    shadow_ticks: Option<u32>,
+    shadow_drift: Option<f64>,
     write_calibration_to_servos: Option<bool>,
     servos: Option<ServoSettings>,
     mode: Option<StartMode>,
@@ -186,6 +194,21 @@ impl Settings {
             robot_id: args.robot_id.clone().or(file.robot_id),
             mapping: args.mapping.clone().or(file.mapping),
             ramp_speed_rad_s: args.ramp_speed.or(file.ramp_speed).unwrap_or(defaults.ramp_speed_rad_s),
+            shadow: ShadowConfig {
+                residual_rad: args
+                    .shadow_residual
+                    .or(file.shadow_residual)
+                    .unwrap_or(defaults.shadow.residual_rad),
+                load_percent: args
+                    .shadow_load
+                    .or(file.shadow_load)
+                    .unwrap_or(defaults.shadow.load_percent),
+                ticks: args.shadow_ticks.or(file.shadow_ticks).unwrap_or(defaults.shadow.ticks),
+                drift_rad: args
+                    .shadow_drift
+                    .or(file.shadow_drift)
+                    .unwrap_or(defaults.shadow.drift_rad),
+            },
             write_calibration_to_servos: args.write_calibration_to_servos
                 || file.write_calibration_to_servos.unwrap_or(false),
             servos: file.servos.unwrap_or_default(),
@@ -238,6 +261,7 @@ impl Settings {
                 self.preview_horizon_ticks
             );
         }
+        self.shadow.check().map_err(anyhow::Error::msg)?;
         if let Some(hz) = self.hil_rate_hz
             && !HIL_RATE_HZ.contains(&hz)
         {
@@ -558,6 +582,36 @@ mod tests {
         ] {
             let err = from_cli(argv, |_| None).unwrap_err();
             assert!(format!("{err:#}").contains(says), "{argv:?}: {err:#}");
+        }
+    }
+
+    #[test]
+    fn shadow_thresholds_come_from_flags_over_the_file_and_are_checked() {
+        let file = config_file("shadow-load = 40\nshadow-ticks = 4\n");
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&[
+            "--config",
+            path,
+            "--shadow-ticks",
+            "6",
+            "--shadow-residual",
+            "0.08",
+        ]))
+        .unwrap();
+        let expected = ShadowConfig {
+            residual_rad: 0.08,
+            load_percent: 40.0,
+            ticks: 6,
+            ..ShadowConfig::default()
+        };
+        assert_eq!(settings.shadow, expected);
+        for (flag, value) in [
+            ("--shadow-load", "150"),
+            ("--shadow-drift", "0.5"),
+            ("--shadow-ticks", "0"),
+        ] {
+            let err = Settings::from_args(&args(&[flag, value])).unwrap_err();
+            assert!(format!("{err:#}").starts_with(&flag[2..]), "{flag}: {err:#}");
         }
     }
 

@@ -237,6 +237,59 @@ pub enum SafetyEvent {
         /// Why it is latched.
         reason: String,
     },
+    /// The shadow found a joint held away from its predicted position under load; the arm was
+    /// held where it stood.
+    JointBlocked {
+        /// The joint.
+        joint: Joint,
+        /// Where it is held (rad).
+        position_rad: f64,
+        /// Measured minus predicted position (rad).
+        residual_rad: f64,
+        /// Its load (signed percent of full duty).
+        load_percent: f64,
+        /// What a person reads, e.g. `wrist_flex blocked at 0.42 rad, load 87 %`.
+        message: String,
+    },
+    /// The shadow found a steady offset at rest without load: the joint's calibration drifted.
+    CalibrationDrift {
+        /// The joint.
+        joint: Joint,
+        /// Measured minus predicted position (rad).
+        offset_rad: f64,
+        /// What a person reads, e.g. `wrist_roll reads 0.052 rad (3.0 deg) off at rest`.
+        message: String,
+    },
+}
+
+impl SafetyEvent {
+    /// The shadow's event for a joint blocked at `position_rad` under `load_percent`.
+    pub fn joint_blocked(joint: Joint, position_rad: f64, residual_rad: f64, load_percent: f64) -> Self {
+        SafetyEvent::JointBlocked {
+            joint,
+            position_rad,
+            residual_rad,
+            load_percent,
+            message: format!(
+                "{} blocked at {position_rad:.2} rad, load {:.0} %",
+                joint.label(),
+                load_percent.abs()
+            ),
+        }
+    }
+
+    /// The shadow's event for a joint whose reading at rest is `offset_rad` off.
+    pub fn calibration_drift(joint: Joint, offset_rad: f64) -> Self {
+        SafetyEvent::CalibrationDrift {
+            joint,
+            offset_rad,
+            message: format!(
+                "{} reads {offset_rad:.3} rad ({:.1} deg) off at rest: calibration drift",
+                joint.label(),
+                offset_rad.to_degrees()
+            ),
+        }
+    }
 }
 
 /// A safety layer configured with an unusable value (negative, zero or not finite).

@@ -278,11 +278,13 @@ impl SafetyPipeline {
         self.progress().ramp = Some(Ramp::hold(pose, (self.clock)()));
     }
 
-    /// Holds the arm at `measured`; ramped commands then start from there.
+    /// Holds the arm at `measured` (the goals last sent from then on); ramped commands then
+    /// start from there.
     pub async fn hold(&self, measured: [f64; 6]) -> Result<(), ArmError> {
         if let Some(arm) = &self.arm {
             arm.command(measured).await?;
         }
+        self.progress().last_goals = Some(measured);
         self.ramp_from(measured);
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! loop, and the safety layers every command to the real arm passes through.
 
 use super::mode::{Mode, SyncOption, VerbKind};
+use super::shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
@@ -42,6 +43,8 @@ pub struct BridgeConfig {
     /// After torque comes on or the arm is held, goals ramp from the held position to the
     /// targets at this speed (rad/s) until they catch up.
     pub ramp_speed_rad_s: f64,
+    /// The shadow's thresholds for obstructions and calibration drift.
+    pub shadow: ShadowConfig,
 }
 
 impl BridgeConfig {
@@ -56,6 +59,7 @@ impl BridgeConfig {
             watchdog_timeout: Duration::from_secs(1),
             max_delta_rad: 0.35,
             ramp_speed_rad_s: 0.5,
+            shadow: ShadowConfig::default(),
         }
     }
 }
@@ -175,6 +179,8 @@ pub struct Sample {
     pub twin_rad: [f64; 6],
     /// Joints whose real position lay outside the twin's range and was mirrored clamped.
     pub clamped: [bool; 6],
+    /// The shadow's prediction and residual per joint, in `mirror` and `hil` with a reading.
+    pub shadow: Option<[JointResidual; 6]>,
     /// From sending the read to the reading being in the twin.
     pub latency: Duration,
 }
@@ -204,6 +210,10 @@ struct Inner {
     events_total: AtomicU64,
     stopping: CancellationToken,
     mirror: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Watches the real arm against its prediction (mirror loop only).
+    shadow: Mutex<Shadow>,
+    /// Obstructions the shadow held the arm for, since the bridge started.
+    obstructions: AtomicU64,
 }
 
 /// The pairing of the real arm and the twin. Cheap to clone.
@@ -244,6 +254,7 @@ impl HardwareBridge {
         if parts.arm.is_none() && initial != Mode::Sim {
             return Err(BridgeError::NoHardware(initial.name()));
         }
+        parts.config.shadow.check().map_err(BridgeError::InvalidSetting)?;
         let delta =
             DeltaCap::uniform(parts.config.max_delta_rad).map_err(|e| BridgeError::InvalidSetting(e.to_string()))?;
         // Mirrored joints are written with hold, so they must fit both the joint and the setpoint range.
@@ -265,6 +276,7 @@ impl HardwareBridge {
             real_rad: None,
             twin_rad,
             clamped: [false; 6],
+            shadow: None,
             latency: Duration::ZERO,
         };
         let layers = Layers {
@@ -280,6 +292,7 @@ impl HardwareBridge {
             period: parts.config.control_period,
             watchdog_timeout: parts.config.watchdog_timeout,
         };
+        let shadow = Shadow::new(parts.config.shadow, parts.config.control_period, twin_rad);
         let inner = Arc::new(Inner {
             pipeline: SafetyPipeline::new(parts.arm, layers, timing, now),
             twin: parts.twin,
@@ -293,6 +306,8 @@ impl HardwareBridge {
             events_total: AtomicU64::new(0),
             stopping: CancellationToken::new(),
             mirror: tokio::sync::Mutex::new(None),
+            shadow: Mutex::new(shadow),
+            obstructions: AtomicU64::new(0),
         });
         let bridge = HardwareBridge { inner };
         if let Some(arm) = bridge.arm().cloned() {
@@ -374,6 +389,12 @@ impl HardwareBridge {
     /// The real arm's calibrated range per joint (twin radians); `None` without one.
     pub fn calibrated_limits(&self) -> Option<[Bounds; 6]> {
         self.inner.pipeline.layers().range.calibrated()
+    }
+
+    /// Obstructions the shadow held the arm for since the bridge started: a tick driver that
+    /// sees the count rise ends its call stalled.
+    pub fn obstructions(&self) -> u64 {
+        self.inner.obstructions.load(Ordering::Acquire)
     }
 
     /// The goals last sent to the real arm.
@@ -458,7 +479,9 @@ impl HardwareBridge {
     /// servo still reports a fault that switched it off.
     async fn enable_torque(&self) -> Result<ArmState, BridgeError> {
         let state = self.inner.pipeline.switch_torque_on().await;
-        self.recorded(state)?.ok_or(BridgeError::NoHardware("hil"))
+        let state = self.recorded(state)?.ok_or(BridgeError::NoHardware("hil"))?;
+        lock(&self.inner.shadow).rebase(state.positions_rad());
+        Ok(state)
     }
 
     /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
@@ -630,8 +653,11 @@ impl HardwareBridge {
         let reading = arm.read_state().await;
         let read_at = now();
         self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
-        let real = match reading {
-            Ok(state) => state.positions_rad(),
+        let (real, load_percent) = match reading {
+            Ok(state) => (
+                state.positions_rad(),
+                state.joints.map(|j| j.servo.map_or(0.0, |s| s.load_percent)),
+            ),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
                 return false;
@@ -662,12 +688,25 @@ impl HardwareBridge {
                 return true;
             }
         };
+        let shadow = if mode == Mode::Sim {
+            None
+        } else {
+            let pipeline = &self.inner.pipeline;
+            let input = ShadowInput {
+                at: read_at,
+                measured: real,
+                load_percent,
+                goals: pipeline.last_goals().filter(|_| pipeline.torque_on()),
+            };
+            Some(self.shade(input).await)
+        };
         self.inner.samples.send_replace(Sample {
             seq,
             at: read_at,
             real_rad: Some(real),
             twin_rad,
             clamped,
+            shadow,
             latency: started.elapsed(),
         });
         if mode == Mode::Hil
@@ -676,6 +715,40 @@ impl HardwareBridge {
             self.record(event);
         }
         true
+    }
+
+    /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
+    /// joint is blocked (the tick driver then ends its call stalled).
+    async fn shade(&self, input: ShadowInput) -> [JointResidual; 6] {
+        let (residuals, findings) = lock(&self.inner.shadow).observe(&input);
+        let mut blocked = false;
+        for finding in findings {
+            match finding {
+                Finding::Obstructed {
+                    joint,
+                    position_rad,
+                    residual_rad,
+                    load_percent,
+                } => {
+                    blocked = true;
+                    self.record(SafetyEvent::joint_blocked(
+                        joint,
+                        position_rad,
+                        residual_rad,
+                        load_percent,
+                    ));
+                }
+                Finding::Drift { joint, offset_rad } => self.record(SafetyEvent::calibration_drift(joint, offset_rad)),
+            }
+        }
+        if blocked {
+            if let Err(e) = self.inner.pipeline.hold(input.measured).await {
+                tracing::error!(error = %e, "holding the blocked arm failed");
+            }
+            lock(&self.inner.shadow).rebase(input.measured);
+            self.inner.obstructions.fetch_add(1, Ordering::Release);
+        }
+        residuals
     }
 
     /// Logs once when a joint's reading leaves the twin's range and when it comes back.

@@ -9,8 +9,10 @@
 mod actuation;
 mod bridge;
 mod mode;
+mod shadow;
 mod ticks;
 
 pub use actuation::{BridgeActuation, episode_error, run_action};
 pub use bridge::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
 pub use mode::{Mode, SyncOption, VerbKind};
+pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};

@@ -21,6 +21,9 @@ pub struct ArmTicks {
     deadline: Option<Instant>,
     /// The joints as last observed: the delta cap's reference.
     measured: Option<[f64; 6]>,
+    /// The bridge's obstruction count when the call began: a rise means the shadow held the
+    /// arm during the call.
+    obstructions: u64,
 }
 
 impl ArmTicks {
@@ -34,12 +37,13 @@ impl ArmTicks {
             setpoints,
         };
         Ok(ArmTicks {
-            bridge,
             twin,
             ranges,
             timestep: Duration::from_secs_f64(timestep),
             deadline: None,
             measured: None,
+            obstructions: bridge.obstructions(),
+            bridge,
         })
     }
 
@@ -57,6 +61,7 @@ impl ArmTicks {
         Ok(Observed {
             goals: self.bridge.last_goals().unwrap_or(robot.qpos),
             robot,
+            blocked: self.bridge.obstructions() > self.obstructions,
         })
     }
 }
@@ -78,9 +83,13 @@ impl TickDriver for ArmTicks {
     }
 
     /// A refusal by a layer (a target into the table, out of range, the emergency stop) sends
-    /// nothing and ends the loop with that refusal; the arm keeps its last safe goal.
+    /// nothing and ends the loop with that refusal; the arm keeps its last safe goal. Once the
+    /// shadow held the arm during the call, nothing more is sent: the arm stays held.
     async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, BridgeError> {
         self.check_still_hil()?;
+        if self.bridge.obstructions() > self.obstructions {
+            return self.read().await;
+        }
         let lasts = match hold {
             Hold::Tick => self.bridge.control_period(),
             Hold::Substeps(n) => {

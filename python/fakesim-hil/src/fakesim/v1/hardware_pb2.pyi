@@ -60,7 +60,7 @@ class CommErrorCounts(_message.Message):
     def __init__(self, timeouts: _Optional[int] = ..., corrupt_replies: _Optional[int] = ..., retries: _Optional[int] = ...) -> None: ...
 
 class ServoStatus(_message.Message):
-    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range")
+    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range", "predicted_rad", "residual_rad", "calibration_drift_rad")
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +80,9 @@ class ServoStatus(_message.Message):
     EFFECTIVE_MIN_RAD_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_MAX_RAD_FIELD_NUMBER: _ClassVar[int]
     OUTSIDE_TWIN_RANGE_FIELD_NUMBER: _ClassVar[int]
+    PREDICTED_RAD_FIELD_NUMBER: _ClassVar[int]
+    RESIDUAL_RAD_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_DRIFT_RAD_FIELD_NUMBER: _ClassVar[int]
     id: int
     label: str
     twin_joint: str
@@ -99,7 +102,10 @@ class ServoStatus(_message.Message):
     effective_min_rad: float
     effective_max_rad: float
     outside_twin_range: bool
-    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ...) -> None: ...
+    predicted_rad: float
+    residual_rad: float
+    calibration_drift_rad: float
+    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ...) -> None: ...
 
 class GetHardwareStatusRequest(_message.Message):
     __slots__ = ()
@@ -138,18 +144,22 @@ class StreamJointStatesRequest(_message.Message):
     def __init__(self, rate_hz: _Optional[float] = ...) -> None: ...
 
 class JointSample(_message.Message):
-    __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad")
+    __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad", "predicted_rad", "residual_rad")
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     REAL_RAD_FIELD_NUMBER: _ClassVar[int]
     REAL_DEG_FIELD_NUMBER: _ClassVar[int]
     TWIN_RAD_FIELD_NUMBER: _ClassVar[int]
+    PREDICTED_RAD_FIELD_NUMBER: _ClassVar[int]
+    RESIDUAL_RAD_FIELD_NUMBER: _ClassVar[int]
     twin_joint: str
     label: str
     real_rad: float
     real_deg: float
     twin_rad: float
-    def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ...) -> None: ...
+    predicted_rad: float
+    residual_rad: float
+    def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ...) -> None: ...
 
 class JointStatesSample(_message.Message):
     __slots__ = ("seq", "elapsed_s", "mode", "joints", "reading_seq", "reading_elapsed_s")
