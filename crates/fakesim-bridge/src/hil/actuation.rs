@@ -4,7 +4,8 @@
 //! episode engine's actuation) and joint actions (`SendAction`, `Tick`) run the same loops of
 //! [`fakesim_episode::ticks`] on either tick driver.
 
-use super::bridge::{BridgeError, HardwareBridge, Route};
+use super::bridge::{HardwareBridge, Route};
+use super::error::BridgeError;
 use super::mode::VerbKind;
 use super::ticks::ArmTicks;
 use fakesim_episode::EpisodeError;

@@ -8,11 +8,15 @@
 
 mod actuation;
 mod bridge;
+mod config;
+mod error;
 mod mode;
 mod shadow;
 mod ticks;
 
 pub use actuation::{BridgeActuation, episode_error, run_action};
-pub use bridge::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
+pub use bridge::{BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
+pub use config::BridgeConfig;
+pub use error::BridgeError;
 pub use mode::{Mode, SyncOption, VerbKind};
 pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};

@@ -2,7 +2,8 @@
 //! out the tick in real time, then waits for a reading of the arm taken after it, so the twin
 //! (which mirrors the measured joints) shows where the tick left the arm.
 
-use super::bridge::{BridgeError, HardwareBridge, Route};
+use super::bridge::{HardwareBridge, Route};
+use super::error::BridgeError;
 use super::mode::VerbKind;
 use fakesim_episode::ticks::{Hold, Observed, Ranges, TcpJacobian, TickDriver};
 use fakesim_twin::TwinHandle;

@@ -1,18 +1,25 @@
 //! The hardware bridge: owns the pairing of the real arm and the twin, the mode, the mirror
 //! loop, and the safety layers every command to the real arm passes through.
 
+mod mirror;
+
+mod sync;
+
+use super::config::BridgeConfig;
+use super::error::BridgeError;
 use super::mode::{Mode, SyncOption, VerbKind};
-use super::shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};
+use super::shadow::{Finding, JointResidual, Shadow, ShadowInput};
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
+use fakesim_arm::{Arm, ArmHealth};
 use fakesim_safety::{
-    CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyError,
-    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
+    CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyEvent,
+    SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
 };
 use fakesim_twin::values::Bounds;
-use fakesim_twin::{JointValues, TwinError, TwinHandle};
+use fakesim_twin::{JointValues, TwinHandle};
+use mirror::mirror_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -23,139 +30,6 @@ use tokio_util::sync::CancellationToken;
 const RECENT_EVENTS: usize = 64;
 /// The longest an arm-to-twin sync may take; a slower speed is refused before anything moves.
 pub const MAX_SYNC_DURATION: Duration = Duration::from_secs(30);
-
-/// How the bridge runs.
-#[derive(Debug, Clone)]
-pub struct BridgeConfig {
-    /// How often the mirror loop reads the real arm (Hz); `None` reads again as soon as the
-    /// last reading is in the twin, as fast as the bus allows.
-    pub mirror_rate_hz: Option<f64>,
-    /// One control tick in real time (the twin's control period).
-    pub control_period: Duration,
-    /// Entering `hil` is refused when any joint differs by more than this (rad).
-    pub disagree_threshold_rad: f64,
-    /// Speed of the slow move that brings the real arm to the twin's pose (rad/s).
-    pub sync_speed_rad_s: f64,
-    /// In `hil`, no command for longer than this holds the arm where it is.
-    pub watchdog_timeout: Duration,
-    /// Largest change of any joint goal from its measured position in one command (rad).
-    pub max_delta_rad: f64,
-    /// After torque comes on or the arm is held, goals ramp from the held position to the
-    /// targets at this speed (rad/s) until they catch up.
-    pub ramp_speed_rad_s: f64,
-    /// The shadow's thresholds for obstructions and calibration drift.
-    pub shadow: ShadowConfig,
-}
-
-impl BridgeConfig {
-    /// Defaults for a control period: mirroring at the bus's own rate, 0.1 rad disagreement,
-    /// 0.5 rad/s sync and ramp, a 1 s watchdog and 0.35 rad per command.
-    pub fn new(control_period: Duration) -> Self {
-        BridgeConfig {
-            mirror_rate_hz: None,
-            control_period,
-            disagree_threshold_rad: 0.1,
-            sync_speed_rad_s: 0.5,
-            watchdog_timeout: Duration::from_secs(1),
-            max_delta_rad: 0.35,
-            ramp_speed_rad_s: 0.5,
-            shadow: ShadowConfig::default(),
-        }
-    }
-}
-
-/// Why the bridge refused or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum BridgeError {
-    /// A mode or verb that needs the real arm, without one.
-    #[error("no real arm is connected; start fakesim-hil with --port DEVICE to use {0} mode")]
-    NoHardware(&'static str),
-    /// The real arm and the twin disagree too much to enter `hil` without a sync.
-    #[error(
-        "the real arm and the twin disagree by {error_rad:.3} rad at {joint} (more than {threshold_rad} rad); \
-         ask for sync MOVE_ARM_TO_TWIN or MOVE_TWIN_TO_ARM"
-    )]
-    Disagree {
-        /// The joint that differs most.
-        joint: &'static str,
-        /// By how much (rad).
-        error_rad: f64,
-        /// The threshold (rad).
-        threshold_rad: f64,
-    },
-    /// Motion asked for while the arm is in mirror mode.
-    #[error(
-        "the arm is in mirror mode (moved by hand or a leader arm); switch to hil or sim with SetMode to command it"
-    )]
-    MirrorMode,
-    /// A simulation-only verb asked for in `hil`.
-    #[error(
-        "this verb only exists in simulation (the real arm cannot be stepped, teleported or restored); switch to sim \
-         with SetMode first"
-    )]
-    SimOnlyVerb,
-    /// The mode changed away from `hil` while a call was moving the real arm.
-    #[error("the mode changed to {0} during the call; the call ended where the arm was")]
-    ModeChanged(&'static str),
-    /// A configured setting the bridge cannot run with.
-    #[error("invalid setting: {0}")]
-    InvalidSetting(String),
-    /// A setting or request value the bridge cannot use.
-    #[error("{0}")]
-    InvalidArgument(String),
-    /// The slow move to the twin's pose ended with the arm elsewhere (blocked, or too slow).
-    #[error(
-        "the real arm did not arrive at the twin's pose: {joint} is {error_rad:.3} rad away (more than \
-         {threshold_rad} rad); check what blocks it, then ask for the sync again"
-    )]
-    NotArrived {
-        /// The joint farthest from the target.
-        joint: &'static str,
-        /// How far (rad).
-        error_rad: f64,
-        /// The threshold (rad).
-        threshold_rad: f64,
-    },
-    /// A servo still reports a fault that switched its torque off.
-    #[error(
-        "{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears \
-         (let it cool down or free the joint, see GetHardwareStatus), then reset the stop and enter hil again"
-    )]
-    ServoFault {
-        /// The joint.
-        joint: &'static str,
-        /// Its servo.
-        id: u8,
-        /// The flags it reports.
-        flags: feetech::protocol::status::ServoError,
-    },
-    /// The mirror loop produced no reading of the arm in time.
-    #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
-    NoReading(Duration),
-    /// A safety layer refused the command.
-    #[error(transparent)]
-    Safety(#[from] SafetyError),
-    /// The real arm failed.
-    #[error(transparent)]
-    Arm(#[from] ArmError),
-    /// The twin refused or failed.
-    #[error(transparent)]
-    Twin(#[from] TwinError),
-}
-
-impl From<GuardError> for BridgeError {
-    fn from(error: GuardError) -> Self {
-        match error {
-            GuardError::Refused(refusal) => BridgeError::Safety(refusal),
-            GuardError::Arm(failure) => BridgeError::Arm(failure),
-            GuardError::ServoFault { joint, id, flags } => BridgeError::ServoFault {
-                joint: joint.label(),
-                id,
-                flags,
-            },
-        }
-    }
-}
 
 /// Where a robot-service call goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,11 +351,11 @@ impl HardwareBridge {
 
     /// Switches torque on holding the present pose (later commands ramp from it), unless a
     /// servo still reports a fault that switched it off.
-    async fn enable_torque(&self) -> Result<ArmState, BridgeError> {
+    async fn enable_torque(&self) -> Result<(), BridgeError> {
         let state = self.inner.pipeline.switch_torque_on().await;
         let state = self.recorded(state)?.ok_or(BridgeError::NoHardware("hil"))?;
         lock(&self.inner.shadow).rebase(state.positions_rad());
-        Ok(state)
+        Ok(())
     }
 
     /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
@@ -539,93 +413,6 @@ impl HardwareBridge {
         })
     }
 
-    /// In `hil`, moves the real arm to `target` at the sync speed through the safety layers
-    /// (the twin follows it); in other modes does nothing.
-    pub async fn move_arm_to(&self, target: [f64; 6]) -> Result<(), BridgeError> {
-        let Some(arm) = self.arm().cloned().filter(|_| self.mode() == Mode::Hil) else {
-            return Ok(());
-        };
-        let _switching = self.inner.switching.lock().await;
-        let real = arm.read_state().await?.positions_rad();
-        self.move_arm_slowly(arm.as_ref(), real, target, self.inner.config.sync_speed_rad_s)
-            .await
-    }
-
-    async fn put_twin_at(&self, joints: [f64; 6]) -> Result<(), BridgeError> {
-        let clamped = clamp_into(&joints, &self.inner.twin_ranges);
-        self.inner
-            .twin
-            .try_with_sim(move |sim| sim.set_joint_positions(&JointValues::Ordered(clamped.to_vec()), true))
-            .await?;
-        Ok(())
-    }
-
-    /// Moves the real arm from `from` to `to` at the sync speed, one control tick at a time.
-    async fn move_arm_slowly(
-        &self,
-        arm: &dyn Arm,
-        from: [f64; 6],
-        to: [f64; 6],
-        speed_rad_s: f64,
-    ) -> Result<(), BridgeError> {
-        if !(speed_rad_s.is_finite() && speed_rad_s > 0.0) {
-            return Err(BridgeError::InvalidArgument(format!(
-                "sync_max_speed_rad_s={speed_rad_s} must be finite and above 0 rad/s"
-            )));
-        }
-        let (joint, distance) = largest_difference(&from, &to);
-        let duration_s = distance / speed_rad_s;
-        let max_s = MAX_SYNC_DURATION.as_secs_f64();
-        if duration_s > max_s {
-            return Err(BridgeError::InvalidArgument(format!(
-                "sync_max_speed_rad_s={speed_rad_s} would take {duration_s:.1} s to move {} by {distance:.3} rad; \
-                 a sync takes at most {max_s} s, so ask for at least {:.3} rad/s",
-                joint.label(),
-                distance / max_s
-            )));
-        }
-        self.enable_torque().await?;
-        let period = self.inner.config.control_period;
-        let step = speed_rad_s * period.as_secs_f64();
-        let ticks = (distance / step).ceil().max(1.0) as u32;
-        let mut deadline = tokio::time::Instant::now();
-        let mut measured = from;
-        for k in 1..=ticks {
-            let fraction = f64::from(k) / f64::from(ticks);
-            let goal: [f64; 6] = std::array::from_fn(|i| from[i] + (to[i] - from[i]) * fraction);
-            self.send(goal, measured, Pace::Direct).await?;
-            deadline += period;
-            tokio::time::sleep_until(deadline).await;
-            measured = arm.read_state().await?.positions_rad();
-        }
-        self.await_arrival(arm, to, measured).await?;
-        self.inner.pipeline.ramp_from(to);
-        Ok(())
-    }
-
-    /// Waits (a bounded number of control periods) for the arm to settle on `target`; refuses
-    /// when it stays farther than the disagreement threshold.
-    async fn await_arrival(&self, arm: &dyn Arm, target: [f64; 6], mut measured: [f64; 6]) -> Result<(), BridgeError> {
-        let threshold_rad = self.inner.config.disagree_threshold_rad;
-        let period = self.inner.config.control_period;
-        for _ in 0..ARRIVAL_PERIODS {
-            if largest_difference(&measured, &target).1 <= threshold_rad {
-                return Ok(());
-            }
-            tokio::time::sleep(period).await;
-            measured = arm.read_state().await?.positions_rad();
-        }
-        let (joint, error_rad) = largest_difference(&measured, &target);
-        if error_rad <= threshold_rad {
-            return Ok(());
-        }
-        Err(BridgeError::NotArrived {
-            joint: joint.label(),
-            error_rad,
-            threshold_rad,
-        })
-    }
-
     /// Records a safety event for the status and the journal.
     pub fn record(&self, event: SafetyEvent) {
         tracing::warn!(?event, "safety event");
@@ -645,166 +432,7 @@ impl HardwareBridge {
             _ => Err(BridgeError::NoReading(wait)),
         }
     }
-
-    /// Reads the arm once and writes the reading into the twin at once; false when the read
-    /// failed.
-    async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
-        let started = now();
-        let reading = arm.read_state().await;
-        let read_at = now();
-        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
-        let (real, load_percent) = match reading {
-            Ok(state) => (
-                state.positions_rad(),
-                state.joints.map(|j| j.servo.map_or(0.0, |s| s.load_percent)),
-            ),
-            Err(e) => {
-                tracing::debug!(error = %e, "mirror read failed");
-                return false;
-            }
-        };
-        let mode = self.mode();
-        let ranges = &self.inner.twin_ranges;
-        let clamped: [bool; 6] = std::array::from_fn(|i| real[i] < ranges[i].lo || real[i] > ranges[i].hi);
-        if mode != Mode::Sim {
-            self.flag_clamped(&clamped);
-        }
-        let twin_rad = if mode == Mode::Sim {
-            self.inner.twin.with_sim(|sim| sim.arm_qpos()).await
-        } else {
-            let clamped = clamp_into(&real, &self.inner.twin_ranges);
-            self.inner
-                .twin
-                .try_with_sim(move |sim| {
-                    sim.set_joint_positions(&JointValues::Ordered(clamped.to_vec()), true)?;
-                    Ok(sim.arm_qpos())
-                })
-                .await
-        };
-        let twin_rad = match twin_rad {
-            Ok(twin_rad) => twin_rad,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot mirror the arm into the twin");
-                return true;
-            }
-        };
-        let shadow = if mode == Mode::Sim {
-            None
-        } else {
-            let pipeline = &self.inner.pipeline;
-            let input = ShadowInput {
-                at: read_at,
-                measured: real,
-                load_percent,
-                goals: pipeline.last_goals().filter(|_| pipeline.torque_on()),
-            };
-            Some(self.shade(input).await)
-        };
-        self.inner.samples.send_replace(Sample {
-            seq,
-            at: read_at,
-            real_rad: Some(real),
-            twin_rad,
-            clamped,
-            shadow,
-            latency: started.elapsed(),
-        });
-        if mode == Mode::Hil
-            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
-        {
-            self.record(event);
-        }
-        true
-    }
-
-    /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
-    /// joint is blocked (the tick driver then ends its call stalled).
-    async fn shade(&self, input: ShadowInput) -> [JointResidual; 6] {
-        let (residuals, findings) = lock(&self.inner.shadow).observe(&input);
-        let mut blocked = false;
-        for finding in findings {
-            match finding {
-                Finding::Obstructed {
-                    joint,
-                    position_rad,
-                    residual_rad,
-                    load_percent,
-                } => {
-                    blocked = true;
-                    self.record(SafetyEvent::joint_blocked(
-                        joint,
-                        position_rad,
-                        residual_rad,
-                        load_percent,
-                    ));
-                }
-                Finding::Drift { joint, offset_rad } => self.record(SafetyEvent::calibration_drift(joint, offset_rad)),
-            }
-        }
-        if blocked {
-            if let Err(e) = self.inner.pipeline.hold(input.measured).await {
-                tracing::error!(error = %e, "holding the blocked arm failed");
-            }
-            lock(&self.inner.shadow).rebase(input.measured);
-            self.inner.obstructions.fetch_add(1, Ordering::Release);
-        }
-        residuals
-    }
-
-    /// Logs once when a joint's reading leaves the twin's range and when it comes back.
-    fn flag_clamped(&self, clamped: &[bool; 6]) {
-        let previous = self.inner.samples.borrow().clamped;
-        for joint in Joint::ALL {
-            let (was, is) = (previous[joint.index()], clamped[joint.index()]);
-            if is && !was {
-                tracing::warn!(
-                    joint = joint.label(),
-                    "the real arm is outside the twin's range; the twin mirrors it clamped"
-                );
-            } else if was && !is {
-                tracing::info!(joint = joint.label(), "the real arm is back inside the twin's range");
-            }
-        }
-    }
 }
-
-async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: CancellationToken) {
-    let mut pace = bridge.inner.config.mirror_rate_hz.map(|hz| {
-        let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / hz.max(1.0)));
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        interval
-    });
-    // After a failed read, wait this long before the next, rather than spin on a dead bus.
-    let retry_after = bridge.inner.config.control_period;
-    let mut seq = 0;
-    loop {
-        let next = async {
-            match pace.as_mut() {
-                Some(interval) => {
-                    interval.tick().await;
-                }
-                None => tokio::task::yield_now().await,
-            }
-        };
-        tokio::select! {
-            () = cancel.cancelled() => break,
-            () = next => {}
-        }
-        seq += 1;
-        if !bridge.mirror_once(arm.as_ref(), seq).await {
-            tokio::select! {
-                () = cancel.cancelled() => break,
-                () = tokio::time::sleep(retry_after) => {}
-            }
-        }
-    }
-    if let Err(e) = bridge.inner.pipeline.switch_torque_off().await {
-        tracing::warn!(error = %e, "torque off at shutdown failed");
-    }
-}
-
-/// Control periods the arm gets to settle on a sync target after the last goal.
-const ARRIVAL_PERIODS: u32 = 50;
 
 fn largest_difference(a: &[f64; 6], b: &[f64; 6]) -> (Joint, f64) {
     Joint::ALL

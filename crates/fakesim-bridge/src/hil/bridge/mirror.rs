@@ -1,0 +1,162 @@
+//! The mirror loop: reads the real arm as fast as the bus allows, writes each reading into the
+//! twin at once, and runs the shadow, the fault reaction and the watchdog on it.
+
+use super::*;
+
+impl HardwareBridge {
+    /// Reads the arm once and writes the reading into the twin at once; false when the read
+    /// failed.
+    async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
+        let started = now();
+        let reading = arm.read_state().await;
+        let read_at = now();
+        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
+        let (real, load_percent) = match reading {
+            Ok(state) => (
+                state.positions_rad(),
+                state.joints.map(|j| j.servo.map_or(0.0, |s| s.load_percent)),
+            ),
+            Err(e) => {
+                tracing::debug!(error = %e, "mirror read failed");
+                return false;
+            }
+        };
+        let mode = self.mode();
+        let ranges = &self.inner.twin_ranges;
+        let clamped: [bool; 6] = std::array::from_fn(|i| real[i] < ranges[i].lo || real[i] > ranges[i].hi);
+        if mode != Mode::Sim {
+            self.flag_clamped(&clamped);
+        }
+        let twin_rad = if mode == Mode::Sim {
+            self.inner.twin.with_sim(|sim| sim.arm_qpos()).await
+        } else {
+            let clamped = clamp_into(&real, &self.inner.twin_ranges);
+            self.inner
+                .twin
+                .try_with_sim(move |sim| {
+                    sim.set_joint_positions(&JointValues::Ordered(clamped.to_vec()), true)?;
+                    Ok(sim.arm_qpos())
+                })
+                .await
+        };
+        let twin_rad = match twin_rad {
+            Ok(twin_rad) => twin_rad,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot mirror the arm into the twin");
+                return true;
+            }
+        };
+        let shadow = if mode == Mode::Sim {
+            None
+        } else {
+            let pipeline = &self.inner.pipeline;
+            let input = ShadowInput {
+                at: read_at,
+                measured: real,
+                load_percent,
+                goals: pipeline.last_goals().filter(|_| pipeline.torque_on()),
+            };
+            Some(self.shade(input).await)
+        };
+        self.inner.samples.send_replace(Sample {
+            seq,
+            at: read_at,
+            real_rad: Some(real),
+            twin_rad,
+            clamped,
+            shadow,
+            latency: started.elapsed(),
+        });
+        if mode == Mode::Hil
+            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
+        {
+            self.record(event);
+        }
+        true
+    }
+
+    /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
+    /// joint is blocked (the tick driver then ends its call stalled).
+    async fn shade(&self, input: ShadowInput) -> [JointResidual; 6] {
+        let (residuals, findings) = lock(&self.inner.shadow).observe(&input);
+        let mut blocked = false;
+        for finding in findings {
+            match finding {
+                Finding::Obstructed {
+                    joint,
+                    position_rad,
+                    residual_rad,
+                    load_percent,
+                } => {
+                    blocked = true;
+                    self.record(SafetyEvent::joint_blocked(
+                        joint,
+                        position_rad,
+                        residual_rad,
+                        load_percent,
+                    ));
+                }
+                Finding::Drift { joint, offset_rad } => self.record(SafetyEvent::calibration_drift(joint, offset_rad)),
+            }
+        }
+        if blocked {
+            if let Err(e) = self.inner.pipeline.hold(input.measured).await {
+                tracing::error!(error = %e, "holding the blocked arm failed");
+            }
+            lock(&self.inner.shadow).rebase(input.measured);
+            self.inner.obstructions.fetch_add(1, Ordering::Release);
+        }
+        residuals
+    }
+
+    /// Logs once when a joint's reading leaves the twin's range and when it comes back.
+    fn flag_clamped(&self, clamped: &[bool; 6]) {
+        let previous = self.inner.samples.borrow().clamped;
+        for joint in Joint::ALL {
+            let (was, is) = (previous[joint.index()], clamped[joint.index()]);
+            if is && !was {
+                tracing::warn!(
+                    joint = joint.label(),
+                    "the real arm is outside the twin's range; the twin mirrors it clamped"
+                );
+            } else if was && !is {
+                tracing::info!(joint = joint.label(), "the real arm is back inside the twin's range");
+            }
+        }
+    }
+}
+
+pub(super) async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cancel: CancellationToken) {
+    let mut pace = bridge.inner.config.mirror_rate_hz.map(|hz| {
+        let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / hz.max(1.0)));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        interval
+    });
+    // After a failed read, wait this long before the next, rather than spin on a dead bus.
+    let retry_after = bridge.inner.config.control_period;
+    let mut seq = 0;
+    loop {
+        let next = async {
+            match pace.as_mut() {
+                Some(interval) => {
+                    interval.tick().await;
+                }
+                None => tokio::task::yield_now().await,
+            }
+        };
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = next => {}
+        }
+        seq += 1;
+        if !bridge.mirror_once(arm.as_ref(), seq).await {
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                () = tokio::time::sleep(retry_after) => {}
+            }
+        }
+    }
+    if let Err(e) = bridge.inner.pipeline.switch_torque_off().await {
+        tracing::warn!(error = %e, "torque off at shutdown failed");
+    }
+}

@@ -1,0 +1,99 @@
+//! Why the hardware bridge refused a call or failed.
+
+use fakesim_arm::ArmError;
+use fakesim_safety::{GuardError, SafetyError};
+use fakesim_twin::TwinError;
+use std::time::Duration;
+
+/// Why the bridge refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// A mode or verb that needs the real arm, without one.
+    #[error("no real arm is connected; start fakesim-hil with --port DEVICE to use {0} mode")]
+    NoHardware(&'static str),
+    /// The real arm and the twin disagree too much to enter `hil` without a sync.
+    #[error(
+        "the real arm and the twin disagree by {error_rad:.3} rad at {joint} (more than {threshold_rad} rad); \
+         ask for sync MOVE_ARM_TO_TWIN or MOVE_TWIN_TO_ARM"
+    )]
+    Disagree {
+        /// The joint that differs most.
+        joint: &'static str,
+        /// By how much (rad).
+        error_rad: f64,
+        /// The threshold (rad).
+        threshold_rad: f64,
+    },
+    /// Motion asked for while the arm is in mirror mode.
+    #[error(
+        "the arm is in mirror mode (moved by hand or a leader arm); switch to hil or sim with SetMode to command it"
+    )]
+    MirrorMode,
+    /// A simulation-only verb asked for in `hil`.
+    #[error(
+        "this verb only exists in simulation (the real arm cannot be stepped, teleported or restored); switch to sim \
+         with SetMode first"
+    )]
+    SimOnlyVerb,
+    /// The mode changed away from `hil` while a call was moving the real arm.
+    #[error("the mode changed to {0} during the call; the call ended where the arm was")]
+    ModeChanged(&'static str),
+    /// A configured setting the bridge cannot run with.
+    #[error("invalid setting: {0}")]
+    InvalidSetting(String),
+    /// A setting or request value the bridge cannot use.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The slow move to the twin's pose ended with the arm elsewhere (blocked, or too slow).
+    #[error(
+        "the real arm did not arrive at the twin's pose: {joint} is {error_rad:.3} rad away (more than \
+         {threshold_rad} rad); check what blocks it, then ask for the sync again"
+    )]
+    NotArrived {
+        /// The joint farthest from the target.
+        joint: &'static str,
+        /// How far (rad).
+        error_rad: f64,
+        /// The threshold (rad).
+        threshold_rad: f64,
+    },
+    /// A servo still reports a fault that switched its torque off.
+    #[error(
+        "{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears \
+         (let it cool down or free the joint, see GetHardwareStatus), then reset the stop and enter hil again"
+    )]
+    ServoFault {
+        /// The joint.
+        joint: &'static str,
+        /// Its servo.
+        id: u8,
+        /// The flags it reports.
+        flags: feetech::protocol::status::ServoError,
+    },
+    /// The mirror loop produced no reading of the arm in time.
+    #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
+    NoReading(Duration),
+    /// A safety layer refused the command.
+    #[error(transparent)]
+    Safety(#[from] SafetyError),
+    /// The real arm failed.
+    #[error(transparent)]
+    Arm(#[from] ArmError),
+    /// The twin refused or failed.
+    #[error(transparent)]
+    Twin(#[from] TwinError),
+}
+
+impl From<GuardError> for BridgeError {
+    fn from(error: GuardError) -> Self {
+        match error {
+            GuardError::Refused(refusal) => BridgeError::Safety(refusal),
+            GuardError::Arm(failure) => BridgeError::Arm(failure),
+            GuardError::ServoFault { joint, id, flags } => BridgeError::ServoFault {
+                joint: joint.label(),
+                id,
+                flags,
+            },
+        }
+    }
+}
