@@ -129,7 +129,7 @@ impl Teleop {
             .map_err(TeleopError::arm(Role::Leader))?;
         let (twin, last_goals) = match arms.twin {
             Some(handle) => {
-                let (bounds, pose) = handle.with_sim(|sim| (settable_bounds(sim), sim.arm_qpos())).await?;
+                let (bounds, pose) = handle.with_sim(|sim| (sim.settable_ranges(), sim.arm_qpos())).await?;
                 (Some(TwinTarget { handle, bounds }), Some(pose))
             }
             None => (None, None),
@@ -343,14 +343,4 @@ impl Teleop {
         tracing::info!(on, "follower torque switched");
         Ok(())
     }
-}
-
-/// The twin's joint ranges intersected with its setpoint ranges.
-fn settable_bounds(sim: &fakesim_twin::Sim) -> [Bounds; 6] {
-    let joints = sim.joint_ranges();
-    let ctrl = sim.ctrl_ranges();
-    std::array::from_fn(|i| Bounds {
-        lo: joints[i].lo.max(ctrl[i].lo),
-        hi: joints[i].hi.min(ctrl[i].hi),
-    })
 }

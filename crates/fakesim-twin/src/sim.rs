@@ -257,6 +257,16 @@ impl Sim {
         std::array::from_fn(|i| self.joints[i].ctrl_range)
     }
 
+    /// Joint ranges narrowed by the setpoint ranges: where `set_joint_positions` with hold may
+    /// put a joint, action-key order.
+    pub fn settable_ranges(&self) -> [Bounds; 6] {
+        let (joints, ctrl) = (self.joint_ranges(), self.ctrl_ranges());
+        std::array::from_fn(|i| Bounds {
+            lo: joints[i].lo.max(ctrl[i].lo),
+            hi: joints[i].hi.min(ctrl[i].hi),
+        })
+    }
+
     /// Joint positions (rad), action-key order.
     pub fn arm_qpos(&self) -> [f64; 6] {
         let qpos = self.data.qpos();

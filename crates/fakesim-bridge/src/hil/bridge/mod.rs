@@ -134,14 +134,7 @@ impl HardwareBridge {
         // Mirrored joints are written with hold, so they must fit both the joint and the setpoint range.
         let (twin_ranges, twin_rad) = parts
             .twin
-            .with_sim(|sim| {
-                let (joints, ctrl) = (sim.joint_ranges(), sim.ctrl_ranges());
-                let both = std::array::from_fn(|i| Bounds {
-                    lo: joints[i].lo.max(ctrl[i].lo),
-                    hi: joints[i].hi.min(ctrl[i].hi),
-                });
-                (both, sim.arm_qpos())
-            })
+            .with_sim(|sim| (sim.settable_ranges(), sim.arm_qpos()))
             .await?;
         let (journal, events_rx) = mpsc::unbounded_channel();
         let first = Sample {
