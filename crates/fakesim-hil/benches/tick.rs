@@ -1,56 +1,102 @@
-//! `Tick` round trip over gRPC (TCP on 127.0.0.1 and a Unix domain socket) against the same tick
-//! in process: one control tick (write the six setpoints, run `substeps_per_tick` physics steps,
-//! read the state back), no images. To show where the extra time goes it also times the health
-//! check over TCP (the transport alone, no twin), and each transport twice: through tonic's
-//! `Channel` (which hands every call to a buffer task of its own) and on a bare HTTP/2
-//! connection (the client's hand-off removed, the server unchanged). The paths take turns sample
-//! by sample, so the shared machine's load falls on all of them alike; each daemon checks
-//! afterwards that it ran exactly the ticks its clients counted.
+//! `Tick` round trip over gRPC against the same tick in process: one control tick (write the six
+//! setpoints, run `substeps_per_tick` physics steps, read the state back), no images.
+//!
+//! The daemons are the `fakesim-hil` binary as users run it, in processes of their own, one on
+//! TCP 127.0.0.1 and one on a Unix domain socket; the client is this process on a
+//! current-thread runtime, as a single-threaded client (Python's grpcio, LeRobot) is. To show
+//! where the extra time goes it also times, on each transport, the health check (the transport
+//! alone: no twin) and `GetRobotState` (the transport plus the hand-off to the daemon's physics
+//! thread and back, no physics), and it reads the daemon's own CPU time per call, split between
+//! its physics thread and the rest (tonic, hyper, the async runtime). The paths take turns
+//! sample by sample, so the shared machine's load falls on all of them alike; each daemon
+//! checks afterwards that it ran exactly the ticks its client counted.
 //!
 //! Run with `cargo bench -p fakesim-hil --bench tick`. Prints the median of each path and the
 //! ratios.
 
-use anyhow::ensure;
-use fakesim_hil::listen::{ListenAddr, Listener};
-use fakesim_hil::{Settings, serve};
+use anyhow::{Context, ensure};
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::{GetRobotStateRequest, TickRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use hyper_util::rt::TokioIo;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tokio::net::{TcpStream, UnixStream};
-use tokio::sync::oneshot;
-use tonic::codegen::http;
+use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
-use tower::util::BoxCloneService;
 
 const WARMUP: usize = 100;
 const SAMPLES: usize = 2000;
 const TICKS: u64 = (WARMUP + SAMPLES) as u64;
+/// The unit of the times in `/proc/PID/task/TID/stat` (Linux's `USER_HZ`, 100 on x86 and ARM).
+const USER_HZ: f64 = 100.0;
 
-/// A daemon task and the sender that stops it.
-type Daemon = (oneshot::Sender<()>, tokio::task::JoinHandle<anyhow::Result<()>>);
+/// A daemon process, killed when dropped.
+struct Daemon {
+    child: Child,
+    channel: Channel,
+}
 
-/// A daemon serving on `listen` until the returned sender is used or dropped; also returns the
-/// address bound.
-async fn start(listen: ListenAddr) -> anyhow::Result<(ListenAddr, Daemon)> {
-    let listener = Listener::bind(&listen).await?;
-    let listen = listener.local_addr()?;
-    let settings = Settings {
-        listen: listen.clone(),
-        runs_dir: std::env::temp_dir().join("fakesim-bench-runs"),
-        ..Settings::default()
-    };
-    let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(serve(settings, listener, async {
-        let _ = stopped.await;
-    }));
-    Ok((listen, (stop, server)))
+impl Daemon {
+    /// Starts the daemon binary on `listen` and connects to the address it prints.
+    async fn start(listen: &str) -> anyhow::Result<Self> {
+        let runs = std::env::temp_dir().join(format!("fakesim-bench-runs-{}", std::process::id()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fakesim-hil"))
+            .args(["--listen", listen, "--runs-dir"])
+            .arg(runs)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the daemon")?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
+        let addr = line.trim().to_owned();
+        let channel = match addr.strip_prefix("unix:") {
+            Some(path) => unix_channel(PathBuf::from(path)).await?,
+            None => Endpoint::from_shared(format!("http://{addr}"))?.connect().await?,
+        };
+        Ok(Daemon { child, channel })
+    }
+
+    /// CPU time the daemon has used so far: (its physics thread, every other thread).
+    fn cpu(&self) -> anyhow::Result<(Duration, Duration)> {
+        let tasks = PathBuf::from(format!("/proc/{}/task", self.child.id()));
+        let (mut physics, mut rest) = (Duration::ZERO, Duration::ZERO);
+        for task in std::fs::read_dir(tasks)? {
+            let (name, used) = thread_cpu(&task?.path().join("stat"))?;
+            if name == "twin-physics" {
+                physics += used;
+            } else {
+                rest += used;
+            }
+        }
+        Ok((physics, rest))
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A thread's name and its user plus system time, from its `/proc/PID/task/TID/stat`.
+fn thread_cpu(stat: &Path) -> anyhow::Result<(String, Duration)> {
+    let text = std::fs::read_to_string(stat)?;
+    let (open, close) = (text.find('(').context("no name")?, text.rfind(')').context("no name")?);
+    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    // After the name: state is field 3 of the file, utime 14 and stime 15, in clock ticks.
+    let ticks: u64 =
+        fields.get(11).context("no utime")?.parse::<u64>()? + fields.get(12).context("no stime")?.parse::<u64>()?;
+    Ok((
+        text[open + 1..close].to_owned(),
+        Duration::from_secs_f64(ticks as f64 / USER_HZ),
+    ))
 }
 
 /// A channel over a Unix domain socket.
@@ -63,27 +109,6 @@ async fn unix_channel(path: PathBuf) -> anyhow::Result<Channel> {
     Ok(Endpoint::try_from("http://[::1]:50051")?
         .connect_with_connector(connector)
         .await?)
-}
-
-/// A tonic client on a bare HTTP/2 connection: calls go straight to the connection, without
-/// `Channel`'s buffer task.
-type Bare = BoxCloneService<http::Request<tonic::body::Body>, http::Response<hyper::body::Incoming>, hyper::Error>;
-
-/// A client on its own HTTP/2 connection over `io`.
-async fn bare_client<IO>(io: IO) -> anyhow::Result<RobotServiceClient<Bare>>
-where
-    IO: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    let (send, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await?;
-    tokio::spawn(connection);
-    let service = tower::service_fn(move |request| {
-        let mut send = send.clone();
-        async move { send.send_request(request).await }
-    });
-    Ok(RobotServiceClient::with_origin(
-        BoxCloneService::new(service),
-        "http://localhost".parse()?,
-    ))
 }
 
 /// Times one call.
@@ -99,23 +124,43 @@ fn median_us(mut samples: Vec<Duration>) -> f64 {
     samples[samples.len() / 2].as_secs_f64() * 1e6
 }
 
-/// One tick over gRPC; returns the daemon's physics step count after it.
-async fn grpc_tick<T>(client: &mut RobotServiceClient<T>, action: &[f64]) -> anyhow::Result<u64>
-where
-    T: tonic::client::GrpcService<tonic::body::Body>,
-    T::Error: Into<tonic::codegen::StdError>,
-    T::ResponseBody: tonic::codegen::Body<Data = tonic::codegen::Bytes> + Send + 'static,
-    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
-{
-    let request = TickRequest {
-        action: action.to_vec(),
-        ..Default::default()
-    };
-    Ok(client.tick(request).await?.into_inner().physics_steps)
+/// The three calls timed on one daemon.
+struct Calls {
+    robot: RobotServiceClient<Channel>,
+    health: HealthClient<Channel>,
+}
+
+impl Calls {
+    fn new(daemon: &Daemon) -> Self {
+        Calls {
+            robot: RobotServiceClient::new(daemon.channel.clone()),
+            health: HealthClient::new(daemon.channel.clone()),
+        }
+    }
+
+    /// One tick; returns the daemon's physics step count after it.
+    async fn tick(&mut self, action: &[f64]) -> anyhow::Result<u64> {
+        let request = TickRequest {
+            action: action.to_vec(),
+            ..Default::default()
+        };
+        Ok(self.robot.tick(request).await?.into_inner().physics_steps)
+    }
+
+    async fn state(&mut self) -> anyhow::Result<u64> {
+        let request = GetRobotStateRequest::default();
+        Ok(self.robot.get_robot_state(request).await?.into_inner().physics_steps)
+    }
+
+    async fn health(&mut self) -> anyhow::Result<()> {
+        let request = HealthCheckRequest { service: String::new() };
+        self.health.check(request).await?;
+        Ok(())
+    }
 }
 
 fn main() -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)?;
         let dt = sim.model_info().timestep;
@@ -123,29 +168,28 @@ fn main() -> anyhow::Result<()> {
         let action = JointValues::Ordered(values.clone());
         let twin = TwinHandle::spawn(TwinConfig::default())?;
 
-        let (tcp_addr, (tcp_stop, tcp_server)) = start(ListenAddr::Tcp((Ipv4Addr::LOCALHOST, 0).into())).await?;
         let socket = std::env::temp_dir().join(format!("fakesim-bench-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&socket);
-        let (_, (unix_stop, unix_server)) = start(ListenAddr::Unix(socket.clone())).await?;
-        let mut tcp = RobotServiceClient::new(Endpoint::from_shared(format!("http://{tcp_addr}"))?.connect().await?);
-        let mut health = HealthClient::new(Endpoint::from_shared(format!("http://{tcp_addr}"))?.connect().await?);
-        let mut unix = RobotServiceClient::new(unix_channel(socket.clone()).await?);
-        let ListenAddr::Tcp(tcp_socket) = tcp_addr else {
-            anyhow::bail!("a TCP daemon")
-        };
-        let tcp_stream = TcpStream::connect(tcp_socket).await?;
-        tcp_stream.set_nodelay(true)?;
-        let mut tcp_bare = bare_client(TokioIo::new(tcp_stream)).await?;
-        let mut unix_bare = bare_client(TokioIo::new(UnixStream::connect(&socket).await?)).await?;
+        let daemons = [
+            Daemon::start("127.0.0.1:0").await?,
+            Daemon::start(&format!("unix:{}", socket.display())).await?,
+        ];
+        let mut calls = daemons.each_ref().map(Calls::new);
+        let mut start_steps = [0; 2];
+        for (steps, calls) in start_steps.iter_mut().zip(&mut calls) {
+            *steps = calls.state().await?;
+        }
 
-        let tcp_start = tcp.get_robot_state(GetRobotStateRequest::default()).await?.into_inner().physics_steps;
-        let unix_start = unix.get_robot_state(GetRobotStateRequest::default()).await?.into_inner().physics_steps;
-
-        let names = ["Sim", "TwinHandle", "TCP", "unix", "TCP bare", "unix bare", "health TCP"];
-        let mut samples: Vec<Vec<Duration>> = names.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();
-        let (mut tcp_steps, mut unix_steps) = (0, 0);
+        let mut samples: Vec<Vec<Duration>> = (0..8).map(|_| Vec::with_capacity(SAMPLES)).collect();
+        let mut steps = [0; 2];
+        let mut cpu_start = [(Duration::ZERO, Duration::ZERO); 2];
         for i in 0..WARMUP + SAMPLES {
-            let mut round: Vec<Vec<Duration>> = names.iter().map(|_| Vec::new()).collect();
+            if i == WARMUP {
+                for (at, daemon) in cpu_start.iter_mut().zip(&daemons) {
+                    *at = daemon.cpu()?;
+                }
+            }
+            let mut round: Vec<Vec<Duration>> = (0..8).map(|_| Vec::new()).collect();
             timed(&mut round[0], async {
                 sim.send_action(&action, DEFAULT_SUBSTEPS_PER_TICK)?;
                 Ok(sim.robot_state())
@@ -162,55 +206,67 @@ fn main() -> anyhow::Result<()> {
                 Ok(state)
             })
             .await?;
-            timed(&mut round[2], grpc_tick(&mut tcp, &values)).await?;
-            timed(&mut round[3], grpc_tick(&mut unix, &values)).await?;
-            tcp_steps = timed(&mut round[4], grpc_tick(&mut tcp_bare, &values)).await?;
-            unix_steps = timed(&mut round[5], grpc_tick(&mut unix_bare, &values)).await?;
-            timed(&mut round[6], async {
-                let request = HealthCheckRequest { service: String::new() };
-                Ok(health.check(request).await?)
-            })
-            .await?;
+            for (k, calls) in calls.iter_mut().enumerate() {
+                steps[k] = timed(&mut round[2 + k], calls.tick(&values)).await?;
+                timed(&mut round[4 + k], calls.state()).await?;
+                timed(&mut round[6 + k], calls.health()).await?;
+            }
             if i >= WARMUP {
                 for (all, one) in samples.iter_mut().zip(round) {
                     all.extend(one);
                 }
             }
         }
+        let cpu_per_call: Vec<(f64, f64)> = daemons
+            .iter()
+            .zip(cpu_start)
+            .map(|(daemon, (physics, rest))| {
+                let (physics_now, rest_now) = daemon.cpu()?;
+                // Each call of the round: a tick, a state read and a health check.
+                let per = |used: Duration| used.as_secs_f64() * 1e6 / SAMPLES as f64;
+                Ok((per(physics_now - physics), per(rest_now - rest)))
+            })
+            .collect::<anyhow::Result<_>>()?;
+
         let expected = TICKS * u64::from(DEFAULT_SUBSTEPS_PER_TICK);
         let sim_steps = (sim.time() / dt).round() as u64;
         let handle_steps = twin.with_sim(move |sim| (sim.time() / dt).round() as u64).await?;
         for (what, steps, want) in [
             ("Sim", sim_steps, expected),
             ("TwinHandle", handle_steps, expected),
-            ("the TCP daemon", tcp_steps - tcp_start, 2 * expected),
-            ("the unix daemon", unix_steps - unix_start, 2 * expected),
+            ("the TCP daemon", steps[0] - start_steps[0], expected),
+            ("the unix daemon", steps[1] - start_steps[1], expected),
         ] {
             ensure!(steps == want, "{what} ran {steps} physics steps, expected {want}");
         }
-        drop((tcp, unix, tcp_bare, unix_bare, health));
-        let _ = (tcp_stop.send(()), unix_stop.send(()));
-        tcp_server.await??;
-        unix_server.await??;
+        drop(calls);
+        drop(daemons);
+        let _ = std::fs::remove_file(&socket);
 
         let us: Vec<f64> = samples.into_iter().map(median_us).collect();
-        let [direct, handle, over_tcp, over_unix, bare_tcp, bare_unix, transport] = us[..] else {
-            anyhow::bail!("seven paths")
+        let [direct, handle, tick_tcp, tick_unix, state_tcp, state_unix, health_tcp, health_unix] = us[..] else {
+            anyhow::bail!("eight paths")
         };
         println!(
             "Tick, {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median of {SAMPLES} after {WARMUP} warm-up, paths in turn:"
         );
-        println!("  in process, Sim on this thread : {direct:8.1} us");
-        println!("  in process, through TwinHandle : {handle:8.1} us  ({:.2} of Sim)", handle / direct);
-        for (what, us) in [
-            ("over gRPC, TCP 127.0.0.1      ", over_tcp),
-            ("over gRPC, Unix socket        ", over_unix),
-            ("  TCP, bare HTTP/2 client     ", bare_tcp),
-            ("  Unix, bare HTTP/2 client    ", bare_unix),
+        println!("  in process, Sim on this thread   : {direct:8.1} us");
+        println!("  in process, through TwinHandle   : {handle:8.1} us  ({:.2} of Sim)", handle / direct);
+        for (transport, tick, state, health, (physics, rest)) in [
+            ("TCP 127.0.0.1", tick_tcp, state_tcp, health_tcp, cpu_per_call[0]),
+            ("Unix socket  ", tick_unix, state_unix, health_unix, cpu_per_call[1]),
         ] {
-            println!("  {what} : {us:8.1} us  ({:.2} of Sim, {:.2} of TwinHandle)", us / direct, us / handle);
+            println!(
+                "  Tick over gRPC, {transport}    : {tick:8.1} us  ({:.2} of Sim, {:.2} of TwinHandle)",
+                tick / direct,
+                tick / handle
+            );
+            println!("    GetRobotState (no physics)     : {state:8.1} us");
+            println!("    health check (no twin)         : {health:8.1} us");
+            println!(
+                "    daemon CPU per round (tick, state, health): physics thread {physics:6.1} us, the rest {rest:6.1} us"
+            );
         }
-        println!("  health check over TCP, no twin : {transport:8.1} us  (the transport alone)");
         Ok(())
     })
 }
