@@ -44,6 +44,7 @@ def test_episode_reset_observe_move_gripper_stop(client: Client) -> None:
     for image in seen.images.values():
         assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
         assert image.std() > 1.0, "a rendered scene is not a flat colour"
+    assert seen.timing.render_s > 0.0 and seen.timing.encode_s > 0.0, seen.timing
 
     moved = client.move(dy=0.04)
     assert moved.action.stop_reason == session_pb2.MOVE_STOP_REASON_REACHED
@@ -70,6 +71,8 @@ def test_tick_returns_the_observation_vector_and_images(client: Client) -> None:
     assert result.images["agentview"].shape == (64, 96, 3)
     assert result.depth["agentview"].shape == (64, 96)
     assert result.physics_steps == state.physics_steps + model.substeps_per_tick
+    assert result.image_timing is not None and result.image_timing.render_s > 0.0, result.image_timing
+    assert client.tick(list(state.ctrl_targets)).image_timing is None, "no frames, no timing"
     png = client.tick(list(state.ctrl_targets), images=True, cameras=["agentview"], width=96, height=64, raw_images=False)
     raw = client.tick(list(state.ctrl_targets), images=True, cameras=["agentview"], width=96, height=64)
     assert png.images["agentview"].shape == raw.images["agentview"].shape == (64, 96, 3)

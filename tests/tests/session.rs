@@ -41,6 +41,13 @@ fn is_png(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x89PNG\r\n\x1a\n")
 }
 
+/// Asserts the answer says how long its images took to draw and to encode.
+fn assert_timed(images: &Images) {
+    let timing = images.timing.unwrap();
+    assert!(timing.render_s > 0.0 && timing.encode_s > 0.0, "{timing:?}");
+    assert!(timing.render_s < 60.0 && timing.encode_s < 60.0, "{timing:?}");
+}
+
 #[tokio::test]
 async fn a_whole_episode_with_artifacts_on_disk() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
@@ -67,6 +74,7 @@ async fn a_whole_episode_with_artifacts_on_disk() {
         .into_inner();
     let images = started.images.unwrap();
     assert!(is_png(&images.agentview) && is_png(&images.robot0_eye_in_hand));
+    assert_timed(&images);
     assert_eq!(started.steps_left, 300);
     let before = started.state.unwrap().eef_pos_m.unwrap();
 
@@ -90,6 +98,7 @@ async fn a_whole_episode_with_artifacts_on_disk() {
         .unwrap()
         .into_inner();
     assert_eq!(observed.step, closed.step, "observing uses no budget");
+    assert_timed(&observed.images.unwrap());
 
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     assert_eq!(stopped.run, started.run);

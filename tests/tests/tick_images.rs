@@ -182,3 +182,29 @@ async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tick_with_frames_says_how_long_drawing_and_encoding_took() {
+    let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
+    let mut robot = server.robot().await.unwrap();
+    let action = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .ctrl_targets;
+    let tick = |want_images: bool, encoding: ColorEncoding| TickRequest {
+        action: action.clone(),
+        want_images,
+        color_encoding: encoding.into(),
+        ..Default::default()
+    };
+    let plain = robot.tick(tick(false, ColorEncoding::Png)).await.unwrap().into_inner();
+    assert_eq!(plain.image_timing, None, "no frames, no timing");
+    let png = robot.tick(tick(true, ColorEncoding::Png)).await.unwrap().into_inner();
+    let timing = png.image_timing.unwrap();
+    assert!(timing.render_s > 0.0 && timing.encode_s > 0.0, "{timing:?}");
+    let raw = robot.tick(tick(true, ColorEncoding::Raw)).await.unwrap().into_inner();
+    let timing = raw.image_timing.unwrap();
+    assert!(timing.render_s > 0.0 && timing.encode_s >= 0.0, "{timing:?}");
+}

@@ -10,7 +10,7 @@ use crate::motion::MoveReport;
 use crate::motion::MoveStop;
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use crate::ticks::GRIPPER_OPEN_RAD;
-use fakesim_twin::image::encode_rgb_png;
+use fakesim_twin::image::{ImageTiming, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::{JointValues, Pose, Sim, TwinHandle, Watch};
 use serde::Serialize;
@@ -129,6 +129,8 @@ pub struct Images {
     pub agentview: Vec<u8>,
     /// Wrist camera.
     pub robot0_eye_in_hand: Vec<u8>,
+    /// How long drawing and encoding them took.
+    pub timing: ImageTiming,
 }
 
 /// What every episode call returns besides its own fields.
@@ -728,12 +730,10 @@ impl Engine {
         for frame in &frames {
             pngs.push(encode_rgb_png(frame)?);
         }
-        let encoded = Instant::now();
-        tracing::debug!(
-            render_ms = (rendered - started).as_secs_f64() * 1e3,
-            encode_ms = (encoded - rendered).as_secs_f64() * 1e3,
-            "observation images"
-        );
+        let timing = ImageTiming {
+            render_s: (rendered - started).as_secs_f64(),
+            encode_s: rendered.elapsed().as_secs_f64(),
+        };
         for (camera, png) in CAMERAS.iter().zip(&pngs) {
             run.journal.frame(label, camera, png)?;
         }
@@ -742,6 +742,7 @@ impl Engine {
         Ok(Images {
             agentview,
             robot0_eye_in_hand,
+            timing,
         })
     }
 }

@@ -2,10 +2,19 @@
 
 use crate::status;
 use fakesim_proto::v1;
+use fakesim_twin::image::ImageTiming;
 use fakesim_twin::joints::{ARM_JOINTS, resolve_joint};
 use fakesim_twin::sim::{FrameKind, FramePose};
 use fakesim_twin::{JointValues, Pose};
 use tonic::Status;
+
+/// How long a call's images took, as sent.
+pub fn image_timing(timing: ImageTiming) -> v1::ImageTiming {
+    v1::ImageTiming {
+        render_s: timing.render_s,
+        encode_s: timing.encode_s,
+    }
+}
 
 /// The twin's joint values from a request's `JointValues`; refuses a missing one.
 ///

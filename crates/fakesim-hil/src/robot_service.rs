@@ -2,7 +2,7 @@
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
 use crate::control::Need;
-use crate::convert::{frame_pose, ids_of_labels, joint_values, pose, written_ids};
+use crate::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
 use crate::status::from_name;
@@ -344,9 +344,12 @@ impl RobotApi for RobotService {
         let ticked = u64::from(self.state.model.substeps_per_tick);
         self.record("tick", ticked, json!({ "action": robot.ctrl.to_vec() }))
             .await?;
-        let frames = match (&images, shot) {
-            (Some(images), Some(shot)) => images.encode(images.draw(&self.state.twin, shot).await?)?,
-            _ => Vec::new(),
+        let (frames, image_timing) = match (&images, shot) {
+            (Some(images), Some(shot)) => {
+                let (frames, timing) = images.render(&self.state.twin, shot).await?;
+                (frames, Some(image_timing(timing)))
+            }
+            _ => (Vec::new(), None),
         };
         let mut observation = observation(&robot);
         let positions = self.state.units.positions_in(&robot.qpos, request.unit)?;
@@ -356,6 +359,7 @@ impl RobotApi for RobotService {
             physics_steps: self.state.physics_steps(robot.time),
             time_s: robot.time,
             frames,
+            image_timing,
         }))
     }
 }

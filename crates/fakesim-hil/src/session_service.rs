@@ -1,6 +1,7 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
 use crate::control::Need;
+use crate::convert::image_timing;
 use crate::state::AppState;
 use crate::status;
 use fakesim_bridge::hil::{Mode, VerbKind};
@@ -91,6 +92,7 @@ fn images(images: Images) -> v1::Images {
     v1::Images {
         agentview: images.agentview,
         robot0_eye_in_hand: images.robot0_eye_in_hand,
+        timing: Some(image_timing(images.timing)),
     }
 }
 

@@ -2,9 +2,10 @@
 
 use crate::status;
 use fakesim_proto::v1;
-use fakesim_twin::image::{depth_to_mm, encode_depth_png, encode_rgb_png};
+use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RobotState, TwinError, TwinHandle};
+use std::time::Instant;
 use tonic::Status;
 
 /// Names of the observation entries, in order: joint positions (rad), joint velocities (rad/s),
@@ -128,14 +129,26 @@ impl ImageRequest {
             .map_err(|e| status::from_twin(&e))
     }
 
-    /// Renders a snapshot's cameras, in request order.
-    pub async fn draw(&self, twin: &TwinHandle, shot: CameraSnapshot) -> Result<Vec<(String, Frame)>, Status> {
+    /// Draws a snapshot's cameras and encodes the frames, in request order; also returns how
+    /// long each part took.
+    pub async fn render(
+        &self,
+        twin: &TwinHandle,
+        shot: CameraSnapshot,
+    ) -> Result<(Vec<v1::CameraFrame>, ImageTiming), Status> {
+        let started = Instant::now();
         let frames = twin.draw(shot).await.map_err(|e| status::from_twin(&e))?;
-        Ok(self.cameras.iter().cloned().zip(frames).collect())
+        let drawn = Instant::now();
+        let frames = self.encode(self.cameras.iter().cloned().zip(frames).collect())?;
+        let timing = ImageTiming {
+            render_s: (drawn - started).as_secs_f64(),
+            encode_s: drawn.elapsed().as_secs_f64(),
+        };
+        Ok((frames, timing))
     }
 
     /// Encodes rendered frames: colour as PNG or raw RGB, depth as PNG or raw codes, as asked.
-    pub fn encode(&self, frames: Vec<(String, Frame)>) -> Result<Vec<v1::CameraFrame>, Status> {
+    fn encode(&self, frames: Vec<(String, Frame)>) -> Result<Vec<v1::CameraFrame>, Status> {
         frames
             .into_iter()
             .map(|(camera, mut frame)| {

@@ -257,6 +257,7 @@ mod tests {
             images: Some(v1::Images {
                 agentview: vec![1, 2, 3],
                 robot0_eye_in_hand: vec![4, 5],
+                ..Default::default()
             }),
             ..Default::default()
         };

@@ -8,6 +8,15 @@ use thiserror::Error;
 #[error("PNG encoding failed: {0}")]
 pub struct EncodeError(String);
 
+/// How long a call's images took to draw and to encode, seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImageTiming {
+    /// Drawing the cameras and reading their pixels back.
+    pub render_s: f64,
+    /// Encoding the frames.
+    pub encode_s: f64,
+}
+
 /// Depth codes are millimetres; farther than this (or no hit) saturates.
 pub const MAX_DEPTH_MM: u16 = u16::MAX;
 

@@ -60,6 +60,21 @@ def mode_name(mode: int) -> str:
 
 
 @dataclass(frozen=True)
+class ImageTiming:
+    """How long the daemon took for a call's images, seconds."""
+
+    #: Drawing the cameras and reading their pixels back.
+    render_s: float
+    #: Encoding the frames (PNG; near zero for raw frames).
+    encode_s: float
+
+    @classmethod
+    def from_proto(cls, timing: common_pb2.ImageTiming) -> ImageTiming:
+        """The timing of an answer."""
+        return cls(render_s=timing.render_s, encode_s=timing.encode_s)
+
+
+@dataclass(frozen=True)
 class Observation:
     """End-effector state and the session's camera images as arrays."""
 
@@ -75,6 +90,8 @@ class Observation:
     step: int
     #: Steps left in the episode.
     steps_left: int
+    #: How long the daemon took to draw and encode the images.
+    timing: ImageTiming
 
     @classmethod
     def from_proto(cls, images: session_pb2.Images, state: session_pb2.EefState, step: int, steps_left: int) -> Observation:
@@ -87,6 +104,7 @@ class Observation:
             gripper_opening_m=state.gripper.opening_m,
             step=step,
             steps_left=steps_left,
+            timing=ImageTiming.from_proto(images.timing),
         )
 
 
@@ -104,6 +122,8 @@ class TickResult:
     physics_steps: int
     #: Simulation time, seconds.
     time_s: float
+    #: How long the daemon took to draw and encode the images; None without images.
+    image_timing: ImageTiming | None
 
 
 class Client:
@@ -263,6 +283,7 @@ class Client:
             depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
             physics_steps=answer.physics_steps,
             time_s=answer.time_s,
+            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
         )
 
     def preview_actions(

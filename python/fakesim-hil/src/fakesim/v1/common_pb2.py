@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x66\x61kesim/v1/common.proto\x12\nfakesim.v1\"\'\n\x04Vec3\x12\t\n\x01x\x18\x01 \x01(\x01\x12\t\n\x01y\x18\x02 \x01(\x01\x12\t\n\x01z\x18\x03 \x01(\x01\"5\n\x03Rpy\x12\x0e\n\x06roll_x\x18\x01 \x01(\x01\x12\x0f\n\x07pitch_y\x18\x02 \x01(\x01\x12\r\n\x05yaw_z\x18\x03 \x01(\x01\"8\n\nQuaternion\x12\t\n\x01w\x18\x01 \x01(\x01\x12\t\n\x01x\x18\x02 \x01(\x01\x12\t\n\x01y\x18\x03 \x01(\x01\x12\t\n\x01z\x18\x04 \x01(\x01\"Y\n\x04Pose\x12$\n\nposition_m\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12+\n\x0borientation\x18\x02 \x01(\x0b\x32\x16.fakesim.v1.Quaternion\"{\n\x10NamedJointValues\x12\x38\n\x06values\x18\x01 \x03(\x0b\x32(.fakesim.v1.NamedJointValues.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"$\n\x12OrderedJointValues\x12\x0e\n\x06values\x18\x01 \x03(\x01\"w\n\x0bJointValues\x12-\n\x05named\x18\x01 \x01(\x0b\x32\x1c.fakesim.v1.NamedJointValuesH\x00\x12\x31\n\x07ordered\x18\x02 \x01(\x0b\x32\x1e.fakesim.v1.OrderedJointValuesH\x00\x42\x06\n\x04\x66orm*}\n\tJointUnit\x12\x1a\n\x16JOINT_UNIT_UNSPECIFIED\x10\x00\x12\x16\n\x12JOINT_UNIT_RADIANS\x10\x01\x12\x1e\n\x1aJOINT_UNIT_LEROBOT_DEGREES\x10\x02\x12\x1c\n\x18JOINT_UNIT_LEROBOT_RANGE\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x66\x61kesim/v1/common.proto\x12\nfakesim.v1\"\'\n\x04Vec3\x12\t\n\x01x\x18\x01 \x01(\x01\x12\t\n\x01y\x18\x02 \x01(\x01\x12\t\n\x01z\x18\x03 \x01(\x01\"5\n\x03Rpy\x12\x0e\n\x06roll_x\x18\x01 \x01(\x01\x12\x0f\n\x07pitch_y\x18\x02 \x01(\x01\x12\r\n\x05yaw_z\x18\x03 \x01(\x01\"8\n\nQuaternion\x12\t\n\x01w\x18\x01 \x01(\x01\x12\t\n\x01x\x18\x02 \x01(\x01\x12\t\n\x01y\x18\x03 \x01(\x01\x12\t\n\x01z\x18\x04 \x01(\x01\"Y\n\x04Pose\x12$\n\nposition_m\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12+\n\x0borientation\x18\x02 \x01(\x0b\x32\x16.fakesim.v1.Quaternion\"{\n\x10NamedJointValues\x12\x38\n\x06values\x18\x01 \x03(\x0b\x32(.fakesim.v1.NamedJointValues.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"$\n\x12OrderedJointValues\x12\x0e\n\x06values\x18\x01 \x03(\x01\"w\n\x0bJointValues\x12-\n\x05named\x18\x01 \x01(\x0b\x32\x1c.fakesim.v1.NamedJointValuesH\x00\x12\x31\n\x07ordered\x18\x02 \x01(\x0b\x32\x1e.fakesim.v1.OrderedJointValuesH\x00\x42\x06\n\x04\x66orm\"1\n\x0bImageTiming\x12\x10\n\x08render_s\x18\x01 \x01(\x01\x12\x10\n\x08\x65ncode_s\x18\x02 \x01(\x01*}\n\tJointUnit\x12\x1a\n\x16JOINT_UNIT_UNSPECIFIED\x10\x00\x12\x16\n\x12JOINT_UNIT_RADIANS\x10\x01\x12\x1e\n\x1aJOINT_UNIT_LEROBOT_DEGREES\x10\x02\x12\x1c\n\x18JOINT_UNIT_LEROBOT_RANGE\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,8 +33,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_NAMEDJOINTVALUES_VALUESENTRY']._loaded_options = None
   _globals['_NAMEDJOINTVALUES_VALUESENTRY']._serialized_options = b'8\001'
-  _globals['_JOINTUNIT']._serialized_start=568
-  _globals['_JOINTUNIT']._serialized_end=693
+  _globals['_JOINTUNIT']._serialized_start=619
+  _globals['_JOINTUNIT']._serialized_end=744
   _globals['_VEC3']._serialized_start=39
   _globals['_VEC3']._serialized_end=78
   _globals['_RPY']._serialized_start=80
@@ -51,4 +51,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ORDEREDJOINTVALUES']._serialized_end=445
   _globals['_JOINTVALUES']._serialized_start=447
   _globals['_JOINTVALUES']._serialized_end=566
+  _globals['_IMAGETIMING']._serialized_start=568
+  _globals['_IMAGETIMING']._serialized_end=617
 # @@protoc_insertion_point(module_scope)

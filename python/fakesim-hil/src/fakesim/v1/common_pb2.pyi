@@ -84,3 +84,11 @@ class JointValues(_message.Message):
     named: NamedJointValues
     ordered: OrderedJointValues
     def __init__(self, named: _Optional[_Union[NamedJointValues, _Mapping]] = ..., ordered: _Optional[_Union[OrderedJointValues, _Mapping]] = ...) -> None: ...
+
+class ImageTiming(_message.Message):
+    __slots__ = ("render_s", "encode_s")
+    RENDER_S_FIELD_NUMBER: _ClassVar[int]
+    ENCODE_S_FIELD_NUMBER: _ClassVar[int]
+    render_s: float
+    encode_s: float
+    def __init__(self, render_s: _Optional[float] = ..., encode_s: _Optional[float] = ...) -> None: ...

@@ -308,13 +308,15 @@ class CameraFrame(_message.Message):
     def __init__(self, camera: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., color_png: _Optional[bytes] = ..., color_raw: _Optional[bytes] = ..., depth_png: _Optional[bytes] = ..., depth_raw: _Optional[bytes] = ...) -> None: ...
 
 class TickResponse(_message.Message):
-    __slots__ = ("observation", "physics_steps", "time_s", "frames")
+    __slots__ = ("observation", "physics_steps", "time_s", "frames", "image_timing")
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     PHYSICS_STEPS_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
     FRAMES_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_TIMING_FIELD_NUMBER: _ClassVar[int]
     observation: _containers.RepeatedScalarFieldContainer[float]
     physics_steps: int
     time_s: float
     frames: _containers.RepeatedCompositeFieldContainer[CameraFrame]
-    def __init__(self, observation: _Optional[_Iterable[float]] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., frames: _Optional[_Iterable[_Union[CameraFrame, _Mapping]]] = ...) -> None: ...
+    image_timing: _common_pb2.ImageTiming
+    def __init__(self, observation: _Optional[_Iterable[float]] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., frames: _Optional[_Iterable[_Union[CameraFrame, _Mapping]]] = ..., image_timing: _Optional[_Union[_common_pb2.ImageTiming, _Mapping]] = ...) -> None: ...

@@ -69,12 +69,14 @@ class Task(_message.Message):
     def __init__(self, suite: _Optional[str] = ..., task_index: _Optional[int] = ..., name: _Optional[str] = ..., instruction: _Optional[str] = ..., init_state_index: _Optional[int] = ...) -> None: ...
 
 class Images(_message.Message):
-    __slots__ = ("agentview", "robot0_eye_in_hand")
+    __slots__ = ("agentview", "robot0_eye_in_hand", "timing")
     AGENTVIEW_FIELD_NUMBER: _ClassVar[int]
     ROBOT0_EYE_IN_HAND_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
     agentview: bytes
     robot0_eye_in_hand: bytes
-    def __init__(self, agentview: _Optional[bytes] = ..., robot0_eye_in_hand: _Optional[bytes] = ...) -> None: ...
+    timing: _common_pb2.ImageTiming
+    def __init__(self, agentview: _Optional[bytes] = ..., robot0_eye_in_hand: _Optional[bytes] = ..., timing: _Optional[_Union[_common_pb2.ImageTiming, _Mapping]] = ...) -> None: ...
 
 class GripperState(_message.Message):
     __slots__ = ("command", "opening_m")
