@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -87,6 +89,41 @@ def daemon_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callabl
     yield factory
     for running in started:
         running.stop()
+
+
+@dataclass
+class VirtualBus:
+    """A virtual SO-101 servo bus (`fakesim-hil emulate`): its device and the calibration it holds."""
+
+    device: str
+    calibration_path: Path
+
+    @property
+    def calibration(self) -> dict:
+        """The calibration file's contents (LeRobot's format)."""
+        return json.loads(self.calibration_path.read_text())
+
+
+@pytest.fixture
+def emulate(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., VirtualBus]]:
+    """Starts virtual buses with extra `emulate` arguments; each is stopped (SIGINT, exit 0) after the test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> VirtualBus:
+        calibration = tmp_path_factory.mktemp("emulate") / "virtual.json"
+        process = subprocess.Popen(
+            [fakesim_bin, "emulate", "--write-calibration", str(calibration), *args], stdout=subprocess.PIPE, text=True
+        )
+        started.append(process)
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("Virtual servo bus on "), first
+        return VirtualBus(first.removeprefix("Virtual servo bus on ").split(":")[0], calibration)
+
+    yield start
+    for process in started:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
 
 
 @pytest.fixture

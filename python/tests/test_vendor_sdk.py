@@ -4,11 +4,7 @@ emulator were written beside but share no code with, get the answers a real STS3
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import scservo_sdk as scs
@@ -24,21 +20,10 @@ STEPS_PER_TURN = 4096
 
 
 @pytest.fixture
-def bus(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
+def bus(emulate) -> tuple[str, dict]:
     """A virtual SO-101 on a pty with some joints offset: its device and the calibration it holds."""
-    calibration = tmp_path_factory.mktemp("emulate") / "virtual.json"
-    offsets = [f"--joint-offset={name}={deg}" for name, deg in OFFSETS_DEG.items()]
-    process = subprocess.Popen(
-        [fakesim_bin, "emulate", "--write-calibration", str(calibration), *offsets],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    assert first.startswith("Virtual servo bus on "), first
-    yield first.removeprefix("Virtual servo bus on ").split(":")[0], json.loads(calibration.read_text())
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=30) == 0
+    virtual = emulate(*(f"--joint-offset={name}={deg}" for name, deg in OFFSETS_DEG.items()))
+    return virtual.device, virtual.calibration
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@
 
 use fakesim_arm::mapping::{Joint, JointMapping};
 use fakesim_e2e::virtual_arm::VirtualArmServer;
-use fakesim_e2e::{CallMetadata, Conn, TestServer};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, named};
 use fakesim_hil::cli::StartMode;
 use fakesim_hil::lease::MAX_TTL_MS;
 use fakesim_proto::errors::error_reason;
@@ -910,5 +910,51 @@ async fn a_joint_resting_off_the_twins_zero_is_reported_as_calibration_drift() {
     assert!((roll.residual_rad.unwrap() - offset).abs() <= step, "{roll:?}");
     let pan = sample.joints.iter().find(|j| j.label == "shoulder_pan").unwrap();
     assert!(pan.residual_rad.unwrap().abs() <= step, "{pan:?}");
+    rig.arm.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
+    // The elbow cannot pass 6 degrees (0.10 rad); each call asks for 0.5 rad.
+    let (rig, _hw, _session, _) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
+    let mut robot = rig.robot().await;
+    let mut action = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .ctrl_targets;
+    action[2] = 0.5;
+    let tick = TickRequest {
+        action,
+        ..TickRequest::default()
+    };
+    let first = robot.tick(tick.clone()).await.unwrap().into_inner();
+    assert!(!first.blocked, "the elbow has not reached the obstacle yet");
+    let mut ticks = 1;
+    while !robot.tick(tick.clone()).await.unwrap().into_inner().blocked {
+        ticks += 1;
+        assert!(ticks < 100, "no tick reported the blocked elbow");
+    }
+    // Held: the elbow's goal is where it stands.
+    let present = rig
+        .arm
+        .bus
+        .servos()
+        .register(3, &feetech::control_table::PRESENT_POSITION)
+        .unwrap();
+    assert!((goals(&rig)[2] - present).abs() <= 2);
+
+    // A later call pushes again and is held again.
+    let push = || SendActionRequest {
+        action: Some(named(&[("elbow_flex", 0.5)])),
+        n_substeps: Some(50),
+        unit: JointUnit::Radians.into(),
+    };
+    let mut calls = 0;
+    while !robot.send_action(push()).await.unwrap().into_inner().blocked {
+        calls += 1;
+        assert!(calls < 40, "no SendAction reported the blocked elbow");
+    }
     rig.arm.server.stop().await.unwrap();
 }

@@ -9,7 +9,7 @@ use crate::status::from_name;
 use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_bridge::hil::{VerbKind, run_action};
 use fakesim_episode::names::check_path_name;
-use fakesim_episode::ticks::Hold;
+use fakesim_episode::ticks::{Hold, Observed};
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
 use fakesim_twin::quote::Quoted;
@@ -57,10 +57,9 @@ impl RobotService {
     /// Writes servo setpoints and holds them (on the twin in lock-step, or, in `hil`, on the
     /// real arm for that long in real time) through the one tick driver of the mode. Returns
     /// the state after. The caller holds the drive lock.
-    async fn act(&self, action: JointValues, hold: Hold) -> Result<RobotState, Status> {
+    async fn act(&self, action: JointValues, hold: Hold) -> Result<Observed, Status> {
         run_action(&self.state.bridge, &self.state.twin, action, hold)
             .await
-            .map(|after| after.robot)
             .map_err(|e| status::from_bridge(&e))
     }
 
@@ -161,11 +160,12 @@ impl RobotApi for RobotService {
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
         self.check_budget().await?;
-        let time = {
+        let after = {
             let _drive = self.state.lock_drive().await;
             self.state.admit(&metadata, Need::Motion)?;
-            self.act(action, Hold::Substeps(n_substeps)).await?.time
+            self.act(action, Hold::Substeps(n_substeps)).await?
         };
+        let time = after.robot.time;
         let fields = json!({ "keys": applied_keys, "n_substeps": n_substeps });
         self.record("send_action", u64::from(n_substeps), fields).await?;
         Ok(Response::new(v1::SendActionResponse {
@@ -173,6 +173,7 @@ impl RobotApi for RobotService {
             substeps_run: n_substeps,
             physics_steps: self.state.physics_steps(time),
             time_s: time,
+            blocked: after.blocked,
         }))
     }
 
@@ -329,18 +330,19 @@ impl RobotApi for RobotService {
             .units
             .to_radians(JointValues::Ordered(request.action), request.unit)?;
         self.check_budget().await?;
-        let (robot, shot) = {
+        let (after, shot) = {
             let _drive = self.state.lock_drive().await;
             self.state.admit(&metadata, Need::Motion)?;
-            let robot = self.act(action, Hold::Tick).await?;
+            let after = self.act(action, Hold::Tick).await?;
             // Taken before the lock is released, so the frames show the state after this tick;
             // drawn after, so no other call waits for the render.
             let shot = match &images {
                 Some(images) => Some(images.snapshot(&self.state.twin).await?),
                 None => None,
             };
-            (robot, shot)
+            (after, shot)
         };
+        let robot = &after.robot;
         let ticked = u64::from(self.state.model.substeps_per_tick);
         self.record("tick", ticked, json!({ "action": robot.ctrl.to_vec() }))
             .await?;
@@ -351,7 +353,7 @@ impl RobotApi for RobotService {
             }
             _ => (Vec::new(), None),
         };
-        let mut observation = observation(&robot);
+        let mut observation = observation(robot);
         let positions = self.state.units.positions_in(&robot.qpos, request.unit)?;
         observation[..positions.len()].copy_from_slice(&positions);
         Ok(Response::new(v1::TickResponse {
@@ -360,6 +362,7 @@ impl RobotApi for RobotService {
             time_s: robot.time,
             frames,
             image_timing,
+            blocked: after.blocked,
         }))
     }
 }

@@ -124,6 +124,8 @@ class TickResult:
     time_s: float
     #: How long the daemon took to draw and encode the images; None without images.
     image_timing: ImageTiming | None
+    #: True when, in hil, the arm was found blocked during the tick and held where it stood.
+    blocked: bool
 
 
 class Client:
@@ -284,6 +286,7 @@ class Client:
             physics_steps=answer.physics_steps,
             time_s=answer.time_s,
             image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
+            blocked=answer.blocked,
         )
 
     def preview_actions(

@@ -120,16 +120,18 @@ class SendActionRequest(_message.Message):
     def __init__(self, action: _Optional[_Union[_common_pb2.JointValues, _Mapping]] = ..., n_substeps: _Optional[int] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class SendActionResponse(_message.Message):
-    __slots__ = ("applied_keys", "substeps_run", "physics_steps", "time_s")
+    __slots__ = ("applied_keys", "substeps_run", "physics_steps", "time_s", "blocked")
     APPLIED_KEYS_FIELD_NUMBER: _ClassVar[int]
     SUBSTEPS_RUN_FIELD_NUMBER: _ClassVar[int]
     PHYSICS_STEPS_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
+    BLOCKED_FIELD_NUMBER: _ClassVar[int]
     applied_keys: _containers.RepeatedScalarFieldContainer[str]
     substeps_run: int
     physics_steps: int
     time_s: float
-    def __init__(self, applied_keys: _Optional[_Iterable[str]] = ..., substeps_run: _Optional[int] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ...) -> None: ...
+    blocked: bool
+    def __init__(self, applied_keys: _Optional[_Iterable[str]] = ..., substeps_run: _Optional[int] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., blocked: bool = ...) -> None: ...
 
 class StepRequest(_message.Message):
     __slots__ = ("n_steps",)
@@ -308,15 +310,17 @@ class CameraFrame(_message.Message):
     def __init__(self, camera: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., color_png: _Optional[bytes] = ..., color_raw: _Optional[bytes] = ..., depth_png: _Optional[bytes] = ..., depth_raw: _Optional[bytes] = ...) -> None: ...
 
 class TickResponse(_message.Message):
-    __slots__ = ("observation", "physics_steps", "time_s", "frames", "image_timing")
+    __slots__ = ("observation", "physics_steps", "time_s", "frames", "image_timing", "blocked")
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     PHYSICS_STEPS_FIELD_NUMBER: _ClassVar[int]
     TIME_S_FIELD_NUMBER: _ClassVar[int]
     FRAMES_FIELD_NUMBER: _ClassVar[int]
     IMAGE_TIMING_FIELD_NUMBER: _ClassVar[int]
+    BLOCKED_FIELD_NUMBER: _ClassVar[int]
     observation: _containers.RepeatedScalarFieldContainer[float]
     physics_steps: int
     time_s: float
     frames: _containers.RepeatedCompositeFieldContainer[CameraFrame]
     image_timing: _common_pb2.ImageTiming
-    def __init__(self, observation: _Optional[_Iterable[float]] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., frames: _Optional[_Iterable[_Union[CameraFrame, _Mapping]]] = ..., image_timing: _Optional[_Union[_common_pb2.ImageTiming, _Mapping]] = ...) -> None: ...
+    blocked: bool
+    def __init__(self, observation: _Optional[_Iterable[float]] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., frames: _Optional[_Iterable[_Union[CameraFrame, _Mapping]]] = ..., image_timing: _Optional[_Union[_common_pb2.ImageTiming, _Mapping]] = ..., blocked: bool = ...) -> None: ...

@@ -1,0 +1,30 @@
+"""The Python client against the daemon in hil on a virtual SO-101 whose elbow meets an obstacle
+(`fakesim-hil emulate --obstacle`): a tick during which the daemon held the blocked arm says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakesim_hil import Client
+
+# Where the elbow's obstacle stands, degrees of the model's angle; each tick asks for 0.5 rad.
+OBSTACLE_DEG = 6.0
+
+
+def test_a_tick_into_an_obstacle_reports_the_arm_blocked(emulate, daemon_factory) -> None:
+    bus = emulate(f"--obstacle=elbow_flex={OBSTACLE_DEG}")
+    daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
+    with Client(daemon.address) as arm:
+        arm.wait_ready()
+        arm.acquire_lease("test-hil", ttl_ms=30000)
+        action = list(arm.robot_state().ctrl_targets)
+        action[2] = 0.5
+        assert not arm.tick(action).blocked, "the elbow has not reached the obstacle yet"
+        for _ in range(100):
+            if arm.tick(action).blocked:
+                break
+        else:
+            pytest.fail("no tick reported the blocked elbow")
+        elbow = arm.robot_state().positions[2]
+        assert elbow == pytest.approx(0.10, abs=0.03), "the twin mirrors the elbow at the obstacle"
+        assert arm.send_action({"3": 0.0}).blocked is False, "backing away is not blocked"
