@@ -11,17 +11,24 @@ use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::preview::{PreviewLimits, PreviewReport, PreviewRequest, StartState, check_actions, check_ticks};
 use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{JointValues, TwinError};
+use tokio::sync::Semaphore;
 use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.PreviewService` over the shared twin.
 pub struct PreviewService {
     state: AppState,
+    /// One client preview on the preview thread at a time, the others waiting here: a hil
+    /// command's own preview then waits behind one client preview at most.
+    one_at_a_time: Semaphore,
 }
 
 impl PreviewService {
     /// A preview service on the shared state.
     pub fn new(state: AppState) -> Self {
-        PreviewService { state }
+        PreviewService {
+            state,
+            one_at_a_time: Semaphore::new(1),
+        }
     }
 
     /// The request as the twin's preview takes it: sizes checked first, units converted.
@@ -192,6 +199,8 @@ impl PreviewApi for PreviewService {
         let request = request.into_inner();
         let unit = request.unit;
         let preview = self.preview_request(request).await?;
+        // Never closed, so acquiring only waits.
+        let _turn = self.one_at_a_time.acquire().await;
         let report = self
             .state
             .twin

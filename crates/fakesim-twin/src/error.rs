@@ -104,7 +104,7 @@ pub enum TwinError {
     /// A twin thread panicked running the call; the thread caught it and keeps serving.
     #[error("the twin's {thread} thread failed running this call ({message}); it keeps serving")]
     Fault {
-        /// `physics` or `render`.
+        /// `physics`, `render` or `preview`.
         thread: &'static str,
         /// The panic's message.
         message: String,

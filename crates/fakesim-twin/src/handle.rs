@@ -2,7 +2,7 @@
 
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
-use crate::preview::{PreviewReport, PreviewRequest};
+use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
@@ -45,7 +45,7 @@ impl Default for TwinConfig {
 /// is answered with [`TwinError::Fault`] and the fault is logged and broadcast.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TwinFault {
-    /// `physics` or `render`.
+    /// `physics`, `render` or `preview`.
     pub thread: &'static str,
     /// The panic's message.
     pub message: String,
@@ -62,6 +62,7 @@ pub struct TwinHandle {
 struct Inner {
     jobs: mpsc::Sender<Message>,
     renderer: RenderQueue,
+    previewer: PreviewQueue,
     physics: Mutex<Option<JoinHandle<()>>>,
     faults: broadcast::Sender<TwinFault>,
     ended: Ended,
@@ -105,10 +106,18 @@ impl TwinHandle {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
+        let previewer = match PreviewQueue::spawn(&model, Lifeline::new("preview", &ended)) {
+            Ok(previewer) => previewer,
+            Err(e) => {
+                renderer.stop();
+                return abandon(physics, e);
+            }
+        };
         Ok(TwinHandle {
             inner: Arc::new(Inner {
                 jobs,
                 renderer,
+                previewer,
                 physics: Mutex::new(Some(physics)),
                 faults: broadcast::channel(FAULTS_KEPT).0,
                 ended,
@@ -122,7 +131,7 @@ impl TwinHandle {
     }
 
     /// Waits until one of the twin's threads has ended (after [`Self::shutdown`], or because
-    /// it died) and names it: `physics` or `render`.
+    /// it died) and names it: `physics`, `render` or `preview`.
     pub async fn thread_ended(&self) -> &'static str {
         let mut ended = self.inner.ended.subscribe();
         match ended.wait_for(Option::is_some).await {
@@ -163,9 +172,11 @@ impl TwinHandle {
         self.with_sim(f).await?
     }
 
-    /// Previews a chunk of servo targets on the twin's scratch copy (see [`Sim::preview`]).
+    /// Previews a chunk of servo targets from the twin's state now (see [`Sim::preview`]): the
+    /// physics thread checks the request and copies the state, the preview thread runs it.
     pub async fn preview(&self, request: PreviewRequest) -> Result<PreviewReport, TwinError> {
-        self.try_with_sim(move |sim| sim.preview(&request)).await
+        let job = self.try_with_sim(move |sim| sim.preview_job(&request)).await?;
+        self.inner.previewer.run(job).await.map_err(|e| self.report(e))
     }
 
     /// Renders a camera's RGB (and depth, when asked) at a size, from the state right now.
@@ -254,6 +265,7 @@ impl TwinHandle {
 impl Inner {
     /// Ends the render thread, then the physics thread, joining each (idempotent).
     fn stop(&self) {
+        self.previewer.stop();
         self.renderer.stop();
         let physics = lock(&self.physics).take();
         if let Some(physics) = physics {

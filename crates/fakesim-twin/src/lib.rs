@@ -17,6 +17,7 @@ pub mod scene;
 pub mod sim;
 pub mod values;
 pub mod watch;
+mod worker;
 
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};

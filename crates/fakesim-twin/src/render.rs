@@ -6,11 +6,11 @@ use crate::handle::guarded;
 use crate::lifeline::Lifeline;
 use crate::quality::RenderQuality;
 use crate::sim::{RENDER_STATE, RenderSnapshot};
+use crate::worker::{Jobs, Worker};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use tokio::sync::oneshot;
 
 /// A rendered camera image.
@@ -36,45 +36,23 @@ pub(crate) struct RenderJob {
     pub reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
 }
 
-/// What the render thread is sent: frames to draw, or the order to free its GL contexts and end.
-enum Message {
-    Draw(RenderJob),
-    Stop,
-}
-
 /// Sends jobs to the render thread; [`RenderQueue::stop`] ends it.
 pub(crate) struct RenderQueue {
-    jobs: mpsc::Sender<Message>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    worker: Worker<RenderJob>,
 }
 
 impl RenderQueue {
     /// Starts the render thread for a model, drawing at `quality`; the thread holds `lifeline`.
     pub fn spawn(model: &MjModel, quality: RenderQuality, lifeline: Lifeline) -> Result<Self, TwinError> {
         let model = Arc::new(quality.render_model(model));
-        let (jobs, rx) = mpsc::channel::<Message>();
-        let thread = std::thread::Builder::new()
-            .name("twin-render".into())
-            .spawn(move || {
-                let _lifeline = lifeline;
-                RenderThread::new(model).run(rx);
-            })
+        let worker = Worker::spawn("render", lifeline, move |jobs| RenderThread::new(model).run(jobs))
             .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
-        Ok(RenderQueue {
-            jobs,
-            thread: Mutex::new(Some(thread)),
-        })
+        Ok(RenderQueue { worker })
     }
 
     /// Ends the render thread after the jobs already queued and waits for it (idempotent).
     pub fn stop(&self) {
-        let thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(thread) = thread {
-            let _ = self.jobs.send(Message::Stop);
-            if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
-            }
-        }
+        self.worker.stop();
     }
 
     /// Draws the frames of one job.
@@ -83,9 +61,7 @@ impl RenderQueue {
         job: impl FnOnce(oneshot::Sender<Result<Vec<Frame>, TwinError>>) -> RenderJob,
     ) -> Result<Vec<Frame>, TwinError> {
         let (reply, rx) = oneshot::channel();
-        self.jobs
-            .send(Message::Draw(job(reply)))
-            .map_err(|_| TwinError::Stopped)?;
+        self.worker.send(job(reply))?;
         rx.await.map_err(|_| TwinError::Stopped)?
     }
 }
@@ -105,8 +81,8 @@ impl RenderThread {
         }
     }
 
-    fn run(mut self, jobs: mpsc::Receiver<Message>) {
-        while let Ok(Message::Draw(job)) = jobs.recv() {
+    fn run(mut self, jobs: Jobs<RenderJob>) {
+        for job in jobs {
             let result = guarded("render", || self.draw(&job)).and_then(|frames| frames);
             if result.as_ref().is_err_and(|e| matches!(e, TwinError::Fault { .. })) {
                 // A context a panic interrupted is not trusted again: fresh ones are made.

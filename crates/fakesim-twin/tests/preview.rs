@@ -240,14 +240,36 @@ fn every_input_is_checked_before_anything_runs() {
 }
 
 #[tokio::test]
-async fn the_handle_previews_on_the_physics_thread() {
+async fn the_handle_previews_on_its_own_thread_as_sim_does_leaving_the_twin_as_it_was() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let before = twin.with_sim(|sim| sim.physics_state()).await.unwrap();
-    let report = twin
-        .preview(PreviewRequest::new(chunk(REST, INTO_TABLE, 20), 10))
-        .await
-        .unwrap();
+    let request = PreviewRequest::new(chunk(REST, INTO_TABLE, 20), 10);
+    let report = twin.preview(request.clone()).await.unwrap();
     assert_eq!(report.violations[0].kind, ViolationKind::TableContact);
+    assert_eq!(report, sim().preview(&request).unwrap(), "the same report as on a Sim");
     assert_eq!(twin.with_sim(|sim| sim.physics_state()).await.unwrap(), before);
+    twin.shutdown();
+}
+
+#[tokio::test]
+async fn long_previews_leave_the_physics_thread_free() {
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    let finished = std::sync::Mutex::new(Vec::new());
+    // The longest preview accepted: 2000 physics steps.
+    let longest = || async {
+        twin.preview(PreviewRequest::new(chunk(REST, SAFE, 100), 100))
+            .await
+            .unwrap();
+        finished.lock().unwrap().push("preview");
+    };
+    // Reaches the physics thread after the four previews' own short jobs there.
+    let read = async {
+        twin.with_sim(|sim| sim.time()).await.unwrap();
+        finished.lock().unwrap().push("read");
+    };
+    tokio::join!(longest(), longest(), longest(), longest(), read);
+    let finished = finished.into_inner().unwrap();
+    assert_eq!(finished.len(), 5);
+    assert_eq!(finished[0], "read", "the read waited for a preview: {finished:?}");
     twin.shutdown();
 }

@@ -1,14 +1,18 @@
 //! Preview: runs a chunk of servo targets on a scratch copy of the twin, from the arm's
 //! measured state, and reports what would happen (contacts, joint peaks, the table clearance,
 //! a gripper stall) with the violations a gate refuses the command for. The live twin is never
-//! touched: the scratch data belongs to the same [`Sim`], on the same thread.
+//! touched: [`Sim::preview`] runs on scratch data of the same `Sim`; through
+//! [`crate::TwinHandle::preview`] the physics thread only checks the request and copies the
+//! state, and the preview thread runs it.
 
 mod observe;
 mod parts;
+mod queue;
 mod report;
 
 pub use observe::{STALL_GAP_RAD, STALL_SPEED_RAD_S};
 pub use parts::TABLE_TOP_GEOM;
+pub(crate) use queue::PreviewQueue;
 pub use report::{
     Clearance, ContactClass, GripperStall, JointPreview, PreviewContact, PreviewReport, Violation, ViolationKind,
 };
@@ -24,8 +28,8 @@ use std::sync::Arc;
 
 /// Most ticks one preview runs (actions plus horizon).
 pub const MAX_PREVIEW_TICKS: u32 = 1_000;
-/// Most physics steps one preview runs (10 s of simulated time at the default 5 ms step): the
-/// physics thread serves nothing else meanwhile (about 0.1 s on a loaded 2-core machine).
+/// Most physics steps one preview runs (10 s of simulated time at the default 5 ms step; about
+/// 50 ms of the preview thread on a loaded 2-core machine).
 pub const MAX_PREVIEW_STEPS: u32 = 2_000;
 /// Fastest start speed a preview accepts for a joint (rad/s).
 pub const MAX_START_SPEED_RAD_S: f64 = 50.0;
@@ -101,18 +105,47 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    fn new(model: &Arc<MjModel>) -> Result<Self, TwinError> {
-        Ok(Scratch {
+    /// Scratch data of `model`, whose parts were mapped as `parts`.
+    pub(crate) fn new(model: &Arc<MjModel>, parts: PartMap) -> Self {
+        Scratch {
             data: MjData::new(model.clone()),
-            parts: PartMap::new(model)?,
-        })
+            parts,
+        }
     }
+}
+
+/// A checked preview, ready to run on scratch data anywhere: the live state it starts from,
+/// every tick's targets and what to watch.
+pub(crate) struct PreviewJob {
+    live: Box<[f64]>,
+    start: Option<StartState>,
+    start_ctrl: [f64; 6],
+    start_qvel: [f64; 6],
+    targets: Vec<[f64; 6]>,
+    ticks: u32,
+    substeps: u32,
+    joints: [(usize, usize, usize); 6],
+    ranges: [Bounds; 6],
+    limits: PreviewLimits,
 }
 
 impl Sim {
     /// Runs `request` on the scratch copy and reports what would happen. Every input is checked
     /// before anything runs; the live twin's state is not changed.
     pub fn preview(&mut self, request: &PreviewRequest) -> Result<PreviewReport, TwinError> {
+        let job = self.preview_job(request)?;
+        if self.scratch.is_none() {
+            let model = self.model().clone();
+            self.scratch = Some(Box::new(Scratch::new(&model, PartMap::new(&model)?)));
+        }
+        let Some(scratch) = self.scratch.as_deref_mut() else {
+            return Err(TwinError::Stopped);
+        };
+        job.run(scratch)
+    }
+
+    /// Checks `request` and takes the live state it starts from, for [`PreviewJob::run`].
+    pub(crate) fn preview_job(&self, request: &PreviewRequest) -> Result<PreviewJob, TwinError> {
         let substeps = request.substeps_per_action.unwrap_or(self.substeps_per_tick());
         let ticks = check_ticks(request.actions.len(), request.horizon_ticks, substeps)?;
         let (start_ctrl, start_qvel) = match &request.start {
@@ -122,19 +155,29 @@ impl Sim {
             ),
             None => (self.arm_ctrl(), self.arm_qvel()),
         };
-        let targets = chain_targets(start_ctrl, &request.actions, &self.ctrl_ranges())?;
-        if self.scratch.is_none() {
-            self.scratch = Some(Box::new(Scratch::new(self.model())?));
-        }
-        let joints = self.joint_addresses();
-        let ranges = self.joint_ranges();
-        let (Some(scratch), live) = (self.scratch.as_deref_mut(), &self.data) else {
-            return Err(TwinError::Stopped);
-        };
+        Ok(PreviewJob {
+            live: self.data.state(SAVED_STATE),
+            start: request.start.clone(),
+            start_ctrl,
+            start_qvel,
+            targets: chain_targets(start_ctrl, &request.actions, &self.ctrl_ranges())?,
+            ticks,
+            substeps,
+            joints: self.joint_addresses(),
+            ranges: self.joint_ranges(),
+            limits: request.limits,
+        })
+    }
+}
+
+impl PreviewJob {
+    /// Runs the preview on `scratch`, from the live state taken with the job.
+    pub(crate) fn run(self, scratch: &mut Scratch) -> Result<PreviewReport, TwinError> {
+        let joints = self.joints;
         let data = &mut scratch.data;
-        data.copy_state_from_data(live, SAVED_STATE)
+        data.set_state(&self.live, SAVED_STATE)
             .map_err(|e| TwinError::Scene(format!("cannot copy the twin's state: {e}")))?;
-        if let Some(start) = &request.start {
+        if let Some(start) = &self.start {
             for (i, &(qadr, dadr, _)) in joints.iter().enumerate() {
                 data.qpos_mut()[qadr] = start.qpos[i];
                 data.qvel_mut()[dadr] = start.qvel[i];
@@ -145,23 +188,23 @@ impl Sim {
             qpos: std::array::from_fn(|i| data.qpos()[joints[i].0]),
             qvel: std::array::from_fn(|i| data.qvel()[joints[i].1]),
         };
-        let mut observer = Observer::new(&scratch.parts, request.limits, ranges, data, start_qvel);
-        let mut target = start_ctrl;
-        for tick in 0..ticks {
-            if let Some(next) = targets.get(tick as usize) {
+        let mut observer = Observer::new(&scratch.parts, self.limits, self.ranges, data, self.start_qvel);
+        let mut target = self.start_ctrl;
+        for tick in 0..self.ticks {
+            if let Some(next) = self.targets.get(tick as usize) {
                 target = *next;
             }
             for (i, &(_, _, actuator)) in joints.iter().enumerate() {
                 data.ctrl_mut()[actuator] = target[i];
             }
-            for _ in 0..substeps {
+            for _ in 0..self.substeps {
                 data.step();
                 observer.after_step(data, &sample(data), tick);
             }
             data.forward();
             observer.after_tick(data, &sample(data), target[GRIPPER_INDEX], tick);
         }
-        Ok(observer.finish(ticks, substeps))
+        Ok(observer.finish(self.ticks, self.substeps))
     }
 }
 
