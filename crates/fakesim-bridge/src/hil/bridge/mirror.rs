@@ -1,16 +1,32 @@
 //! The mirror loop: reads the real arm as fast as the bus allows, writes each reading into the
-//! twin at once, and runs the shadow, the fault reaction and the watchdog on it.
+//! twin at once, publishes it, then runs the fault reaction and the watchdog on it.
 
 use super::*;
 
 impl HardwareBridge {
-    /// Reads the arm once and writes the reading into the twin at once; false when the read
-    /// failed.
+    /// Reads the arm once, writes the reading into the twin at once and publishes it; the
+    /// fault reaction on the health this read left follows (also after a failed read). False
+    /// when the read failed.
     async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
-        let started = now();
+        let mirrored = self.mirror_reading(arm, seq).await;
+        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
+        let Some(real) = mirrored else {
+            return false;
+        };
+        if self.mode() == Mode::Hil
+            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
+        {
+            self.record(event);
+        }
+        true
+    }
+
+    /// The read-to-sample path: one reading into the twin, through the shadow, published;
+    /// the positions read, `None` when the read failed.
+    async fn mirror_reading(&self, arm: &dyn Arm, seq: u64) -> Option<[f64; 6]> {
+        let sent_at = now();
         let reading = arm.read_state().await;
         let read_at = now();
-        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
         let (real, load_percent) = match reading {
             Ok(state) => (
                 state.positions_rad(),
@@ -18,7 +34,7 @@ impl HardwareBridge {
             ),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
-                return false;
+                return None;
             }
         };
         let mode = self.mode();
@@ -39,11 +55,12 @@ impl HardwareBridge {
                 })
                 .await
         };
+        let mirrored_at = now();
         let twin_rad = match twin_rad {
             Ok(twin_rad) => twin_rad,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot mirror the arm into the twin");
-                return true;
+                return Some(real);
             }
         };
         let shadow = if mode == Mode::Sim {
@@ -65,14 +82,10 @@ impl HardwareBridge {
             twin_rad,
             clamped,
             shadow,
-            latency: started.elapsed(),
+            sent_at,
+            mirrored_at,
         });
-        if mode == Mode::Hil
-            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
-        {
-            self.record(event);
-        }
-        true
+        Some(real)
     }
 
     /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
