@@ -149,7 +149,7 @@ async fn in_mirror_an_overload_seen_by_a_positions_only_reading_turns_torque_off
         ),
         "{fault:?}"
     );
-    // The reaction follows the event within the same mirror step; the next sample comes after.
+    // The reaction is done before the sample of the reading that raised it is published.
     let mut samples = bridge.samples();
     samples.borrow_and_update();
     samples.changed().await.unwrap();

@@ -1,29 +1,14 @@
 //! The mirror loop: reads the real arm as fast as the bus allows, writes each reading into the
-//! twin at once, publishes it, then runs the fault reaction and the watchdog on it.
+//! twin at once, then runs the fault reaction, the shadow and the watchdog on it.
 
 use super::*;
 
 impl HardwareBridge {
-    /// Reads the arm once, writes the reading into the twin at once and publishes it; the
-    /// fault reaction on the health this read left follows (also after a failed read). False
-    /// when the read failed.
+    /// Reads the arm once and writes the reading into the twin at once; then reacts to the
+    /// faults the read left in the arm's health (also after a failed read), runs the shadow
+    /// and publishes the sample, so whoever sees a sample finds the reaction to it done.
+    /// False when the read failed.
     async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
-        let mirrored = self.mirror_reading(arm, seq).await;
-        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
-        let Some(real) = mirrored else {
-            return false;
-        };
-        if self.mode() == Mode::Hil
-            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
-        {
-            self.record(event);
-        }
-        true
-    }
-
-    /// The read-to-sample path: one reading into the twin, through the shadow, published;
-    /// the positions read, `None` when the read failed.
-    async fn mirror_reading(&self, arm: &dyn Arm, seq: u64) -> Option<[f64; 6]> {
         let sent_at = now();
         let reading = arm.read_state().await;
         let read_at = now();
@@ -34,7 +19,8 @@ impl HardwareBridge {
             ),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
-                return None;
+                self.react_to_faults().await;
+                return false;
             }
         };
         let mode = self.mode();
@@ -56,11 +42,12 @@ impl HardwareBridge {
                 .await
         };
         let mirrored_at = now();
+        self.react_to_faults().await;
         let twin_rad = match twin_rad {
             Ok(twin_rad) => twin_rad,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot mirror the arm into the twin");
-                return Some(real);
+                return true;
             }
         };
         let shadow = if mode == Mode::Sim {
@@ -85,7 +72,17 @@ impl HardwareBridge {
             sent_at,
             mirrored_at,
         });
-        Some(real)
+        if mode == Mode::Hil
+            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
+        {
+            self.record(event);
+        }
+        true
+    }
+
+    /// Runs the fault policy on the arm's health and reacts, recording what it raised.
+    async fn react_to_faults(&self) {
+        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
     }
 
     /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
