@@ -67,7 +67,8 @@ pub struct ServoReading {
 }
 
 impl JointState {
-    /// Converts one servo's state-block reply through the mapping.
+    /// Converts one servo's reply through the mapping: a state block, or a position with the
+    /// rest of the servo's last state block.
     pub fn from_reply(mapping: &CalibratedMapping, joint: Joint, reply: &Reply<ServoState>) -> Self {
         let state = &reply.value;
         let steps = state.position;

@@ -1,5 +1,7 @@
 //! Hardware-in-the-loop figures on a virtual SO-101 over a pseudo-terminal with wire timing on:
-//! the mirror loop's rate, the latency from a servo moving to the twin showing it (p50, p99),
+//! the mirror loop's rate, the latency from a servo moving to the twin showing it (p50, p99; as a
+//! task waiting on the samples sees it and as the samples' timestamps tell, with the breakdown of
+//! the slowest 1 %),
 //! the shadow's work per reading against the mirror step it runs in, and the same 5 cm move in
 //! `hil` (real-time ticks on the arm) against `sim` (lock-step).
 //! Run with `cargo bench -p fakesim-bridge --bench hil`.
@@ -8,7 +10,8 @@
 use fakesim_arm::Arm;
 use fakesim_arm::mapping::{Joint, JointMapping};
 use fakesim_bridge::hil::{
-    BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, Shadow, ShadowConfig, ShadowInput, SyncOption,
+    BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, Sample, Shadow, ShadowConfig, ShadowInput,
+    SyncOption,
 };
 use fakesim_episode::actuation::{Actuation, SimActuation};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
@@ -56,6 +59,53 @@ fn shadow_per_reading(period: Duration) -> Duration {
     }
     batches.sort();
     batches[batches.len() / 2]
+}
+
+/// Where one servo move spent its time until a task waiting on the samples saw it.
+struct MoveTrace {
+    /// Move to that task seeing the sample.
+    seen: Duration,
+    /// Move to the reading being in the twin.
+    in_twin: Duration,
+    /// Move to the read being asked for (negative: asked before the move, answered after).
+    to_read_ms: f64,
+    /// The read, asked for to arrived.
+    read: Duration,
+    /// Arrived to in the twin.
+    twin: Duration,
+    /// In the twin to the waiting task seeing it.
+    wake: Duration,
+}
+
+impl MoveTrace {
+    fn new(moved: Instant, sample: &Sample, seen: Instant) -> Self {
+        let signed_ms = |from: Instant, to: Instant| {
+            (to.saturating_duration_since(from).as_secs_f64() - from.saturating_duration_since(to).as_secs_f64()) * 1e3
+        };
+        Self {
+            seen: seen - moved,
+            in_twin: sample.mirrored_at.saturating_duration_since(moved),
+            to_read_ms: signed_ms(moved, sample.sent_at),
+            read: sample.at - sample.sent_at,
+            twin: sample.mirrored_at - sample.at,
+            wake: seen.saturating_duration_since(sample.mirrored_at),
+        }
+    }
+}
+
+impl std::fmt::Display for MoveTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "{:.2} ms = move to read asked {:+.2} + read {:.2} + twin write {:.2} + to the waiting task {:.2}",
+            ms(self.seen),
+            self.to_read_ms,
+            ms(self.read),
+            ms(self.twin),
+            ms(self.wake)
+        )
+    }
 }
 
 async fn timed_moves(actuation: &dyn Actuation, twin: &TwinHandle, n: usize) -> (Vec<Duration>, Vec<u32>) {
@@ -123,7 +173,8 @@ async fn main() {
     let mut latencies = Vec::new();
     while latencies.len() < MIRROR_READINGS {
         samples.changed().await.unwrap();
-        latencies.push(samples.borrow_and_update().latency);
+        let sample = *samples.borrow_and_update();
+        latencies.push(sample.mirrored_at - sample.sent_at);
     }
     let elapsed = start.elapsed().as_secs_f64();
     let (seq, after) = (samples.borrow().seq, transactions(arm.as_ref()));
@@ -145,7 +196,7 @@ async fn main() {
     }
     let step_p50_ms = percentile(&mut latencies, 0.5);
     println!(
-        "  read arm + write twin (+ shadow)             p50 {:>6.2} ms   p99 {:>6.2} ms   (failed transactions: {failures})",
+        "  read arm + write twin                        p50 {:>6.2} ms   p99 {:>6.2} ms   (failed transactions: {failures})",
         step_p50_ms,
         percentile(&mut latencies, 0.99)
     );
@@ -156,24 +207,37 @@ async fn main() {
         shadow.as_secs_f64() * 1e3 / step_p50_ms * 100.0
     );
 
-    // Servo moved by hand -> twin shows it.
-    let mut lags = Vec::new();
+    // Servo moved by hand -> twin shows it: as a task waiting on the samples sees it, and as
+    // the sample's own timestamps tell (the reading in the twin), with where the slowest
+    // moves spent their time.
+    let mut moves = Vec::new();
     for i in 0..MOVES {
         let steps = if i % 2 == 0 { 2300 } else { 1800 };
         let expected = mapping.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
         let moved = Instant::now();
         bus.servos().set_present_position(3, steps).unwrap();
-        samples
+        let sample = *samples
             .wait_for(|s| s.twin_rad.get(2).is_some_and(|q| (q - expected).abs() < 1e-9))
             .await
             .unwrap();
-        lags.push(moved.elapsed());
+        moves.push(MoveTrace::new(moved, &sample, Instant::now()));
     }
+    let mut seen: Vec<Duration> = moves.iter().map(|m| m.seen).collect();
+    let mut in_twin: Vec<Duration> = moves.iter().map(|m| m.in_twin).collect();
     println!(
-        "  servo moved -> twin shows it ({MOVES} moves)        p50 {:>6.2} ms   p99 {:>6.2} ms",
-        percentile(&mut lags, 0.5),
-        percentile(&mut lags, 0.99)
+        "  servo moved -> twin shows it ({MOVES} moves)        p50 {:>6.2} ms   p99 {:>6.2} ms   (a waiting task sees it)",
+        percentile(&mut seen, 0.5),
+        percentile(&mut seen, 0.99)
     );
+    println!(
+        "  servo moved -> reading in the twin              p50 {:>6.2} ms   p99 {:>6.2} ms   (the sample's timestamps)",
+        percentile(&mut in_twin, 0.5),
+        percentile(&mut in_twin, 0.99)
+    );
+    moves.sort_by_key(|m| std::cmp::Reverse(m.seen));
+    for m in moves.iter().take(MOVES.div_ceil(100)) {
+        println!("    slowest 1 %: {m}");
+    }
 
     // The same 5 cm moves in sim and in hil.
     twin.try_with_sim(|sim| sim.set_joint_positions(&JointValues::Ordered(HOME.to_vec()), true))

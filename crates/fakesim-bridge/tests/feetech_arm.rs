@@ -213,3 +213,50 @@ async fn dropping_the_last_handle_switches_torque_off() {
     }
     assert!(all_off());
 }
+
+#[tokio::test]
+async fn between_state_blocks_positions_are_read_and_the_rest_carried_over() {
+    const EVERY: u32 = 4;
+    let v = virtual_arm(FeetechArmConfig {
+        state_every: EVERY,
+        ..config()
+    });
+    let block = v.arm.read_state().await.unwrap();
+    let elbow = |state: &fakesim_arm::ArmState| state.joint(Joint::ElbowFlex).servo.unwrap();
+    assert!((elbow(&block).voltage_v - 12.0).abs() < 1e-9);
+
+    // The supply of servo 3 sags below its Min_Voltage_Limit (4.0 V) while the joint moves.
+    v.servos.set_supply_voltage(3, 30).unwrap();
+    for (reading, steps) in (2..=EVERY).zip([2300, 2400, 2500]) {
+        v.servos.set_present_position(3, steps).unwrap();
+        let state = v.arm.read_state().await.unwrap();
+        let servo = elbow(&state);
+        assert_eq!(servo.steps, steps, "reading {reading} has the new position");
+        let carried = |s: &fakesim_arm::ServoReading| (s.voltage_v, s.temperature_c, s.load_percent, s.current_ma);
+        assert_eq!(
+            carried(&servo),
+            carried(&elbow(&block)),
+            "reading {reading} carries the block"
+        );
+        assert_eq!(
+            servo.error_flags,
+            ServoError::VOLTAGE,
+            "reading {reading}: the reply's error byte is current"
+        );
+    }
+    let state = v.arm.read_state().await.unwrap();
+    assert!(
+        (elbow(&state).voltage_v - 3.0).abs() < 1e-9,
+        "reading {} reads the block again",
+        EVERY + 1
+    );
+    assert_eq!(elbow(&state).error_flags, ServoError::VOLTAGE);
+    for servo in v.arm.health().servos {
+        assert_eq!(
+            servo.comm.transactions,
+            u64::from(EVERY) + 1,
+            "one transaction per reading"
+        );
+        assert_eq!(servo.comm.failures + servo.comm.retries, 0);
+    }
+}

@@ -1,15 +1,19 @@
 //! The bridge's run-time wiring on a virtual arm (an in-memory bus, real time): the watchdog holds the arm
-//! after a silence and resumes on the next command; mirror mode writes readings into the twin.
+//! after a silence and resumes on the next command; mirror mode writes readings into the twin and
+//! turns torque off on a servo fault.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use common::{TWIN_RANGES, mapping, virtual_arm};
 use fakesim_arm::Arm;
+use fakesim_arm::mapping::Joint;
 use fakesim_bridge::hil::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, Mode, SyncOption};
 use fakesim_feetech_arm::FeetechArmConfig;
-use fakesim_safety::{RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{FaultAction, RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
+use feetech::control_table::TORQUE_ENABLE;
+use feetech::protocol::status::ServoError;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -117,4 +121,38 @@ async fn mirror_mode_writes_readings_into_the_twin_and_hil_needs_agreement() {
     let refused = bridge.set_mode(Mode::Hil, SyncOption::None, None).await.unwrap_err();
     assert!(matches!(refused, BridgeError::Disagree { .. }), "{refused}");
     assert_eq!(bridge.mode(), Mode::Sim, "a refused switch changes nothing");
+}
+
+#[tokio::test]
+async fn in_mirror_an_overload_seen_by_a_positions_only_reading_turns_torque_off() {
+    // One state block (the torque-on read), positions only from then on.
+    let virt = virtual_arm(FeetechArmConfig {
+        state_every: u32::MAX,
+        ..FeetechArmConfig::new("virtual")
+    });
+    let arm: Arc<dyn Arm> = Arc::new(virt.arm.clone());
+    arm.set_torque(true).await.unwrap();
+    let (bridge, mut events, _twin) = bridge(arm.clone()).await;
+    virt.servos.update_faults(|f| {
+        f.forced_errors.insert(2, ServoError::OVERLOAD);
+    });
+    let fault = next_matching(&mut events, |e| matches!(e, SafetyEvent::ServoFault { .. })).await;
+    assert!(
+        matches!(
+            fault,
+            SafetyEvent::ServoFault {
+                joint: Joint::ShoulderLift,
+                id: 2,
+                action: FaultAction::TorqueOff,
+                ..
+            }
+        ),
+        "{fault:?}"
+    );
+    // The reaction is done before the sample of the reading that raised it is published.
+    let mut samples = bridge.samples();
+    samples.borrow_and_update();
+    samples.changed().await.unwrap();
+    assert!((1..=6).all(|id| virt.servos.register(id, &TORQUE_ENABLE).unwrap() == 0));
+    assert!(!arm.health().torque_enabled);
 }

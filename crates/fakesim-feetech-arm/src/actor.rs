@@ -1,11 +1,13 @@
 //! The task that owns the serial port: it runs one request at a time, applies the mapping,
-//! retries lost or corrupted replies per servo, and keeps the health counters.
+//! reads the state block or only the positions as [`Cadence`] plans, retries lost or
+//! corrupted replies per servo, and keeps the health counters.
 
-use feetech::bus::{Bus, BusConfig, BusError, Reply};
+use feetech::bus::{Bus, BusConfig, BusError, Reply, SyncReadResults};
 use feetech::control_table::ServoState;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::cadence::Cadence;
 use crate::feetech_arm::FeetechArmConfig;
 use fakesim_arm::mapping::{CalibratedMapping, Joint};
 use fakesim_arm::{ArmError, ArmHealth, ArmState, JointState, ServoFailure, ServoHealth};
@@ -27,6 +29,7 @@ pub(super) struct Actor<T> {
     bus: Bus<T>,
     mapping: CalibratedMapping,
     config: FeetechArmConfig,
+    cadence: Cadence,
     servos: [ServoHealth; 6],
     port_open: bool,
     torque_enabled: bool,
@@ -55,6 +58,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         let actor = Self {
             bus,
             mapping,
+            cadence: Cadence::new(config.state_every),
             config,
             servos,
             port_open: true,
@@ -138,10 +142,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         error
     }
 
-    /// One SYNC_READ of the state block, re-asking only the servos whose reply was lost or
-    /// corrupted, up to the retry budget.
+    /// One reading: a SYNC_READ of the state block or, between blocks, of the positions only
+    /// (see [`Cadence`]), re-asking only the servos whose reply was lost or corrupted, up to
+    /// the retry budget.
     async fn read_state(&mut self) -> Result<ArmState, ArmError> {
         self.ensure_open()?;
+        let block = self.cadence.wants_block();
         let mut replies: [Option<Reply<ServoState>>; 6] = Default::default();
         let mut errors: [Option<BusError>; 6] = Default::default();
         let mut pending: Vec<Joint> = Joint::ALL.to_vec();
@@ -149,8 +155,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             if attempt > 0 {
                 pending.iter().for_each(|joint| self.servo(*joint).retried());
             }
-            let ids: Vec<u8> = pending.iter().map(|joint| self.mapping.servo_id(*joint)).collect();
-            let round = match self.bus.sync_read_state(&ids).await {
+            let round = match self.read_round(block, &pending).await {
                 Ok(round) => round,
                 Err(error) => return Err(self.bus_failure(error)),
             };
@@ -177,6 +182,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         for joint in Joint::ALL {
             let lost_after = self.config.lost_after;
             let reply = replies[joint.index()].take();
+            if let Some(reply) = reply.as_ref().filter(|_| block) {
+                self.cadence.record(joint, reply.value);
+            }
             let reading = reply
                 .as_ref()
                 .map(|reply| JointState::from_reply(&self.mapping, joint, reply));
@@ -195,11 +203,28 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 }
             }
         }
+        self.cadence.reading_done(block, failures.is_empty());
         if failures.is_empty() {
             Ok(state)
         } else {
             Err(self.unresponsive(failures))
         }
+    }
+
+    /// One SYNC_READ attempt of `joints`: the state block, or the positions with the rest
+    /// carried over from the last block.
+    async fn read_round(&mut self, block: bool, joints: &[Joint]) -> Result<SyncReadResults<ServoState>, BusError> {
+        let ids: Vec<u8> = joints.iter().map(|joint| self.mapping.servo_id(*joint)).collect();
+        if block {
+            return self.bus.sync_read_state(&ids).await;
+        }
+        let round = self.bus.sync_read_positions(&ids).await?;
+        let cadence = &self.cadence;
+        Ok(joints
+            .iter()
+            .zip(round)
+            .map(|(joint, outcome)| outcome.map(|reply| reply.map(|position| cadence.carry(*joint, position))))
+            .collect())
     }
 
     async fn command(&mut self, goals: [f64; 6]) -> Result<(), ArmError> {

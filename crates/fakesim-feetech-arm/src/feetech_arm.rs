@@ -27,17 +27,23 @@ pub struct FeetechArmConfig {
     /// Switch torque off when the arm is closed or every handle is dropped (as LeRobot's
     /// `disable_torque_on_disconnect`).
     pub torque_off_on_close: bool,
+    /// Readings per read of the whole state block (load, voltage, temperature, Status,
+    /// speed, current); the readings between read the positions only and carry the rest
+    /// over from the last block. Every reply's error byte is current either way. 1 reads
+    /// the block every time.
+    pub state_every: u32,
 }
 
 impl FeetechArmConfig {
     /// Defaults for a port: 2 retries (as LeRobot), lost after 3 failed transactions in a
-    /// row, torque off on close.
+    /// row, torque off on close, the state block every 4th reading.
     pub fn new(port: impl Into<String>) -> Self {
         Self {
             port: port.into(),
             retries: 2,
             lost_after: 3,
             torque_off_on_close: true,
+            state_every: 4,
         }
     }
 }

@@ -102,6 +102,18 @@ async fn wire_timing_delays_replies_by_at_least_their_wire_time() {
     let on_wire = transfer_time(request_frame.wire_len() + 6 * STATE_REPLY, 1_000_000);
     assert!(started.elapsed() >= on_wire, "{:?} < {on_wire:?}", started.elapsed());
 
+    // Present_Position only: 14 bytes out, 6 x 8 back, 0.62 ms at 1 Mbaud.
+    let positions = instruction::sync_read(ct::PRESENT_POSITION.address, 2, &[1, 2, 3, 4, 5, 6]);
+    let started = Instant::now();
+    request(&mut host, &positions, 6 * 8).await;
+    let positions_on_wire = transfer_time(positions.wire_len() + 6 * 8, 1_000_000);
+    assert_eq!(positions_on_wire, Duration::from_micros(620));
+    assert!(
+        started.elapsed() >= positions_on_wire,
+        "{:?} < {positions_on_wire:?}",
+        started.elapsed()
+    );
+
     for id in 1..=6 {
         let frame = instruction::write(id, ct::RETURN_DELAY_TIME.address, &[250]);
         request(&mut host, &frame, 6).await;

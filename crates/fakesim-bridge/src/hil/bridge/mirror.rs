@@ -1,16 +1,17 @@
 //! The mirror loop: reads the real arm as fast as the bus allows, writes each reading into the
-//! twin at once, and runs the shadow, the fault reaction and the watchdog on it.
+//! twin at once, then runs the fault reaction, the shadow and the watchdog on it.
 
 use super::*;
 
 impl HardwareBridge {
-    /// Reads the arm once and writes the reading into the twin at once; false when the read
-    /// failed.
+    /// Reads the arm once and writes the reading into the twin at once; then reacts to the
+    /// faults the read left in the arm's health (also after a failed read), runs the shadow
+    /// and publishes the sample, so whoever sees a sample finds the reaction to it done.
+    /// False when the read failed.
     async fn mirror_once(&self, arm: &dyn Arm, seq: u64) -> bool {
-        let started = now();
+        let sent_at = now();
         let reading = arm.read_state().await;
         let read_at = now();
-        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
         let (real, load_percent) = match reading {
             Ok(state) => (
                 state.positions_rad(),
@@ -18,6 +19,7 @@ impl HardwareBridge {
             ),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
+                self.react_to_faults().await;
                 return false;
             }
         };
@@ -39,6 +41,8 @@ impl HardwareBridge {
                 })
                 .await
         };
+        let mirrored_at = now();
+        self.react_to_faults().await;
         let twin_rad = match twin_rad {
             Ok(twin_rad) => twin_rad,
             Err(e) => {
@@ -65,7 +69,8 @@ impl HardwareBridge {
             twin_rad,
             clamped,
             shadow,
-            latency: started.elapsed(),
+            sent_at,
+            mirrored_at,
         });
         if mode == Mode::Hil
             && let Some(event) = self.inner.pipeline.check_watchdog(real).await
@@ -73,6 +78,11 @@ impl HardwareBridge {
             self.record(event);
         }
         true
+    }
+
+    /// Runs the fault policy on the arm's health and reacts, recording what it raised.
+    async fn react_to_faults(&self) {
+        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
     }
 
     /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a

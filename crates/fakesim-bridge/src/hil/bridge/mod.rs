@@ -55,8 +55,10 @@ pub struct Sample {
     pub clamped: [bool; 6],
     /// The shadow's prediction and residual per joint, in `mirror` and `hil` with a reading.
     pub shadow: Option<[JointResidual; 6]>,
-    /// From sending the read to the reading being in the twin.
-    pub latency: Duration,
+    /// When the read of the real arm was asked for (`at` without one).
+    pub sent_at: Instant,
+    /// When this reading was in the twin (`at` in `sim`, where the twin was read).
+    pub mirrored_at: Instant,
 }
 
 /// What a mode switch did.
@@ -137,14 +139,16 @@ impl HardwareBridge {
             .with_sim(|sim| (sim.settable_ranges(), sim.arm_qpos()))
             .await?;
         let (journal, events_rx) = mpsc::unbounded_channel();
+        let started = Instant::now();
         let first = Sample {
             seq: 0,
-            at: Instant::now(),
+            at: started,
             real_rad: None,
             twin_rad,
             clamped: [false; 6],
             shadow: None,
-            latency: Duration::ZERO,
+            sent_at: started,
+            mirrored_at: started,
         };
         let layers = Layers {
             estop: EstopLatch::new(),
