@@ -114,7 +114,7 @@ fn main() {
     );
     println!("50 ticks, plain send_action on Sim    {:>8.3} ms", ms(fifty_plain));
     println!(
-        "longest preview ({MAX_PREVIEW_STEPS} steps)          {:>8.3} ms  (the physics thread is busy this long)",
+        "longest preview ({MAX_PREVIEW_STEPS} steps)          {:>8.3} ms  (the preview thread is busy this long)",
         ms(longest_sim)
     );
 }
