@@ -844,6 +844,18 @@ fn so101_with(offsets: &[(&str, f64)], obstacles: &[(&str, f64)]) -> EmuConfig {
     EmuConfig::new(servos)
 }
 
+/// Asserts the elbow is held: its servo's goal is where it stands, so it no longer pushes.
+fn assert_elbow_held(rig: &Rig) {
+    let present = rig
+        .arm
+        .bus
+        .servos()
+        .register(3, &feetech::control_table::PRESENT_POSITION)
+        .unwrap();
+    let goal = goals(rig)[2];
+    assert!((goal - present).abs() <= 2, "goal {goal} present {present}");
+}
+
 #[tokio::test]
 async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalled() {
     // The elbow cannot pass 6 degrees (0.10 rad); from the arm's resting pose (every joint at
@@ -852,15 +864,7 @@ async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalle
     let out = session.r#move(move_by(0.0, 0.0, -0.1)).await.unwrap().into_inner();
     let action = out.action.unwrap();
     assert_eq!(action.stop_reason(), MoveStopReason::Stalled, "{action:?}");
-    // Held: the elbow servo's goal is where it stands, so it no longer pushes.
-    let present = rig
-        .arm
-        .bus
-        .servos()
-        .register(3, &feetech::control_table::PRESENT_POSITION)
-        .unwrap();
-    let goal = goals(&rig)[2];
-    assert!((goal - present).abs() <= 2, "goal {goal} present {present}");
+    assert_elbow_held(&rig);
     let status = hw
         .get_hardware_status(GetHardwareStatusRequest {})
         .await
@@ -936,14 +940,7 @@ async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
         ticks += 1;
         assert!(ticks < 100, "no tick reported the blocked elbow");
     }
-    // Held: the elbow's goal is where it stands.
-    let present = rig
-        .arm
-        .bus
-        .servos()
-        .register(3, &feetech::control_table::PRESENT_POSITION)
-        .unwrap();
-    assert!((goals(&rig)[2] - present).abs() <= 2);
+    assert_elbow_held(&rig);
 
     // A later call pushes again and is held again.
     let push = || SendActionRequest {

@@ -4,7 +4,9 @@
 
 use fakesim_e2e::{TestServer, named};
 use fakesim_proto::v1::camera_frame::Depth;
+use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;
+use tonic::transport::Channel;
 
 /// Decodes a PNG: (width, height, colour type, bit depth, pixel bytes).
 fn decode(bytes: &[u8]) -> (u32, u32, png::ColorType, png::BitDepth, Vec<u8>) {
@@ -15,17 +17,22 @@ fn decode(bytes: &[u8]) -> (u32, u32, png::ColorType, png::BitDepth, Vec<u8>) {
     (info.width, info.height, info.color_type, info.bit_depth, pixels)
 }
 
+/// The servo targets in force: an action that keeps the arm where it is.
+async fn targets_in_force(robot: &mut RobotServiceClient<Channel>) -> Vec<f64> {
+    robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .ctrl_targets
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn default_tick_images_are_colour_pngs_of_every_camera_at_the_default_size() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
-    let action = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .ctrl_targets;
+    let action = targets_in_force(&mut robot).await;
     let tick = robot
         .tick(TickRequest {
             action,
@@ -54,12 +61,7 @@ async fn default_tick_images_are_colour_pngs_of_every_camera_at_the_default_size
 async fn requested_cameras_sizes_and_depth_encodings() {
     let server = TestServer::start().await.unwrap();
     let mut robot = server.robot().await.unwrap();
-    let action = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .ctrl_targets;
+    let action = targets_in_force(&mut robot).await;
     let request = |encoding: DepthEncoding| TickRequest {
         action: action.clone(),
         want_images: true,
@@ -113,12 +115,7 @@ async fn requested_cameras_sizes_and_depth_encodings() {
 async fn frames_show_the_state_after_the_tick() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
-    let action = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .ctrl_targets;
+    let action = targets_in_force(&mut robot).await;
     let wrist_view = |action: Vec<f64>| TickRequest {
         action,
         want_images: true,
@@ -147,12 +144,7 @@ async fn frames_show_the_state_after_the_tick() {
 async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
-    let action = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .ctrl_targets;
+    let action = targets_in_force(&mut robot).await;
     let tick = |encoding: ColorEncoding| TickRequest {
         action: action.clone(),
         want_images: true,
@@ -187,12 +179,7 @@ async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
 async fn a_tick_with_frames_says_how_long_drawing_and_encoding_took() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
-    let action = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .ctrl_targets;
+    let action = targets_in_force(&mut robot).await;
     let tick = |want_images: bool, encoding: ColorEncoding| TickRequest {
         action: action.clone(),
         want_images,
