@@ -213,7 +213,7 @@ mod tests {
         };
         let twin = state.twin.clone();
         tokio::task::spawn_blocking(move || twin.shutdown()).await.unwrap();
-        assert_eq!(watching.await.unwrap(), "render");
+        assert_eq!(watching.await.unwrap(), "preview");
 
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(status, ServingStatus::NotServing as i32);
         let events = std::fs::read_to_string(runs.path().join(run).join("events.jsonl")).unwrap();
         assert!(
-            events.contains(r#""kind":"twin_thread_ended""#) && events.contains(r#""thread":"render""#),
+            events.contains(r#""kind":"twin_thread_ended""#) && events.contains(r#""thread":"preview""#),
             "{events}"
         );
     }

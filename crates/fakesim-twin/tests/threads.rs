@@ -40,7 +40,7 @@ async fn a_panicking_job_is_answered_as_a_fault_reported_and_survived() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn shutdown_joins_both_threads_and_later_calls_are_stopped() {
+async fn shutdown_joins_the_three_threads_and_later_calls_are_stopped() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let other = twin.clone();
     let watcher = twin.clone();
@@ -61,7 +61,7 @@ async fn shutdown_joins_both_threads_and_later_calls_are_stopped() {
     assert_eq!(other.render("agentview", 16, 16, false).await, Err(TwinError::Stopped));
     assert_eq!(
         ended.await.unwrap(),
-        "render",
-        "the render thread ends first and is reported"
+        "preview",
+        "the preview thread ends first and is reported"
     );
 }
