@@ -447,11 +447,7 @@ impl Sim {
             });
         }
         if n > 0 {
-            for _ in 0..n {
-                self.data.step();
-            }
-            self.data.forward();
-            self.sample_watch();
+            self.hold_ctrl(n);
         }
         Ok(())
     }
