@@ -7,18 +7,12 @@ use crate::quality::RenderQuality;
 use crate::render::{Frame, RenderJob, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
+use crate::worker::{Jobs, Worker};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
-use std::thread::JoinHandle;
+use std::sync::{Arc, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
 
 type Job = Box<dyn FnOnce(&mut Sim) + Send>;
-
-/// What the physics thread is sent: a job, or the order to free the twin and end.
-enum Message {
-    Run(Job),
-    Stop,
-}
 
 /// How to start a twin.
 #[derive(Debug, Clone)]
@@ -60,41 +54,36 @@ pub struct TwinHandle {
 }
 
 struct Inner {
-    jobs: mpsc::Sender<Message>,
+    physics: Worker<Job>,
     renderer: RenderQueue,
     previewer: PreviewQueue,
-    physics: Mutex<Option<JoinHandle<()>>>,
     faults: broadcast::Sender<TwinFault>,
     ended: Ended,
 }
 
 impl TwinHandle {
-    /// Loads the scene on a new thread and starts the render thread beside it.
+    /// Loads the scene on a new thread and starts the render and preview threads beside it.
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
-        let (jobs, rx) = mpsc::channel::<Message>();
         let (ready_tx, ready_rx) = mpsc::channel();
         let ended: Ended = Arc::new(watch::channel(None).0);
-        let lifeline = Lifeline::new("physics", &ended);
-        let physics = std::thread::Builder::new()
-            .name("twin-physics".into())
-            .spawn(move || {
-                let _lifeline = lifeline;
-                match Sim::load(&config.scene, config.substeps_per_tick) {
-                    Ok(mut sim) => {
-                        let _ = ready_tx.send(Ok(sim.model().clone()));
-                        while let Ok(Message::Run(job)) = rx.recv() {
-                            job(&mut sim);
-                        }
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
+        let physics = Worker::spawn(
+            "physics",
+            Lifeline::new("physics", &ended),
+            move |jobs: Jobs<Job>| match Sim::load(&config.scene, config.substeps_per_tick) {
+                Ok(mut sim) => {
+                    let _ = ready_tx.send(Ok(sim.model().clone()));
+                    for job in jobs {
+                        job(&mut sim);
                     }
                 }
-            })
-            .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
-        let abandon = |physics: JoinHandle<()>, error: TwinError| {
-            let _ = jobs.send(Message::Stop);
-            let _ = physics.join();
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            },
+        )
+        .map_err(|e| TwinError::Scene(format!("cannot start the physics thread: {e}")))?;
+        let abandon = |physics: Worker<Job>, error: TwinError| {
+            physics.stop();
             Err(error)
         };
         let model = match ready_rx.recv() {
@@ -115,10 +104,9 @@ impl TwinHandle {
         };
         Ok(TwinHandle {
             inner: Arc::new(Inner {
-                jobs,
+                physics,
                 renderer,
                 previewer,
-                physics: Mutex::new(Some(physics)),
                 faults: broadcast::channel(FAULTS_KEPT).0,
                 ended,
             }),
@@ -141,8 +129,8 @@ impl TwinHandle {
         }
     }
 
-    /// Frees the renderer and then the physics on their own threads and waits for both threads
-    /// to end; later calls answer [`TwinError::Stopped`]. Blocks for as long as the jobs already
+    /// Frees the previewer, the renderer and then the physics on their own threads and waits
+    /// for the three threads to end; later calls answer [`TwinError::Stopped`]. Blocks for as long as the jobs already
     /// queued take.
     pub fn shutdown(&self) {
         self.inner.stop();
@@ -157,10 +145,7 @@ impl TwinHandle {
         let job: Job = Box::new(move |sim| {
             let _ = tx.send(guarded("physics", || f(sim)));
         });
-        self.inner
-            .jobs
-            .send(Message::Run(job))
-            .map_err(|_| TwinError::Stopped)?;
+        self.inner.physics.send(job)?;
         rx.await.map_err(|_| TwinError::Stopped)?.map_err(|e| self.report(e))
     }
 
@@ -263,18 +248,12 @@ impl TwinHandle {
 }
 
 impl Inner {
-    /// Ends the render thread, then the physics thread, joining each (idempotent).
+    /// Ends the preview and render threads, then the physics thread, joining each
+    /// (idempotent; a handle dropped on a twin thread itself does not wait for that thread).
     fn stop(&self) {
         self.previewer.stop();
         self.renderer.stop();
-        let physics = lock(&self.physics).take();
-        if let Some(physics) = physics {
-            let _ = self.jobs.send(Message::Stop);
-            // A handle dropped on the physics thread itself cannot wait for that thread.
-            if physics.thread().id() != std::thread::current().id() {
-                let _ = physics.join();
-            }
-        }
+        self.physics.stop();
     }
 }
 
@@ -286,10 +265,6 @@ impl Drop for Inner {
 
 /// Faults kept for a slow subscriber before the oldest are dropped.
 const FAULTS_KEPT: usize = 16;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Runs a job of a twin thread, turning a panic into [`TwinError::Fault`] so the thread lives on.
 pub(crate) fn guarded<R>(thread: &'static str, f: impl FnOnce() -> R) -> Result<R, TwinError> {
