@@ -730,10 +730,7 @@ impl Engine {
         for frame in &frames {
             pngs.push(encode_rgb_png(frame)?);
         }
-        let timing = ImageTiming {
-            render_s: (rendered - started).as_secs_f64(),
-            encode_s: rendered.elapsed().as_secs_f64(),
-        };
+        let timing = ImageTiming::since(started, rendered);
         for (camera, png) in CAMERAS.iter().zip(&pngs) {
             run.journal.frame(label, camera, png)?;
         }

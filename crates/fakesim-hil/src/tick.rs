@@ -140,11 +140,7 @@ impl ImageRequest {
         let frames = twin.draw(shot).await.map_err(|e| status::from_twin(&e))?;
         let drawn = Instant::now();
         let frames = self.encode(self.cameras.iter().cloned().zip(frames).collect())?;
-        let timing = ImageTiming {
-            render_s: (drawn - started).as_secs_f64(),
-            encode_s: drawn.elapsed().as_secs_f64(),
-        };
-        Ok((frames, timing))
+        Ok((frames, ImageTiming::since(started, drawn)))
     }
 
     /// Encodes rendered frames: colour as PNG or raw RGB, depth as PNG or raw codes, as asked.

@@ -1,6 +1,7 @@
 //! PNG encoding of rendered frames: colour as 8-bit RGB, depth as 16-bit millimetre codes.
 
 use crate::render::Frame;
+use std::time::Instant;
 use thiserror::Error;
 
 /// A frame that could not be encoded.
@@ -15,6 +16,16 @@ pub struct ImageTiming {
     pub render_s: f64,
     /// Encoding the frames.
     pub encode_s: f64,
+}
+
+impl ImageTiming {
+    /// Images drawn from `started` to `drawn`, then encoded until now.
+    pub fn since(started: Instant, drawn: Instant) -> Self {
+        ImageTiming {
+            render_s: drawn.saturating_duration_since(started).as_secs_f64(),
+            encode_s: drawn.elapsed().as_secs_f64(),
+        }
+    }
 }
 
 /// Depth codes are millimetres; farther than this (or no hit) saturates.
