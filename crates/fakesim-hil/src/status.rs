@@ -68,6 +68,7 @@ reasons! {
     OutOfRange => ("out_of_range", OutOfRange, "a value outside a joint's model or calibrated range"),
     BelowTable => ("below_table", OutOfRange, "a goal whose tool centre point would go into the table"),
     PreviewRefused => ("preview_refused", FailedPrecondition, "the twin's preview of a command for the real arm shows a contact or a joint past its range; nothing moved"),
+    GuardDefect => ("guard_defect", Internal, "goals that passed the safety layers failed the last check before the bus (a defect, journaled); nothing was written"),
     CountOutOfRange => ("count_out_of_range", InvalidArgument, "a count outside what the verb accepts"),
     ImageSize => ("image_size", InvalidArgument, "an image size the renderer cannot hold"),
     StaleState => ("stale_state", FailedPrecondition, "a saved state taken against another model"),
@@ -187,6 +188,7 @@ pub fn from_bridge(error: &BridgeError) -> Status {
         BridgeError::InvalidSetting(_) => Reason::InvalidSetting,
         BridgeError::InvalidArgument(_) => Reason::InvalidArgument,
         BridgeError::Safety(safety) => safety_reason(safety),
+        BridgeError::Defect(_) => Reason::GuardDefect,
         BridgeError::NoReading(_) => Reason::BusUnavailable,
         BridgeError::Arm(_) => Reason::HardwareFault,
     };

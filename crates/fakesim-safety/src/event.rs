@@ -237,6 +237,13 @@ pub enum SafetyEvent {
         /// Why it is latched.
         reason: String,
     },
+    /// A goal about to be written broke the last check before the bus (outside the effective
+    /// range, or the emergency stop latched meanwhile): a defect of the layers before it;
+    /// nothing was written.
+    InvariantViolated {
+        /// What the last check found.
+        detail: String,
+    },
     /// The shadow found a joint held away from its predicted position under load; the arm was
     /// held where it stood.
     JointBlocked {

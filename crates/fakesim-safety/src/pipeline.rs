@@ -1,8 +1,13 @@
 //! The one pipeline every command to the real arm passes: the layers in order (emergency
 //! stop, range, table, the ramp after torque came on or a hold, the delta cap, and, with an
-//! arm, the twin's preview of the goals), then the arm;
+//! arm, the twin's preview of the goals), then a last check of the goals, then the arm;
 //! around it the watchdog, the fault reaction and torque switching. The API's motions, the
 //! arm-to-twin sync, teleop and resuming after a hold all command the arm through it.
+//!
+//! A command is judged before anything changes: the layers compute a [`Plan`] (the goals the
+//! ramp and the cap would write, and the layer state that writing them leaves) from their
+//! state without changing it; the preview runs on exactly those goals; only once they are
+//! written is the plan's state committed. A refusal anywhere leaves every layer as it was.
 //!
 //! The pipeline raises events but does not record them: each call returns what it raised,
 //! and the caller journals it (the bridge every event, teleop a lasting condition once).
@@ -83,6 +88,11 @@ pub enum GuardError {
     /// The arm failed.
     #[error(transparent)]
     Arm(#[from] ArmError),
+    /// A goal broke the last check before the bus: a defect of the layers; nothing was written.
+    #[error(
+        "defect: a goal that passed the safety layers failed the last check before the bus ({0}); nothing was written"
+    )]
+    Invariant(SafetyError),
     /// A servo still reports a fault that switched its torque off.
     #[error("{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears")]
     ServoFault {
@@ -100,6 +110,9 @@ impl GuardError {
     pub fn event(&self) -> Option<SafetyEvent> {
         match self {
             GuardError::Refused(refusal) => Some(refusal.event()),
+            GuardError::Invariant(broken) => Some(SafetyEvent::InvariantViolated {
+                detail: broken.to_string(),
+            }),
             _ => None,
         }
     }
@@ -107,6 +120,15 @@ impl GuardError {
 
 /// Where the pipeline reads the time (tests pause and advance it).
 pub type Clock = fn() -> Instant;
+
+/// What a command would write and the layer state writing it leaves; computed without
+/// changing anything.
+struct Plan {
+    /// The goals to write, capped (rad, action-key order).
+    capped: Capped,
+    /// The ramp after these goals: `None` when it caught up (or none ran).
+    ramp: Option<Ramp>,
+}
 
 /// What changes between commands.
 struct Progress {
@@ -125,6 +147,9 @@ pub struct SafetyPipeline {
     layers: Layers,
     timing: PipelineTiming,
     progress: Mutex<Progress>,
+    /// Held from a command's plan to its commit (and by holds), so no other write changes the
+    /// layer state a plan was computed from.
+    writing: tokio::sync::Mutex<()>,
 }
 
 impl SafetyPipeline {
@@ -142,6 +167,7 @@ impl SafetyPipeline {
                 last_goals: None,
                 torque_on: false,
             }),
+            writing: tokio::sync::Mutex::new(()),
             timing,
         }
     }
@@ -175,63 +201,83 @@ impl SafetyPipeline {
         self.progress().last_goals = Some(pose);
     }
 
-    /// Runs the layers without sending: the goals a command would send now. The delta cap
-    /// limits from `measured`, or from the last goals without a measurement. Advances a
-    /// running ramp.
-    pub fn check(&self, targets: [f64; 6], measured: Option<[f64; 6]>, pace: Pace) -> Result<Capped, SafetyError> {
+    /// Runs the layers on `targets` without changing them: the goals a command would write
+    /// now and the ramp that writing them would leave. The delta cap limits from `measured`,
+    /// or from the last goals without a measurement.
+    fn plan(&self, targets: [f64; 6], measured: Option<[f64; 6]>, pace: Pace) -> Result<Plan, SafetyError> {
         let layers = &self.layers;
         layers.estop.check()?;
         layers.range.check(&targets)?;
         layers.table.check(&targets, layers.kinematics.as_ref())?;
-        let mut progress = self.progress();
-        let goals = match (pace, progress.ramp.as_mut()) {
-            (Pace::Ramped, Some(ramp)) => {
+        let progress = self.progress();
+        let (goals, ramp) = match (pace, progress.ramp) {
+            (Pace::Ramped, Some(mut ramp)) => {
                 let (goals, done) = ramp.advance(
                     &targets,
                     (self.clock)(),
                     self.timing.ramp_speed_rad_s,
                     self.timing.period,
                 );
-                if done {
-                    progress.ramp = None;
-                    tracing::debug!("ramp caught up with the targets");
-                }
-                goals
+                (goals, (!done).then_some(ramp))
             }
-            _ => targets,
+            (_, ramp) => (targets, ramp),
         };
-        match measured.or(progress.last_goals) {
-            Some(reference) => layers.delta.limit(&reference, &goals),
-            None => Ok(Capped {
+        let capped = match measured.or(progress.last_goals) {
+            Some(reference) => layers.delta.limit(&reference, &goals)?,
+            None => Capped {
                 goals,
                 capped: Vec::new(),
-            }),
-        }
+            },
+        };
+        Ok(Plan { capped, ramp })
     }
 
-    /// Runs the layers and sends the goals to the arm (when there is one); feeds the watchdog.
+    /// The last check before the bus: the emergency stop is not latched and every goal lies in
+    /// the effective range. A failure here is a defect of the layers before it.
+    fn check_before_bus(&self, goals: &[f64; 6]) -> Result<(), GuardError> {
+        let check = self.layers.estop.check().and_then(|()| self.layers.range.check(goals));
+        check.map_err(|broken| match broken {
+            // The stop latched while the command was in flight: an ordinary refusal.
+            SafetyError::EstopLatched { .. } => GuardError::Refused(broken),
+            other => {
+                tracing::error!(error = %other, ?goals, "defect: goals failed the last check before the bus");
+                GuardError::Invariant(other)
+            }
+        })
+    }
+
+    /// Runs the layers, previews the goals they would write, checks them once more and writes
+    /// them to the arm (when there is one); only then commits the layers' state and feeds the
+    /// watchdog. A refusal at any step writes nothing and changes nothing.
     pub async fn command(
         &self,
         targets: [f64; 6],
         measured: Option<[f64; 6]>,
         pace: Pace,
     ) -> Result<Commanded, GuardError> {
-        let capped = self.check(targets, measured, pace)?;
+        let _writing = self.writing.lock().await;
+        let plan = self.plan(targets, measured, pace)?;
+        let goals = plan.capped.goals;
         if let Some(arm) = &self.arm {
-            // The command as asked, not its first capped step: a command is judged by where
-            // it leads.
             if let Some(preview) = &self.layers.preview {
-                preview.check(targets, measured.unwrap_or(capped.goals)).await?;
+                preview.check(goals, measured.unwrap_or(goals)).await?;
             }
-            arm.command(capped.goals).await?;
+            self.check_before_bus(&goals)?;
+            arm.command(goals).await?;
         }
-        let mut events: Vec<SafetyEvent> = capped.event().into_iter().collect();
+        let mut events: Vec<SafetyEvent> = plan.capped.event().into_iter().collect();
         let mut progress = self.progress();
-        progress.last_goals = Some(capped.goals);
+        if progress.ramp.is_some() && plan.ramp.is_none() && pace == Pace::Ramped {
+            tracing::debug!("ramp caught up with the targets");
+        }
+        if pace == Pace::Ramped {
+            progress.ramp = plan.ramp;
+        }
+        progress.last_goals = Some(goals);
         events.extend(progress.watchdog.feed((self.clock)()));
         Ok(Commanded {
-            goals: capped.goals,
-            capped: !capped.capped.is_empty(),
+            goals,
+            capped: !plan.capped.capped.is_empty(),
             events,
         })
     }
@@ -243,6 +289,7 @@ impl SafetyPipeline {
         let Some(arm) = &self.arm else {
             return Ok(None);
         };
+        let _writing = self.writing.lock().await;
         let state = arm.read_state().await?;
         check_servo_faults(&state)?;
         arm.set_torque(true).await?;
@@ -278,14 +325,21 @@ impl SafetyPipeline {
         self.progress().ramp = Some(Ramp::hold(pose, (self.clock)()));
     }
 
-    /// Holds the arm at `measured` (the goals last sent from then on); ramped commands then
-    /// start from there.
-    pub async fn hold(&self, measured: [f64; 6]) -> Result<(), ArmError> {
+    /// Holds the arm at `measured`, brought into the effective range (the goals last sent from
+    /// then on); ramped commands then start from there.
+    pub async fn hold(&self, measured: [f64; 6]) -> Result<(), GuardError> {
+        let _writing = self.writing.lock().await;
+        let goals: [f64; 6] = std::array::from_fn(|i| {
+            let limits = self.layers.range.limits(Joint::ALL[i]);
+            measured[i].clamp(limits.lo, limits.hi)
+        });
         if let Some(arm) = &self.arm {
-            arm.command(measured).await?;
+            self.check_before_bus(&goals)?;
+            arm.command(goals).await?;
         }
-        self.progress().last_goals = Some(measured);
-        self.ramp_from(measured);
+        let mut progress = self.progress();
+        progress.last_goals = Some(goals);
+        progress.ramp = Some(Ramp::hold(goals, (self.clock)()));
         Ok(())
     }
 
@@ -314,12 +368,12 @@ impl SafetyPipeline {
         let decision = self.progress().faults.evaluate(&arm.health());
         let changed = !decision.events.is_empty();
         decision.events.into_iter().for_each(&mut record);
-        let outcome = match decision.action {
+        let outcome: Result<(), GuardError> = match decision.action {
             _ if !changed => Ok(()),
-            FaultAction::TorqueOff => self.switch_torque_off().await,
+            FaultAction::TorqueOff => self.switch_torque_off().await.map_err(GuardError::from),
             FaultAction::Hold => match arm.read_state().await {
                 Ok(state) => self.hold(state.positions_rad()).await,
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             },
             FaultAction::Continue => Ok(()),
         };

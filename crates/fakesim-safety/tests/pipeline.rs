@@ -2,196 +2,15 @@
 //! the ramp after torque on, the fault reaction, the watchdog, and running without an arm.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::*;
+use fakesim_arm::Arm;
 use fakesim_arm::mapping::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, ServoHealth, ServoReading};
-use fakesim_safety::{
-    CommandPreview, DeltaCap, EstopLatch, FaultAction, GuardError, Layers, Pace, PipelineTiming, RangeGuard,
-    SafetyError, SafetyEvent, SafetyPipeline, TableGuard,
-};
-use fakesim_twin::values::Bounds;
+use fakesim_safety::{FaultAction, GuardError, Layers, Pace, PipelineTiming, SafetyError, SafetyEvent, SafetyPipeline};
 use feetech::protocol::status::ServoError;
-use std::cell::Cell;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
-
-const PERIOD: Duration = Duration::from_millis(20);
-const WATCHDOG: Duration = Duration::from_millis(200);
-const RAMP_SPEED: f64 = 0.5;
-const MAX_DELTA: f64 = 0.2;
-
-thread_local! {
-    static ELAPSED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
-}
-
-/// A clock each test thread advances by hand.
-fn clock() -> Instant {
-    static START: OnceLock<Instant> = OnceLock::new();
-    *START.get_or_init(Instant::now) + ELAPSED.with(Cell::get)
-}
-
-fn advance(by: Duration) {
-    ELAPSED.with(|e| e.set(e.get() + by));
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Call {
-    Read,
-    Command([f64; 6]),
-    Torque(bool),
-}
-
-/// An arm that records every call, reads a settable pose and reports settable flags.
-struct ScriptedArm {
-    calls: Mutex<Vec<Call>>,
-    pose: Mutex<[f64; 6]>,
-    flags: Mutex<ServoError>,
-    bus_lost: Mutex<bool>,
-}
-
-impl ScriptedArm {
-    fn at(pose: [f64; 6]) -> Arc<Self> {
-        Arc::new(ScriptedArm {
-            calls: Mutex::new(Vec::new()),
-            pose: Mutex::new(pose),
-            flags: Mutex::new(ServoError::empty()),
-            bus_lost: Mutex::new(false),
-        })
-    }
-
-    fn calls(&self) -> Vec<Call> {
-        std::mem::take(&mut *self.calls.lock().unwrap())
-    }
-
-    fn commands(&self) -> Vec<[f64; 6]> {
-        self.calls()
-            .into_iter()
-            .filter_map(|c| match c {
-                Call::Command(goals) => Some(goals),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn raise(&self, flags: ServoError) {
-        *self.flags.lock().unwrap() = flags;
-    }
-}
-
-fn reading(id: u8, error_flags: ServoError) -> ServoReading {
-    ServoReading {
-        id,
-        steps: 2048,
-        degrees: 0.0,
-        normalized: 0.0,
-        temperature_c: 30.0,
-        voltage_v: 12.0,
-        load_percent: 0.0,
-        current_ma: 0.0,
-        error_flags,
-        moving: false,
-    }
-}
-
-impl Arm for ScriptedArm {
-    fn port(&self) -> Option<&str> {
-        Some("scripted")
-    }
-
-    fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>> {
-        self.calls.lock().unwrap().push(Call::Read);
-        let pose = *self.pose.lock().unwrap();
-        let flags = *self.flags.lock().unwrap();
-        Box::pin(async move {
-            Ok(ArmState {
-                joints: std::array::from_fn(|i| JointState {
-                    position_rad: pose[i],
-                    servo: Some(reading(i as u8 + 1, if i == 2 { flags } else { ServoError::empty() })),
-                }),
-            })
-        })
-    }
-
-    fn command(&self, goals_rad: [f64; 6]) -> BoxFuture<'_, Result<(), ArmError>> {
-        self.calls.lock().unwrap().push(Call::Command(goals_rad));
-        Box::pin(async { Ok(()) })
-    }
-
-    fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
-        self.calls.lock().unwrap().push(Call::Torque(enabled));
-        Box::pin(async { Ok(()) })
-    }
-
-    fn health(&self) -> ArmHealth {
-        let flags = *self.flags.lock().unwrap();
-        let lost = *self.bus_lost.lock().unwrap();
-        ArmHealth {
-            port_open: !lost,
-            torque_enabled: false,
-            servos: Joint::ALL
-                .into_iter()
-                .map(|joint| {
-                    let mut servo = ServoHealth::new(joint, joint.index() as u8 + 1);
-                    if joint.index() == 2 {
-                        servo.error_flags = flags;
-                    }
-                    servo
-                })
-                .collect(),
-            last_error: lost.then(|| "port closed".to_owned()),
-        }
-    }
-}
-
-/// Every joint within ±1.5 rad; the TCP is 0.1 m below the table when joint 2 passes 1 rad.
-fn layers() -> Layers {
-    Layers {
-        estop: EstopLatch::new(),
-        range: RangeGuard::model_only([Bounds { lo: -1.5, hi: 1.5 }; 6]),
-        table: TableGuard::default(),
-        kinematics: Arc::new(|joints: &[f64; 6]| {
-            let z = if joints[1] > 1.0 { 0.7 } else { 1.0 };
-            Ok([0.2, 0.0, z])
-        }),
-        delta: DeltaCap::uniform(MAX_DELTA).unwrap(),
-        preview: None,
-    }
-}
-
-/// A preview that refuses targets turning the pan past 0.3 rad and remembers what it saw.
-#[derive(Default)]
-struct PanPreview {
-    seen: Mutex<Vec<[f64; 6]>>,
-}
-
-impl CommandPreview for PanPreview {
-    fn check(&self, targets: [f64; 6], _measured: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>> {
-        self.seen.lock().unwrap().push(targets);
-        Box::pin(async move {
-            if targets[0] > 0.3 {
-                return Err(SafetyError::PreviewRefused {
-                    violations: "base_contact: upper_arm / base".into(),
-                });
-            }
-            Ok(())
-        })
-    }
-}
-
-fn pipeline(arm: Option<Arc<ScriptedArm>>) -> SafetyPipeline {
-    let timing = PipelineTiming {
-        ramp_speed_rad_s: RAMP_SPEED,
-        period: PERIOD,
-        watchdog_timeout: WATCHDOG,
-    };
-    SafetyPipeline::new(arm.map(|a| a as Arc<dyn Arm>), layers(), timing, clock)
-}
-
-fn refusal<T: std::fmt::Debug>(outcome: Result<T, GuardError>) -> SafetyError {
-    match outcome {
-        Err(GuardError::Refused(refusal)) => refusal,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
+use std::sync::Arc;
+use std::time::Duration;
 
 #[tokio::test]
 async fn the_layers_refuse_in_order_and_a_refused_command_reaches_no_arm() {
@@ -366,7 +185,7 @@ async fn without_an_arm_the_layers_run_and_the_cap_starts_from_the_given_pose() 
 }
 
 #[tokio::test]
-async fn the_preview_judges_the_targets_not_the_capped_step_and_its_refusal_reaches_no_arm() {
+async fn the_preview_judges_the_goals_that_will_be_written_and_its_refusal_reaches_no_arm() {
     let arm = ScriptedArm::at([0.2; 6]);
     let preview = Arc::new(PanPreview::default());
     let timing = PipelineTiming {
@@ -382,18 +201,26 @@ async fn the_preview_judges_the_targets_not_the_capped_step_and_its_refusal_reac
 
     let sent = guard.command([0.25; 6], Some([0.2; 6]), Pace::Ramped).await.unwrap();
     assert_eq!(arm.commands(), [sent.goals]);
-    // From a pan at 0, the capped step (0.2) would pass; the target (1.4) is refused for where
-    // it leads.
+    // From a pan at 0.2 the cap writes 0.4 (past the preview's 0.3): the goals written are
+    // what the preview judges, and it refuses them.
     let far = [1.4, 0.2, 0.2, 0.2, 0.2, 0.2];
-    let refused = guard
-        .command(far, Some([0.0, 0.2, 0.2, 0.2, 0.2, 0.2]), Pace::Ramped)
-        .await;
+    let refused = guard.command(far, Some([0.2; 6]), Pace::Ramped).await;
     let event = refused.as_ref().err().and_then(GuardError::event);
     assert!(
         matches!(&event, Some(SafetyEvent::PreviewRefused { violations }) if violations.contains("upper_arm")),
         "{refused:?}"
     );
     assert_eq!(arm.calls(), [], "the refused goals never reached the arm");
+    // From a pan at 0, the same far target is capped to 0.2, which the preview passes.
+    let from_zero = [0.0, 0.2, 0.2, 0.2, 0.2, 0.2];
+    let capped = guard.command(far, Some(from_zero), Pace::Ramped).await.unwrap();
+    assert_eq!(capped.goals, [MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2]);
+    assert_eq!(arm.commands(), [capped.goals]);
     let seen = preview.seen.lock().unwrap().clone();
-    assert_eq!(seen, [[0.25; 6], far], "the preview ran the targets as asked");
+    let refused_goals = [0.2 + MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2];
+    assert_eq!(
+        seen,
+        [[0.25; 6], refused_goals, capped.goals],
+        "the preview ran the goals, not the targets"
+    );
 }

@@ -76,6 +76,13 @@ pub enum BridgeError {
     /// A safety layer refused the command.
     #[error(transparent)]
     Safety(#[from] SafetyError),
+    /// Goals that passed the layers failed the last check before the bus: a defect; nothing
+    /// was written.
+    #[error(
+        "defect: goals that passed the safety layers failed the last check before the bus ({0}); nothing was \
+         written. Please report this with the run's events.jsonl"
+    )]
+    Defect(SafetyError),
     /// The real arm failed.
     #[error(transparent)]
     Arm(#[from] ArmError),
@@ -89,6 +96,7 @@ impl From<GuardError> for BridgeError {
         match error {
             GuardError::Refused(refusal) => BridgeError::Safety(refusal),
             GuardError::Arm(failure) => BridgeError::Arm(failure),
+            GuardError::Invariant(broken) => BridgeError::Defect(broken),
             GuardError::ServoFault { joint, id, flags } => BridgeError::ServoFault {
                 joint: joint.label(),
                 id,
