@@ -24,6 +24,61 @@ fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
     }
 }
 
+/// What one line of `events.jsonl` records: its `kind` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// An episode started.
+    ResetTask,
+    /// An observation was taken.
+    Observe,
+    /// An end-effector move ran.
+    Move,
+    /// A gripper action ran.
+    Gripper,
+    /// The episode was stopped by its client.
+    StopEpisode,
+    /// The episode was ended by a shutdown.
+    Interrupted,
+    /// The step budget ran out.
+    BudgetExhausted,
+    /// A robot-service call moved the robot.
+    RobotCall,
+    /// A safety layer fired.
+    Safety,
+    /// The mode switched.
+    Mode,
+    /// A call failed authentication.
+    Auth,
+    /// The control lease changed hands.
+    Lease,
+    /// A twin thread caught a panic.
+    TwinFault,
+    /// A twin thread ended.
+    TwinThreadEnded,
+}
+
+impl Kind {
+    /// The name written in the line's `kind` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::ResetTask => "reset_task",
+            Kind::Observe => "observe",
+            Kind::Move => "move",
+            Kind::Gripper => "gripper",
+            Kind::StopEpisode => "stop_episode",
+            Kind::Interrupted => "interrupted",
+            Kind::BudgetExhausted => "budget_exhausted",
+            Kind::RobotCall => "robot_call",
+            Kind::Safety => "safety",
+            Kind::Mode => "mode",
+            Kind::Auth => "auth",
+            Kind::Lease => "lease",
+            Kind::TwinFault => "twin_fault",
+            Kind::TwinThreadEnded => "twin_thread_ended",
+        }
+    }
+}
+
 /// Paths of a run's artifacts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Artifacts {
@@ -75,7 +130,8 @@ impl Journal {
     }
 
     /// Appends one event line `{"t": unix seconds, "kind": kind, ...fields}` and flushes it.
-    pub fn event(&mut self, kind: &str, fields: Value) -> Result<(), JournalError> {
+    pub fn event(&mut self, kind: Kind, fields: Value) -> Result<(), JournalError> {
+        let kind = kind.name();
         let t = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -118,8 +174,8 @@ mod tests {
     fn events_are_on_disk_as_soon_as_written() {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::create(dir.path(), "r1").unwrap();
-        j.event("reset_task", json!({"task_index": 0})).unwrap();
-        j.event("move", json!({"stop_reason": "reached"})).unwrap();
+        j.event(Kind::ResetTask, json!({"task_index": 0})).unwrap();
+        j.event(Kind::Move, json!({"stop_reason": "reached"})).unwrap();
         let text = fs::read_to_string(&j.artifacts().events).unwrap();
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 2);

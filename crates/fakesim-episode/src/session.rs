@@ -5,13 +5,14 @@ use crate::actuation::{Actuation, SimActuation};
 use crate::error::EpisodeError;
 use crate::gripper::GripperReport;
 use crate::gripper::{GripperCommand, GripperState, GripperStop};
-use crate::journal::{Artifacts, Journal};
+use crate::journal::{Artifacts, Journal, Kind};
 use crate::motion::MoveReport;
 use crate::motion::MoveStop;
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use crate::ticks::GRIPPER_OPEN_RAD;
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, Pose, Sim, TwinHandle, Watch};
 use serde::Serialize;
 use serde_json::json;
@@ -23,8 +24,20 @@ use tokio::sync::{Mutex, MutexGuard, watch};
 
 /// Cameras every observation carries, in order.
 pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
-/// Arm pose at the start of every episode (rad), gripper open.
+/// Arm pose at the start of every episode (rad), gripper open, where the arm's range allows.
 pub const HOME_POSE: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, GRIPPER_OPEN_RAD];
+/// How far inside a range's end a pose brought into it stays (rad).
+const RANGE_INSET_RAD: f64 = 0.01;
+
+/// `pose` brought inside `limits` (an arm's effective range): each joint past an end stops
+/// [`RANGE_INSET_RAD`] short of it (at the middle of a narrower range).
+pub fn within_limits(pose: [f64; 6], limits: &[Bounds; 6]) -> [f64; 6] {
+    std::array::from_fn(|i| {
+        let Bounds { lo, hi } = limits[i];
+        let inset = RANGE_INSET_RAD.min((hi - lo) / 2.0).max(0.0);
+        pose[i].clamp(lo + inset, (hi - inset).max(lo + inset))
+    })
+}
 /// Ticks run after a reset so objects come to rest; they use no budget.
 const SETTLE_TICKS: u32 = 10;
 /// Control ticks one move or gripper call may run, by default (a cap, not a quota).
@@ -45,6 +58,9 @@ pub struct EngineConfig {
     pub image_size: u32,
     /// The task every reset uses when the server was started with `--lock-task`.
     pub locked_task: Option<TaskRef>,
+    /// The pose every episode starts from: [`HOME_POSE`] brought inside the arm's effective
+    /// range ([`within_limits`]).
+    pub home_pose: [f64; 6],
 }
 
 /// Where the session is.
@@ -365,10 +381,10 @@ impl Engine {
     }
 
     /// Records a notable event (mode switch, safety stop) in the live run's journal, if any.
-    pub async fn journal_event(&self, kind: &str, fields: serde_json::Value) -> Result<(), EpisodeError> {
+    pub async fn journal_event(&self, kind: Kind, fields: serde_json::Value) -> Result<(), EpisodeError> {
         let mut session = self.lock().await;
         if let Ok(run) = running(&mut session) {
-            if kind == SAFETY_EVENT {
+            if kind == Kind::Safety {
                 run.safety_events += 1;
             }
             run.journal.event(kind, fields)?;
@@ -401,7 +417,7 @@ impl Engine {
         run.step += ticks;
         count(run, call, "robot_service");
         run.journal.event(
-            "robot_call",
+            Kind::RobotCall,
             json!({ "call": call, "ticks": ticks, "step": run.step, "request": fields }),
         )?;
         self.note_budget(run)
@@ -469,12 +485,13 @@ impl Engine {
         };
         let task = task_ref.task()?;
         let layout = tasks::layout(task_ref.task_index, task_ref.init_state_index);
+        let home = self.config.home_pose;
         let state = self
             .twin
             .try_with_sim(move |sim| {
                 sim.reset();
                 tasks::apply_layout(sim, &layout)?;
-                sim.set_joint_positions(&JointValues::Ordered(HOME_POSE.to_vec()), true)?;
+                sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)?;
                 for _ in 0..SETTLE_TICKS {
                     sim.step_tick();
                 }
@@ -485,7 +502,7 @@ impl Engine {
         let id = new_run_id(&self.config.runs_dir);
         let mut journal = Journal::create(&self.config.runs_dir, &id)?;
         journal.event(
-            "reset_task",
+            Kind::ResetTask,
             json!({ "run": id, "task": TaskInfo::new(&task_ref, task), "layout": layout, "max_steps": self.config.max_steps }),
         )?;
         let mut run = Run {
@@ -525,7 +542,7 @@ impl Engine {
         let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
         let images = self.images(run, "observe").await?;
         run.journal
-            .event("observe", json!({ "step": run.step, "state": state }))?;
+            .event(Kind::Observe, json!({ "step": run.step, "state": state }))?;
         Ok(self.observation_of(run, images, state))
     }
 
@@ -549,7 +566,7 @@ impl Engine {
         run.step += u64::from(report.executed_steps);
         count(run, "move", stop_name(&report.stop));
         run.journal.event(
-            "move",
+            Kind::Move,
             json!({
                 "delta_xyz": delta_xyz, "delta_rpy": delta_rpy, "executed_steps": report.executed_steps,
                 "stop_reason": report.stop, "achieved_delta_xyz": report.achieved_delta_xyz,
@@ -595,7 +612,7 @@ impl Engine {
         run.step += u64::from(report.executed_steps);
         count(run, "gripper", gripper_stop_name(&report.stop));
         run.journal.event(
-            "gripper",
+            Kind::Gripper,
             json!({
                 "command": command, "executed_steps": report.executed_steps, "stop_reason": report.stop,
                 "opening_before_m": report.opening_before_m, "opening_after_m": report.opening_after_m(),
@@ -627,7 +644,7 @@ impl Engine {
             return Ok(());
         }
         if let Some(run) = session.run.as_mut() {
-            run.journal.event("interrupted", json!({ "step": run.step }))?;
+            run.journal.event(Kind::Interrupted, json!({ "step": run.step }))?;
             self.finish(run, "interrupted").await?;
         }
         session.status = Status::Stopped;
@@ -685,7 +702,7 @@ impl Engine {
             "validation": validation_report(success, run, &watch),
         });
         run.journal
-            .event("stop_episode", json!({ "status": status, "step": run.step }))?;
+            .event(Kind::StopEpisode, json!({ "status": status, "step": run.step }))?;
         run.journal.summary(&summary)?;
         tracing::info!(run = %run.id, status, steps = run.step, "episode ended");
         Ok(StopOutcome {
@@ -706,7 +723,7 @@ impl Engine {
 
     fn note_budget(&self, run: &mut Run) -> Result<(), EpisodeError> {
         if run.step >= self.config.max_steps {
-            run.journal.event("budget_exhausted", json!({ "step": run.step }))?;
+            run.journal.event(Kind::BudgetExhausted, json!({ "step": run.step }))?;
         }
         Ok(())
     }
@@ -743,9 +760,6 @@ impl Engine {
         })
     }
 }
-
-/// The journal kind of safety events, counted into the run's validation report.
-pub const SAFETY_EVENT: &str = "safety";
 
 /// The policy-validation part of `summary.json`: success, stop reasons, safety refusals,
 /// joint-limit hits and the minimum clearance of the tool over the table.

@@ -2,6 +2,7 @@
 //! and written to the live run's `events.jsonl` (kinds `auth` and `lease`).
 
 use fakesim_episode::Engine;
+use fakesim_episode::journal::Kind;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -53,10 +54,10 @@ pub enum AccessEvent {
 
 impl AccessEvent {
     /// The journal kind of the event.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> Kind {
         match self {
-            AccessEvent::AuthFailed { .. } => "auth",
-            _ => "lease",
+            AccessEvent::AuthFailed { .. } => Kind::Auth,
+            _ => Kind::Lease,
         }
     }
 }
@@ -104,7 +105,7 @@ impl Audit {
 /// Writes every access event into the live run's journal, until the audit is dropped.
 pub async fn journal_access_events(engine: Arc<Engine>, mut events: mpsc::Receiver<AccessEvent>) {
     while let Some(event) = events.recv().await {
-        let fields = serde_json::json!({ event.kind(): event });
+        let fields = serde_json::json!({ event.kind().name(): event });
         if let Err(e) = engine.journal_event(event.kind(), fields).await {
             tracing::error!(error = %e, "cannot journal an access event");
         }

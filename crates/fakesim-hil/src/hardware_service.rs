@@ -76,7 +76,12 @@ impl HardwareApi for HardwareService {
             .await
             .map_err(|e| status::from_bridge(&e))?;
         let fields = serde_json::json!({ "from": switch.previous.name(), "to": mode.name() });
-        if let Err(e) = self.state.engine.journal_event("mode", fields).await {
+        if let Err(e) = self
+            .state
+            .engine
+            .journal_event(fakesim_episode::journal::Kind::Mode, fields)
+            .await
+        {
             tracing::error!(error = %e, "cannot journal the mode switch");
         }
         Ok(Response::new(v1::SetModeResponse {

@@ -166,7 +166,11 @@ async fn twin_thread_ended(state: &AppState, health: &HealthReporter) -> &'stati
     );
     set_health(health, ServingStatus::NotServing).await;
     let fields = serde_json::json!({ "thread": thread });
-    if let Err(e) = state.engine.journal_event("twin_thread_ended", fields).await {
+    if let Err(e) = state
+        .engine
+        .journal_event(fakesim_episode::journal::Kind::TwinThreadEnded, fields)
+        .await
+    {
         tracing::warn!(error = %e, "cannot journal the end of the twin thread");
     }
     thread

@@ -5,7 +5,6 @@ use crate::convert::image_timing;
 use crate::state::AppState;
 use crate::status;
 use fakesim_bridge::hil::{Mode, VerbKind};
-use fakesim_episode::session::HOME_POSE;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus};
 use fakesim_proto::v1;
@@ -197,7 +196,7 @@ impl SessionApi for SessionService {
             let info = self.engine.session_info().await.map_err(|e| status::from_episode(&e))?;
             if info.status != EpisodeStatus::Running {
                 bridge
-                    .move_arm_to(HOME_POSE)
+                    .move_arm_to(self.engine.config().home_pose)
                     .await
                     .map_err(|e| status::from_bridge(&e))?;
             }

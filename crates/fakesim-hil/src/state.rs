@@ -9,6 +9,8 @@ use crate::settings::Settings;
 use crate::units::Units;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
+use fakesim_episode::journal::Kind;
+use fakesim_episode::session::{HOME_POSE, within_limits};
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::{ModelInfo, TwinConfig, TwinFault, TwinHandle};
@@ -80,6 +82,7 @@ impl AppState {
                 runs_dir: settings.runs_dir.clone(),
                 image_size: settings.image_size,
                 locked_task: settings.lock_task.clone(),
+                home_pose: within_limits(HOME_POSE, &bridge.limits()),
             },
             Arc::new(BridgeActuation::new(bridge.clone())),
         );
@@ -121,10 +124,7 @@ impl AppState {
 async fn journal_safety_events(engine: Arc<Engine>, mut events: mpsc::UnboundedReceiver<SafetyEvent>) {
     while let Some(event) = events.recv().await {
         let fields = serde_json::json!({ "safety": event });
-        if let Err(e) = engine
-            .journal_event(fakesim_episode::session::SAFETY_EVENT, fields)
-            .await
-        {
+        if let Err(e) = engine.journal_event(Kind::Safety, fields).await {
             tracing::error!(error = %e, "cannot journal a safety event");
         }
     }
@@ -138,7 +138,7 @@ async fn journal_twin_faults(engine: Arc<Engine>, mut faults: broadcast::Receive
             Err(broadcast::error::RecvError::Lagged(missed)) => serde_json::json!({ "missed": missed }),
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if let Err(e) = engine.journal_event("twin_fault", fields).await {
+        if let Err(e) = engine.journal_event(Kind::TwinFault, fields).await {
             tracing::error!(error = %e, "cannot journal a twin fault");
         }
     }

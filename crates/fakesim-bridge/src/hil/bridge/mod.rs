@@ -12,7 +12,8 @@ use super::shadow::{Finding, JointResidual, Shadow, ShadowInput};
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::mapping::Joint;
-use fakesim_arm::{Arm, ArmHealth};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
+use fakesim_episode::session::within_limits;
 use fakesim_safety::{
     CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyEvent,
     SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
@@ -30,6 +31,10 @@ use tokio_util::sync::CancellationToken;
 const RECENT_EVENTS: usize = 64;
 /// The longest an arm-to-twin sync may take; a slower speed is refused before anything moves.
 pub const MAX_SYNC_DURATION: Duration = Duration::from_secs(30);
+/// Attempts a mode switch or a sync makes at a reading or a torque switch that found servos
+/// silent or garbled, a control period apart, before it refuses: a noisy bus loses a reply
+/// now and then, and the mirror loop rides through the same way.
+const BUS_ATTEMPTS: u32 = 5;
 
 /// Where a robot-service call goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,8 +354,10 @@ impl HardwareBridge {
     /// Switches torque on holding the present pose (later commands ramp from it), unless a
     /// servo still reports a fault that switched it off.
     async fn enable_torque(&self) -> Result<(), BridgeError> {
-        let state = self.inner.pipeline.switch_torque_on().await;
-        let state = self.recorded(state)?.ok_or(BridgeError::NoHardware("hil"))?;
+        let state = self
+            .on_noisy_bus(|| async { self.recorded(self.inner.pipeline.switch_torque_on().await) })
+            .await?
+            .ok_or(BridgeError::NoHardware("hil"))?;
         lock(&self.inner.shadow).rebase(state.positions_rad());
         Ok(())
     }
@@ -373,10 +380,13 @@ impl HardwareBridge {
         match (mode, self.arm().cloned()) {
             (Mode::Sim, _) => self.inner.pipeline.disarm_watchdog(),
             (_, None) => return Err(BridgeError::NoHardware(mode.name())),
-            (Mode::Mirror, Some(_)) => self.inner.pipeline.switch_torque_off().await?,
+            (Mode::Mirror, Some(_)) => {
+                self.on_noisy_bus(|| async { Ok(self.inner.pipeline.switch_torque_off().await?) })
+                    .await?
+            }
             (Mode::Hil, Some(arm)) => {
                 self.check_estop()?;
-                let state = arm.read_state().await?;
+                let state = self.read_arm(arm.as_ref()).await?;
                 self.recorded(check_servo_faults(&state))?;
                 let real = state.positions_rad();
                 let twin = self.inner.twin.with_sim(|sim| sim.arm_qpos()).await?;
@@ -394,7 +404,9 @@ impl HardwareBridge {
                         SyncOption::MoveTwinToArm => self.put_twin_at(real).await?,
                         SyncOption::MoveArmToTwin => {
                             let speed = sync_speed_rad_s.unwrap_or(self.inner.config.sync_speed_rad_s);
-                            self.move_arm_slowly(arm.as_ref(), real, twin, speed).await?;
+                            // The twin may stand where this arm's calibration does not reach.
+                            let target = within_limits(twin, &self.limits());
+                            self.move_arm_slowly(arm.as_ref(), real, target, speed).await?;
                         }
                     }
                 }
@@ -408,6 +420,32 @@ impl HardwareBridge {
             max_joint_error_rad,
             sync_duration: started.elapsed(),
         })
+    }
+
+    /// Runs `attempt` until it succeeds, fails for a reason other than silent or garbled
+    /// servos, or has been tried [`BUS_ATTEMPTS`] times a control period apart.
+    async fn on_noisy_bus<T, F: Future<Output = Result<T, BridgeError>>>(
+        &self,
+        mut attempt: impl FnMut() -> F,
+    ) -> Result<T, BridgeError> {
+        let mut tries = 1;
+        loop {
+            match attempt().await {
+                Err(BridgeError::Arm(error @ (ArmError::Unresponsive { .. } | ArmError::Bus(_))))
+                    if tries < BUS_ATTEMPTS =>
+                {
+                    tracing::debug!(%error, tries, "bus transaction failed; trying again");
+                    tries += 1;
+                    tokio::time::sleep(self.inner.config.control_period).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// Reads the arm, riding through a noisy bus as [`Self::on_noisy_bus`] does.
+    async fn read_arm(&self, arm: &dyn Arm) -> Result<ArmState, BridgeError> {
+        self.on_noisy_bus(|| async { Ok(arm.read_state().await?) }).await
     }
 
     /// Records a safety event for the status and the journal.

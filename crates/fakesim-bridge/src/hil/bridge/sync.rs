@@ -14,7 +14,7 @@ impl HardwareBridge {
             return Ok(());
         };
         let _switching = self.inner.switching.lock().await;
-        let real = arm.read_state().await?.positions_rad();
+        let real = self.read_arm(arm.as_ref()).await?.positions_rad();
         self.move_arm_slowly(arm.as_ref(), real, target, self.inner.config.sync_speed_rad_s)
             .await
     }
@@ -64,7 +64,7 @@ impl HardwareBridge {
             self.send(goal, measured, Pace::Direct).await?;
             deadline += period;
             tokio::time::sleep_until(deadline).await;
-            measured = arm.read_state().await?.positions_rad();
+            measured = self.read_arm(arm).await?.positions_rad();
         }
         self.await_arrival(arm, to, measured).await?;
         self.inner.pipeline.ramp_from(to);
@@ -81,7 +81,7 @@ impl HardwareBridge {
                 return Ok(());
             }
             tokio::time::sleep(period).await;
-            measured = arm.read_state().await?.positions_rad();
+            measured = self.read_arm(arm).await?.positions_rad();
         }
         let (joint, error_rad) = largest_difference(&measured, &target);
         if error_rad <= threshold_rad {
