@@ -1,7 +1,7 @@
 //! The hardware service: mode switching, hardware status, the joint-state stream and the
 //! emergency stop, over the hardware bridge.
 
-use crate::control::Need;
+use crate::controller::{Done, Motion, Need, mismatched};
 use crate::lease::Granted;
 use crate::state::AppState;
 use crate::status;
@@ -280,8 +280,10 @@ impl HardwareApi for HardwareService {
         &self,
         request: Request<v1::ResetEmergencyStopRequest>,
     ) -> Result<Response<v1::ResetEmergencyStopResponse>, Status> {
-        self.state.admit(request.metadata(), Need::Control)?;
-        let was_latched = self.state.bridge.reset_emergency_stop();
+        let Done::EstopReset(was_latched) = self.state.run(request.metadata(), Motion::ResetEmergencyStop).await?
+        else {
+            return Err(mismatched());
+        };
         Ok(Response::new(v1::ResetEmergencyStopResponse {
             estop_latched: false,
             was_latched,

@@ -5,7 +5,7 @@
 pub mod audit;
 pub mod auth;
 pub mod cli;
-pub mod control;
+pub mod controller;
 pub mod convert;
 pub mod hardware;
 pub mod hardware_service;

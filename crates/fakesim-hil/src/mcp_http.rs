@@ -4,7 +4,7 @@
 //! when a motion tool needs it.
 
 use crate::auth::{AuthError, AuthPolicy, Authenticator};
-use crate::control::Need;
+use crate::controller::Need;
 use crate::lease::{Leases, MAX_HOLDER_CHARS, MAX_TTL_MS};
 use crate::session_service::SessionService;
 use crate::state::AppState;

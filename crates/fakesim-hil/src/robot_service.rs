@@ -1,21 +1,16 @@
 //! The robot service: the twin's joint-space verbs and the control tick over gRPC. In `hil`
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
-use crate::control::Need;
+use crate::controller::{Done, Motion, mismatched};
 use crate::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
 use crate::status::from_name;
 use crate::tick::{ImageRequest, observation, observation_keys};
-use fakesim_bridge::hil::{VerbKind, run_action};
 use fakesim_episode::names::check_path_name;
-use fakesim_episode::ticks::{Hold, Observed};
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
-use fakesim_twin::quote::Quoted;
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
-use serde_json::json;
-use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.RobotService` over the shared twin.
@@ -36,51 +31,6 @@ impl RobotService {
         f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
     ) -> Result<R, Status> {
         self.state.twin.try_with_sim(f).await.map_err(|e| status::from_twin(&e))
-    }
-
-    /// Runs a simulation-only call that changes the robot, holding the drive lock throughout;
-    /// refused with hardware in the loop or in mirror mode, and without the lease when needed.
-    async fn drive<R: Send + 'static>(
-        &self,
-        metadata: &MetadataMap,
-        f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
-    ) -> Result<R, Status> {
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(metadata, Need::Motion)?;
-        self.state
-            .bridge
-            .route(VerbKind::SimOnly)
-            .map_err(|e| status::from_bridge(&e))?;
-        self.read(f).await
-    }
-
-    /// Writes servo setpoints and holds them (on the twin in lock-step, or, in `hil`, on the
-    /// real arm for that long in real time) through the one tick driver of the mode. Returns
-    /// the state after. The caller holds the drive lock.
-    async fn act(&self, action: JointValues, hold: Hold) -> Result<Observed, Status> {
-        run_action(&self.state.bridge, &self.state.twin, action, hold)
-            .await
-            .map_err(|e| status::from_bridge(&e))
-    }
-
-    /// Refuses a call that changes the robot once a live episode's step budget is used up.
-    async fn check_budget(&self) -> Result<(), Status> {
-        self.state
-            .engine
-            .check_robot_call()
-            .await
-            .map_err(|e| status::from_episode(&e))
-    }
-
-    /// Counts a call that changed the robot against a live episode's budget (its physics steps
-    /// rounded up to control ticks) and journals it with `request`.
-    async fn record(&self, call: &'static str, physics_steps: u64, request: serde_json::Value) -> Result<(), Status> {
-        let ticks = physics_steps.div_ceil(u64::from(self.state.model.substeps_per_tick.max(1)));
-        self.state
-            .engine
-            .record_robot_call(call, ticks, request)
-            .await
-            .map_err(|e| status::from_episode(&e))
     }
 
     /// The state answer, positions and targets in `unit`.
@@ -159,15 +109,11 @@ impl RobotApi for RobotService {
             .to_radians(joint_values(request.action, "action")?, request.unit)?;
         let n_substeps = request.n_substeps.unwrap_or(1);
         let applied_keys = written_ids(&action);
-        self.check_budget().await?;
-        let after = {
-            let _drive = self.state.lock_drive().await;
-            self.state.admit(&metadata, Need::Motion)?;
-            self.act(action, Hold::Substeps(n_substeps)).await?
+        let motion = Motion::SendAction { action, n_substeps };
+        let Done::Acted(after) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
         };
         let time = after.robot.time;
-        let fields = json!({ "keys": applied_keys, "n_substeps": n_substeps });
-        self.record("send_action", u64::from(n_substeps), fields).await?;
         Ok(Response::new(v1::SendActionResponse {
             applied_keys,
             substeps_run: n_substeps,
@@ -179,16 +125,12 @@ impl RobotApi for RobotService {
 
     async fn step(&self, request: Request<v1::StepRequest>) -> Result<Response<v1::StepResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
-        let n_steps = request.n_steps;
-        self.check_budget().await?;
-        let time = self
-            .drive(&metadata, move |sim| {
-                sim.step(n_steps)?;
-                Ok(sim.time())
-            })
-            .await?;
-        self.record("step", u64::from(n_steps), json!({ "n_steps": n_steps }))
-            .await?;
+        let motion = Motion::Step {
+            n_steps: request.n_steps,
+        };
+        let Done::Timed(time) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
         Ok(Response::new(v1::StepResponse {
             physics_steps: self.state.physics_steps(time),
             time_s: time,
@@ -202,12 +144,11 @@ impl RobotApi for RobotService {
         let (metadata, _, request) = request.into_parts();
         let positions = joint_values(request.positions, "positions")?;
         let hold = request.hold;
-        let report = self
-            .drive(&metadata, move |sim| sim.set_joint_positions(&positions, hold))
-            .await?;
+        let motion = Motion::SetJointPositions { positions, hold };
+        let Done::PositionsSet(report) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
         let written = ids_of_labels(&report.written);
-        let fields = json!({ "joints": written, "hold": hold });
-        self.record("set_joint_positions", 0, fields).await?;
         Ok(Response::new(v1::SetJointPositionsResponse {
             pulled_back_joints: ids_of_labels(&report.pulled_back),
             setpoints_moved: if hold { written.clone() } else { Vec::new() },
@@ -222,10 +163,9 @@ impl RobotApi for RobotService {
         let (metadata, _, request) = request.into_parts();
         let velocities = joint_values(request.velocities, "velocities")?;
         let written_joints = written_ids(&velocities);
-        self.drive(&metadata, move |sim| sim.set_joint_velocities(&velocities))
+        self.state
+            .run(&metadata, Motion::SetJointVelocities { velocities })
             .await?;
-        let fields = json!({ "joints": written_joints });
-        self.record("set_joint_velocities", 0, fields).await?;
         Ok(Response::new(v1::SetJointVelocitiesResponse { written_joints }))
     }
 
@@ -280,15 +220,15 @@ impl RobotApi for RobotService {
         &self,
         request: Request<v1::SaveStateRequest>,
     ) -> Result<Response<v1::SaveStateResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        let name = request.name;
+        let name = request.into_inner().name;
         if name.is_empty() {
             return Err(status::invalid_argument("name", "name must not be empty"));
         }
         check_path_name("state name", &name).map_err(|e| from_name(&e))?;
         let saved = name.clone();
+        // A read: it copies the twin's state aside and moves nothing, in any mode.
         let time = self
-            .drive(&metadata, move |sim| {
+            .read(move |sim| {
                 sim.save_state(&saved);
                 Ok(sim.time())
             })
@@ -306,15 +246,10 @@ impl RobotApi for RobotService {
         let (metadata, _, request) = request.into_parts();
         let name = request.name;
         check_path_name("state name", &name).map_err(|e| from_name(&e))?;
-        let loaded = name.clone();
-        let time = self
-            .drive(&metadata, move |sim| {
-                sim.load_state(&loaded)?;
-                Ok(sim.time())
-            })
-            .await?;
-        self.record("load_state", 0, json!({ "name": Quoted(&name).to_string() }))
-            .await?;
+        let motion = Motion::LoadState { name: name.clone() };
+        let Done::Timed(time) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
         Ok(Response::new(v1::LoadStateResponse {
             name,
             physics_steps: self.state.physics_steps(time),
@@ -329,23 +264,14 @@ impl RobotApi for RobotService {
             .state
             .units
             .to_radians(JointValues::Ordered(request.action), request.unit)?;
-        self.check_budget().await?;
-        let (after, shot) = {
-            let _drive = self.state.lock_drive().await;
-            self.state.admit(&metadata, Need::Motion)?;
-            let after = self.act(action, Hold::Tick).await?;
-            // Taken before the lock is released, so the frames show the state after this tick;
-            // drawn after, so no other call waits for the render.
-            let shot = match &images {
-                Some(images) => Some(images.snapshot(&self.state.twin).await?),
-                None => None,
-            };
-            (after, shot)
+        let motion = Motion::Tick {
+            action,
+            images: images.clone(),
+        };
+        let Done::Ticked { after, shot } = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
         };
         let robot = &after.robot;
-        let ticked = u64::from(self.state.model.substeps_per_tick);
-        self.record("tick", ticked, json!({ "action": robot.ctrl.to_vec() }))
-            .await?;
         let (frames, image_timing) = match (&images, shot) {
             (Some(images), Some(shot)) => {
                 let (frames, timing) = images.render(&self.state.twin, shot).await?;

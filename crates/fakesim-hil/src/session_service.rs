@@ -1,10 +1,9 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
-use crate::control::Need;
+use crate::controller::{Done, Motion, mismatched};
 use crate::convert::image_timing;
 use crate::state::AppState;
 use crate::status;
-use fakesim_bridge::hil::{Mode, VerbKind};
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus};
 use fakesim_proto::v1;
@@ -185,27 +184,9 @@ impl SessionApi for SessionService {
             task_index: r.task_index,
             init_state_index: r.init_state_index,
         };
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(&metadata, Need::Motion)?;
-        let bridge = &self.state.bridge;
-        if bridge.mode() == Mode::Hil {
-            bridge.route(VerbKind::Motion).map_err(|e| status::from_bridge(&e))?;
-            // With the arm in the loop the episode starts from the real arm at the home pose,
-            // and only once it is there: a move that fails starts no episode. A running
-            // episode is left alone (the engine refuses the reset below).
-            let info = self.engine.session_info().await.map_err(|e| status::from_episode(&e))?;
-            if info.status != EpisodeStatus::Running {
-                bridge
-                    .move_arm_to(self.engine.config().home_pose)
-                    .await
-                    .map_err(|e| status::from_bridge(&e))?;
-            }
-        }
-        let outcome = self
-            .engine
-            .reset_task(request)
-            .await
-            .map_err(|e| status::from_episode(&e))?;
+        let Done::Reset(outcome) = self.state.run(&metadata, Motion::ResetTask(request)).await? else {
+            return Err(mismatched());
+        };
         let c = common(outcome.observation);
         Ok(Response::new(v1::ResetTaskResponse {
             run: outcome.run,
@@ -235,13 +216,10 @@ impl SessionApi for SessionService {
         let (metadata, _, r) = request.into_parts();
         let delta_xyz = required_vec3(r.delta_xyz, "delta_xyz")?;
         let delta_rpy = r.delta_rpy.map(|v| [v.roll_x, v.pitch_y, v.yaw_z]);
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(&metadata, Need::Motion)?;
-        let outcome = self
-            .engine
-            .move_tcp(delta_xyz, delta_rpy)
-            .await
-            .map_err(|e| status::from_episode(&e))?;
+        let motion = Motion::Move { delta_xyz, delta_rpy };
+        let Done::Moved(outcome) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
         let report = outcome.report;
         let action = v1::MoveAction {
             delta_xyz: Some(vec3(outcome.delta_xyz)),
@@ -269,13 +247,9 @@ impl SessionApi for SessionService {
             Ok(v1::GripperCommand::Close) => GripperCommand::Close,
             _ => return Err(status::invalid_argument("command", "command must be OPEN or CLOSE")),
         };
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(&metadata, Need::Motion)?;
-        let outcome = self
-            .engine
-            .gripper(command)
-            .await
-            .map_err(|e| status::from_episode(&e))?;
+        let Done::Gripped(outcome) = self.state.run(&metadata, Motion::Gripper(command)).await? else {
+            return Err(mismatched());
+        };
         let report = outcome.report;
         let action = v1::GripperAction {
             command: gripper_command(outcome.command),
@@ -299,9 +273,9 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::StopEpisodeRequest>,
     ) -> Result<Response<v1::StopEpisodeResponse>, Status> {
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(request.metadata(), Need::Motion)?;
-        let outcome = self.engine.stop_episode().await.map_err(|e| status::from_episode(&e))?;
+        let Done::Stopped(outcome) = self.state.run(request.metadata(), Motion::StopEpisode).await? else {
+            return Err(mismatched());
+        };
         let path = |p: &std::path::Path| p.display().to_string();
         Ok(Response::new(v1::StopEpisodeResponse {
             run: outcome.run,

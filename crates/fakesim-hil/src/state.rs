@@ -2,7 +2,7 @@
 //! and the model's static facts.
 
 use crate::audit::{Audit, journal_access_events};
-use crate::control::hold_on_expiry;
+use crate::controller::hold_on_expiry;
 use crate::hardware;
 use crate::lease::Leases;
 use crate::settings::Settings;

@@ -1,0 +1,200 @@
+//! The one controller every request that moves the twin or the arm passes: it admits the
+//! request (lease, mode, the episode's budget), runs it, charges the budget and journals it,
+//! all under one serialisation point, so no two motions interleave and no step is forgotten
+//! by one route. The gRPC and MCP services only translate requests into [`Motion`] values.
+
+mod calls;
+mod expiry;
+mod motion;
+
+pub use calls::{Call, Need};
+pub use expiry::hold_on_expiry;
+pub use motion::{Done, Motion};
+
+use crate::state::AppState;
+use crate::status;
+use fakesim_bridge::hil::{Mode, VerbKind, run_action};
+use fakesim_episode::journal::Kind;
+use fakesim_episode::ticks::Hold;
+use fakesim_twin::quote::Quoted;
+use serde_json::json;
+use tonic::Status;
+use tonic::metadata::MetadataMap;
+
+/// The answer to a controller result of another kind than the motion asked for: a defect.
+pub fn mismatched() -> Status {
+    status::refusal(
+        status::Reason::Internal,
+        "the controller answered another kind of motion",
+    )
+    .into()
+}
+
+impl AppState {
+    /// Whether a call of this kind needs the lease now.
+    pub fn lease_required(&self, need: Need) -> bool {
+        match need {
+            Need::Never => false,
+            Need::Motion => self.settings.lease_in_sim || self.bridge.mode() != Mode::Sim,
+            Need::Control => self.settings.lease_in_sim || self.bridge.port().is_some(),
+        }
+    }
+
+    /// Admits a call of this kind carrying `metadata`, or refuses it for want of the lease.
+    pub fn admit(&self, metadata: &MetadataMap, need: Need) -> Result<(), Status> {
+        if !self.lease_required(need) {
+            return Ok(());
+        }
+        self.leases.admit(metadata).map_err(|e| status::from_lease(&e))
+    }
+
+    /// Admits `motion` carrying `metadata`, runs it, charges a live episode's budget and
+    /// journals it, holding the drive lock throughout.
+    pub async fn run(&self, metadata: &MetadataMap, motion: Motion) -> Result<Done, Status> {
+        let call = motion.call();
+        let _drive = self.lock_drive().await;
+        self.admit(metadata, call.need())?;
+        if motion.sim_only() {
+            self.bridge
+                .route(VerbKind::SimOnly)
+                .map_err(|e| status::from_bridge(&e))?;
+        }
+        let charged = motion.counts_against_budget();
+        if charged {
+            self.engine
+                .check_robot_call()
+                .await
+                .map_err(|e| status::from_episode(&e))?;
+        }
+        let (done, physics_steps, fields) = self.execute(motion).await?;
+        if charged {
+            let ticks = physics_steps.div_ceil(u64::from(self.model.substeps_per_tick.max(1)));
+            self.engine
+                .record_robot_call(call.name(), ticks, fields)
+                .await
+                .map_err(|e| status::from_episode(&e))?;
+        } else if let Done::ModeSwitched(switch) = &done {
+            let fields = json!({ "from": switch.previous.name(), "to": self.bridge.mode().name() });
+            if let Err(e) = self.engine.journal_event(Kind::Mode, fields).await {
+                tracing::error!(error = %e, "cannot journal the mode switch");
+            }
+        }
+        Ok(done)
+    }
+
+    /// Runs an admitted motion; returns what it did, the physics steps it took and what the
+    /// journal records of the request.
+    async fn execute(&self, motion: Motion) -> Result<(Done, u64, serde_json::Value), Status> {
+        let episode = |e: fakesim_episode::EpisodeError| status::from_episode(&e);
+        let bridge = |e: fakesim_bridge::hil::BridgeError| status::from_bridge(&e);
+        let twin = |e: fakesim_twin::TwinError| status::from_twin(&e);
+        let none = serde_json::Value::Null;
+        Ok(match motion {
+            Motion::ResetTask(request) => {
+                if self.bridge.mode() == Mode::Hil {
+                    self.bridge.route(VerbKind::Motion).map_err(bridge)?;
+                    // With the arm in the loop the episode starts from the real arm at the
+                    // home pose, and only once it is there: a move that fails starts no
+                    // episode. A running episode is left alone (the engine refuses the reset).
+                    let info = self.engine.session_info().await.map_err(episode)?;
+                    if info.status != fakesim_episode::Status::Running {
+                        let home = self.engine.config().home_pose;
+                        self.bridge.move_arm_to(home).await.map_err(bridge)?;
+                    }
+                }
+                let outcome = self.engine.reset_task(request).await.map_err(episode)?;
+                (Done::Reset(Box::new(outcome)), 0, none)
+            }
+            Motion::Move { delta_xyz, delta_rpy } => {
+                let outcome = self.engine.move_tcp(delta_xyz, delta_rpy).await.map_err(episode)?;
+                (Done::Moved(Box::new(outcome)), 0, none)
+            }
+            Motion::Gripper(command) => {
+                let outcome = self.engine.gripper(command).await.map_err(episode)?;
+                (Done::Gripped(Box::new(outcome)), 0, none)
+            }
+            Motion::StopEpisode => {
+                let outcome = self.engine.stop_episode().await.map_err(episode)?;
+                (Done::Stopped(Box::new(outcome)), 0, none)
+            }
+            Motion::SendAction { action, n_substeps } => {
+                let fields = json!({ "keys": crate::convert::written_ids(&action), "n_substeps": n_substeps });
+                let after = run_action(&self.bridge, &self.twin, action, Hold::Substeps(n_substeps))
+                    .await
+                    .map_err(bridge)?;
+                (Done::Acted(Box::new(after)), u64::from(n_substeps), fields)
+            }
+            Motion::Tick { action, images } => {
+                let after = run_action(&self.bridge, &self.twin, action, Hold::Tick)
+                    .await
+                    .map_err(bridge)?;
+                // Taken before the lock is released, so the frames show the state after this
+                // tick; drawn after, so no other call waits for the render.
+                let shot = match &images {
+                    Some(images) => Some(images.snapshot(&self.twin).await?),
+                    None => None,
+                };
+                let fields = json!({ "action": after.robot.ctrl.to_vec() });
+                let ticked = u64::from(self.model.substeps_per_tick);
+                let done = Done::Ticked {
+                    after: Box::new(after),
+                    shot,
+                };
+                (done, ticked, fields)
+            }
+            Motion::Step { n_steps } => {
+                let time = self
+                    .twin
+                    .try_with_sim(move |sim| {
+                        sim.step(n_steps)?;
+                        Ok(sim.time())
+                    })
+                    .await
+                    .map_err(twin)?;
+                (Done::Timed(time), u64::from(n_steps), json!({ "n_steps": n_steps }))
+            }
+            Motion::SetJointPositions { positions, hold } => {
+                let report = self
+                    .twin
+                    .try_with_sim(move |sim| sim.set_joint_positions(&positions, hold))
+                    .await
+                    .map_err(twin)?;
+                let fields = json!({ "joints": crate::convert::ids_of_labels(&report.written), "hold": hold });
+                (Done::PositionsSet(report), 0, fields)
+            }
+            Motion::SetJointVelocities { velocities } => {
+                let fields = json!({ "joints": crate::convert::written_ids(&velocities) });
+                self.twin
+                    .try_with_sim(move |sim| sim.set_joint_velocities(&velocities))
+                    .await
+                    .map_err(twin)?;
+                (Done::VelocitiesSet, 0, fields)
+            }
+            Motion::LoadState { name } => {
+                let fields = json!({ "name": Quoted(&name).to_string() });
+                let time = self
+                    .twin
+                    .try_with_sim(move |sim| {
+                        sim.load_state(&name)?;
+                        Ok(sim.time())
+                    })
+                    .await
+                    .map_err(twin)?;
+                (Done::Timed(time), 0, fields)
+            }
+            Motion::SetMode {
+                mode,
+                sync,
+                sync_speed_rad_s,
+            } => {
+                let switch = self
+                    .bridge
+                    .set_mode(mode, sync, sync_speed_rad_s)
+                    .await
+                    .map_err(bridge)?;
+                (Done::ModeSwitched(switch), 0, none)
+            }
+            Motion::ResetEmergencyStop => (Done::EstopReset(self.bridge.reset_emergency_stop()), 0, none),
+        })
+    }
+}

@@ -1,0 +1,151 @@
+//! The requests that move the twin or the arm, as values, and what each did.
+
+use super::calls::Call;
+use crate::tick::ImageRequest;
+use fakesim_bridge::hil::{Mode, ModeSwitch, SyncOption};
+use fakesim_episode::session::{GripperOutcome, MoveOutcome, ResetOutcome, StopOutcome};
+use fakesim_episode::ticks::Observed;
+use fakesim_episode::{GripperCommand, ResetRequest};
+use fakesim_twin::sim::SetJointsReport;
+use fakesim_twin::{CameraSnapshot, JointValues};
+
+/// A request that moves the twin or the arm, or changes what may move them.
+#[derive(Debug)]
+pub enum Motion {
+    /// Starts an episode (in `hil` the arm goes home first).
+    ResetTask(ResetRequest),
+    /// Moves the end effector.
+    Move {
+        /// Translation (m).
+        delta_xyz: [f64; 3],
+        /// Rotation (rad), if asked.
+        delta_rpy: Option<[f64; 3]>,
+    },
+    /// Opens or closes the gripper.
+    Gripper(GripperCommand),
+    /// Ends the episode.
+    StopEpisode,
+    /// Writes joint targets and holds them for some physics steps.
+    SendAction {
+        /// The targets (rad).
+        action: JointValues,
+        /// Physics steps to hold them.
+        n_substeps: u32,
+    },
+    /// Writes joint targets and holds them one control tick; frames as asked.
+    Tick {
+        /// The targets (rad).
+        action: JointValues,
+        /// The frames to take after the tick.
+        images: Option<ImageRequest>,
+    },
+    /// Steps the physics with the targets in force.
+    Step {
+        /// Physics steps.
+        n_steps: u32,
+    },
+    /// Puts joints at positions.
+    SetJointPositions {
+        /// The positions (rad).
+        positions: JointValues,
+        /// Whether the setpoints move there too.
+        hold: bool,
+    },
+    /// Sets joint velocities.
+    SetJointVelocities {
+        /// The velocities (rad/s).
+        velocities: JointValues,
+    },
+    /// Restores a saved state.
+    LoadState {
+        /// Its name (checked as a path component).
+        name: String,
+    },
+    /// Switches the mode.
+    SetMode {
+        /// The mode asked for.
+        mode: Mode,
+        /// How arm and twin are brought together entering `hil`.
+        sync: SyncOption,
+        /// The sync speed, overriding the configured one.
+        sync_speed_rad_s: Option<f64>,
+    },
+    /// Clears a latched emergency stop.
+    ResetEmergencyStop,
+}
+
+impl Motion {
+    /// The call this request came as.
+    pub fn call(&self) -> Call {
+        match self {
+            Motion::ResetTask(_) => Call::ResetTask,
+            Motion::Move { .. } => Call::Move,
+            Motion::Gripper(_) => Call::Gripper,
+            Motion::StopEpisode => Call::StopEpisode,
+            Motion::SendAction { .. } => Call::SendAction,
+            Motion::Tick { .. } => Call::Tick,
+            Motion::Step { .. } => Call::Step,
+            Motion::SetJointPositions { .. } => Call::SetJointPositions,
+            Motion::SetJointVelocities { .. } => Call::SetJointVelocities,
+            Motion::LoadState { .. } => Call::LoadState,
+            Motion::SetMode { .. } => Call::SetMode,
+            Motion::ResetEmergencyStop => Call::ResetEmergencyStop,
+        }
+    }
+
+    /// Whether only the simulation can do it (refused in `mirror` and `hil`).
+    pub fn sim_only(&self) -> bool {
+        matches!(
+            self,
+            Motion::Step { .. }
+                | Motion::SetJointPositions { .. }
+                | Motion::SetJointVelocities { .. }
+                | Motion::LoadState { .. }
+        )
+    }
+
+    /// Whether it is a robot-service call counted against a live episode's budget.
+    pub fn counts_against_budget(&self) -> bool {
+        matches!(
+            self,
+            Motion::SendAction { .. }
+                | Motion::Tick { .. }
+                | Motion::Step { .. }
+                | Motion::SetJointPositions { .. }
+                | Motion::SetJointVelocities { .. }
+                | Motion::LoadState { .. }
+        )
+    }
+}
+
+/// What a motion did.
+#[derive(Debug)]
+pub enum Done {
+    /// The episode started.
+    Reset(Box<ResetOutcome>),
+    /// The move ran.
+    Moved(Box<MoveOutcome>),
+    /// The gripper action ran.
+    Gripped(Box<GripperOutcome>),
+    /// The episode ended.
+    Stopped(Box<StopOutcome>),
+    /// The targets were held; the robot after.
+    Acted(Box<Observed>),
+    /// The tick ran; the robot after, and the cameras' state to draw.
+    Ticked {
+        /// The robot after the tick.
+        after: Box<Observed>,
+        /// The scene to draw, when frames were asked for.
+        shot: Option<CameraSnapshot>,
+    },
+    /// The physics stepped, or a state was restored; the simulation time after (s).
+    Timed(f64),
+    /// Joints were put at positions.
+    PositionsSet(SetJointsReport),
+    /// Joint velocities were set.
+    VelocitiesSet,
+    /// The mode switched.
+    ModeSwitched(ModeSwitch),
+    /// The emergency stop was cleared; whether it had been latched.
+    EstopReset(bool),
+}
