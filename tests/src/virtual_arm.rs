@@ -4,6 +4,7 @@
 use crate::TestServer;
 use fakesim_hil::Settings;
 use fakesim_hil::cli::StartMode;
+use feetech::calibration::Calibration;
 use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, serve_pty};
 use tempfile::TempDir;
 
@@ -24,10 +25,22 @@ impl VirtualArmServer {
         mode: StartMode,
         configure: impl FnOnce(&mut Settings) + Send + 'static,
     ) -> anyhow::Result<Self> {
+        Self::start_calibrated(config, &VirtualSo101::calibration(), mode, configure).await
+    }
+
+    /// The same, with `calibration` as the arm's calibration file (the servos of `config`
+    /// should hold it).
+    pub async fn start_calibrated(
+        config: EmuConfig,
+        calibration: &Calibration,
+        mode: StartMode,
+        configure: impl FnOnce(&mut Settings) + Send + 'static,
+    ) -> anyhow::Result<Self> {
         let bus = serve_pty(config).await?;
         let dir = tempfile::tempdir()?;
-        let calibration = dir.path().join("virtual_so101.json");
-        VirtualSo101::calibration().save(&calibration)?;
+        let file = dir.path().join("virtual_so101.json");
+        calibration.save(&file)?;
+        let calibration = file;
         let port = bus.path().to_owned();
         let server = TestServer::start_with(move |s| {
             s.port = Some(port);

@@ -246,8 +246,8 @@ impl SafetyPipeline {
         })
     }
 
-    /// Runs the layers, previews the goals they would write, checks them once more and writes
-    /// them to the arm (when there is one); only then commits the layers' state and feeds the
+    /// Runs the layers, previews the goals they would write (and the targets, where those
+    /// differ), checks the goals once more and writes them to the arm (when there is one); only then commits the layers' state and feeds the
     /// watchdog. A refusal at any step writes nothing and changes nothing.
     pub async fn command(
         &self,
@@ -260,7 +260,13 @@ impl SafetyPipeline {
         let goals = plan.capped.goals;
         if let Some(arm) = &self.arm {
             if let Some(preview) = &self.layers.preview {
-                preview.check(goals, measured.unwrap_or(goals)).await?;
+                let from = measured.unwrap_or(goals);
+                preview.check(goals, from).await?;
+                // Where the command leads, when the ramp or the cap write less of it now: a
+                // client creeping towards a contact is refused before its goals get there.
+                if targets != goals {
+                    preview.check(targets, from).await?;
+                }
             }
             self.check_before_bus(&goals)?;
             arm.command(goals).await?;

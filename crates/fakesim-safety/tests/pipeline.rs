@@ -185,7 +185,7 @@ async fn without_an_arm_the_layers_run_and_the_cap_starts_from_the_given_pose() 
 }
 
 #[tokio::test]
-async fn the_preview_judges_the_goals_that_will_be_written_and_its_refusal_reaches_no_arm() {
+async fn the_preview_judges_the_goals_that_will_be_written_and_where_they_lead() {
     let arm = ScriptedArm::at([0.2; 6]);
     let preview = Arc::new(PanPreview::default());
     let timing = PipelineTiming {
@@ -201,8 +201,10 @@ async fn the_preview_judges_the_goals_that_will_be_written_and_its_refusal_reach
 
     let sent = guard.command([0.25; 6], Some([0.2; 6]), Pace::Ramped).await.unwrap();
     assert_eq!(arm.commands(), [sent.goals]);
-    // From a pan at 0.2 the cap writes 0.4 (past the preview's 0.3): the goals written are
-    // what the preview judges, and it refuses them.
+    let seen = std::mem::take(&mut *preview.seen.lock().unwrap());
+    assert_eq!(seen, [[0.25; 6]], "goals equal to the targets are previewed once");
+
+    // From a pan at 0.2 the cap writes 0.4, past the preview's 0.3: refused on the goals.
     let far = [1.4, 0.2, 0.2, 0.2, 0.2, 0.2];
     let refused = guard.command(far, Some([0.2; 6]), Pace::Ramped).await;
     let event = refused.as_ref().err().and_then(GuardError::event);
@@ -210,17 +212,22 @@ async fn the_preview_judges_the_goals_that_will_be_written_and_its_refusal_reach
         matches!(&event, Some(SafetyEvent::PreviewRefused { violations }) if violations.contains("upper_arm")),
         "{refused:?}"
     );
-    assert_eq!(arm.calls(), [], "the refused goals never reached the arm");
-    // From a pan at 0, the same far target is capped to 0.2, which the preview passes.
-    let from_zero = [0.0, 0.2, 0.2, 0.2, 0.2, 0.2];
-    let capped = guard.command(far, Some(from_zero), Pace::Ramped).await.unwrap();
-    assert_eq!(capped.goals, [MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2]);
-    assert_eq!(arm.commands(), [capped.goals]);
-    let seen = preview.seen.lock().unwrap().clone();
-    let refused_goals = [0.2 + MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2];
+    let seen = std::mem::take(&mut *preview.seen.lock().unwrap());
     assert_eq!(
         seen,
-        [[0.25; 6], refused_goals, capped.goals],
-        "the preview ran the goals, not the targets"
+        [[0.2 + MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2]],
+        "the goals the cap would write"
     );
+
+    // From a pan at 0 the capped step (0.2) passes, but the target it leads to is refused.
+    let from_zero = [0.0, 0.2, 0.2, 0.2, 0.2, 0.2];
+    let refused = guard.command(far, Some(from_zero), Pace::Ramped).await;
+    assert!(matches!(refused, Err(GuardError::Refused(_))), "{refused:?}");
+    let seen = std::mem::take(&mut *preview.seen.lock().unwrap());
+    assert_eq!(
+        seen,
+        [[MAX_DELTA, 0.2, 0.2, 0.2, 0.2, 0.2], far],
+        "the goals, then where they lead"
+    );
+    assert_eq!(arm.calls(), [], "the refused goals never reached the arm");
 }
