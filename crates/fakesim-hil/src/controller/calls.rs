@@ -2,7 +2,7 @@
 //! README's lease table is checked against.
 
 macro_rules! calls {
-    ($($call:ident => $need:ident,)*) => {
+    ($($call:ident => ($need:ident, $journal:literal),)*) => {
         /// A call of the API, named as its RPC.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Call {
@@ -21,6 +21,11 @@ macro_rules! calls {
                 match self { $(Call::$call => stringify!($call),)* }
             }
 
+            /// The call's name in the run journal (`robot_call` lines) and in `summary.json`.
+            pub fn journal_name(self) -> &'static str {
+                match self { $(Call::$call => $journal,)* }
+            }
+
             /// What the call needs of the control lease.
             pub fn need(self) -> Need {
                 match self { $(Call::$call => Need::$need,)* }
@@ -30,34 +35,34 @@ macro_rules! calls {
 }
 
 calls! {
-    ListTasks => Never,
-    ResetTask => Motion,
-    GetObservation => Never,
-    Move => Motion,
-    Gripper => Motion,
-    StopEpisode => Motion,
-    GetSessionInfo => Never,
-    GetModelInfo => Never,
-    GetRobotState => Never,
-    SendAction => Motion,
-    Step => Motion,
-    SetJointPositions => Motion,
-    SetJointVelocities => Motion,
-    ForwardKinematics => Never,
-    GetJacobian => Never,
-    GetContacts => Never,
-    SaveState => Never,
-    LoadState => Motion,
-    Tick => Motion,
-    PreviewActions => Never,
-    SetMode => Control,
-    GetHardwareStatus => Never,
-    StreamJointStates => Never,
-    EmergencyStop => Never,
-    ResetEmergencyStop => Control,
-    AcquireLease => Never,
-    RenewLease => Never,
-    ReleaseLease => Never,
+    ListTasks => (Never, "list_tasks"),
+    ResetTask => (Motion, "reset_task"),
+    GetObservation => (Never, "get_observation"),
+    Move => (Motion, "move"),
+    Gripper => (Motion, "gripper"),
+    StopEpisode => (Motion, "stop_episode"),
+    GetSessionInfo => (Never, "get_session_info"),
+    GetModelInfo => (Never, "get_model_info"),
+    GetRobotState => (Never, "get_robot_state"),
+    SendAction => (Motion, "send_action"),
+    Step => (Motion, "step"),
+    SetJointPositions => (Motion, "set_joint_positions"),
+    SetJointVelocities => (Motion, "set_joint_velocities"),
+    ForwardKinematics => (Never, "forward_kinematics"),
+    GetJacobian => (Never, "get_jacobian"),
+    GetContacts => (Never, "get_contacts"),
+    SaveState => (Never, "save_state"),
+    LoadState => (Motion, "load_state"),
+    Tick => (Motion, "tick"),
+    PreviewActions => (Never, "preview_actions"),
+    SetMode => (Control, "set_mode"),
+    GetHardwareStatus => (Never, "get_hardware_status"),
+    StreamJointStates => (Never, "stream_joint_states"),
+    EmergencyStop => (Never, "emergency_stop"),
+    ResetEmergencyStop => (Control, "reset_emergency_stop"),
+    AcquireLease => (Never, "acquire_lease"),
+    RenewLease => (Never, "renew_lease"),
+    ReleaseLease => (Never, "release_lease"),
 }
 
 /// What a call needs of the control lease.

@@ -70,7 +70,7 @@ impl AppState {
         if charged {
             let ticks = physics_steps.div_ceil(u64::from(self.model.substeps_per_tick.max(1)));
             self.engine
-                .record_robot_call(call.name(), ticks, fields)
+                .record_robot_call(call.journal_name(), ticks, fields)
                 .await
                 .map_err(|e| status::from_episode(&e))?;
         } else if let Done::ModeSwitched(switch) = &done {
