@@ -1,6 +1,8 @@
 //! The real arm's tick driver: each tick sends the targets through the safety pipeline, waits
 //! out the tick in real time, then waits for a reading of the arm taken after it, so the twin
-//! (which mirrors the measured joints) shows where the tick left the arm.
+//! (which mirrors the measured joints) shows where the tick left the arm. A tick of the
+//! client's clock ([`Hold::Period`]) only sends: the client paces its ticks, as LeRobot's
+//! loop paces a real follower, and the watchdog holds an arm whose client falls silent.
 
 use super::bridge::{HardwareBridge, Route};
 use super::error::BridgeError;
@@ -92,17 +94,21 @@ impl TickDriver for ArmTicks {
             return self.read().await;
         }
         let lasts = match hold {
-            Hold::Tick => self.bridge.control_period(),
+            Hold::Tick => Some(self.bridge.control_period()),
             Hold::Substeps(n) => {
                 check_substeps(n)?;
-                self.timestep * n
+                Some(self.timestep * n)
             }
+            Hold::Period(_) => None,
         };
         let measured = match self.measured {
             Some(measured) => measured,
             None => self.read().await?.robot.qpos,
         };
         self.bridge.command(targets, measured).await?;
+        let Some(lasts) = lasts else {
+            return self.read().await;
+        };
         let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
         self.deadline = Some(deadline);
         tokio::time::sleep_until(deadline).await;
