@@ -338,3 +338,28 @@ async fn each_request_draws_at_the_quality_it_asks_for() {
     let bad = session.get_observation(observe(Some(9))).await.unwrap_err();
     assert_reason(&bad, Code::InvalidArgument, "invalid_argument");
 }
+
+#[tokio::test]
+async fn a_saved_state_keeps_the_fraction_of_a_step_owed() {
+    let server = TestServer::start().await.unwrap();
+    let (_, mut robot) = clients(&server).await;
+    set_period(&mut robot, 1.0 / 30.0).await;
+    for i in 0..4 {
+        robot.tick(tick(i, None)).await.unwrap();
+    }
+    robot.save_state(SaveStateRequest { name: "mid".into() }).await.unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let mut seen = Vec::new();
+        for i in 4..14 {
+            let out = robot.tick(tick(i, None)).await.unwrap().into_inner();
+            seen.push((
+                out.physics_steps,
+                out.observation.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            ));
+        }
+        runs.push(seen);
+        robot.load_state(LoadStateRequest { name: "mid".into() }).await.unwrap();
+    }
+    assert!(runs[0] == runs[1], "ticks after a restore run other steps");
+}
