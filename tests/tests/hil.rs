@@ -189,7 +189,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
         Code::FailedPrecondition,
         "mirror_mode",
     );
-    session.get_observation(GetObservationRequest {}).await.unwrap();
+    session.get_observation(GetObservationRequest::default()).await.unwrap();
     rig.arm.server.stop().await.unwrap();
 }
 
@@ -429,7 +429,7 @@ async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
     let torque = until_status(&mut hw, 200, |s| !s.servos[0].torque_enabled).await;
     assert!(!torque.estop_latched, "an overload turns torque off without latching");
     assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
-    session.get_observation(GetObservationRequest {}).await.unwrap();
+    session.get_observation(GetObservationRequest::default()).await.unwrap();
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert!(events.contains("servo_fault"), "{events}");
@@ -715,7 +715,10 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         .into_inner();
     assert_eq!(status.lease_holder.as_deref(), Some("hil-test"));
     assert!(status.lease_required && status.lease_expires_in_ms > 0);
-    other_session.get_observation(GetObservationRequest {}).await.unwrap();
+    other_session
+        .get_observation(GetObservationRequest::default())
+        .await
+        .unwrap();
 
     let stop = other_hw
         .emergency_stop(EmergencyStopRequest {
@@ -920,7 +923,7 @@ async fn a_joint_resting_off_the_twins_zero_is_reported_as_calibration_drift() {
 #[tokio::test]
 async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
     // The elbow cannot pass 6 degrees (0.10 rad); each call asks for 0.5 rad.
-    let (rig, _hw, _session, _) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
+    let (rig, mut hw, _session, _) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
     let mut robot = rig.robot().await;
     let mut action = robot
         .get_robot_state(GetRobotStateRequest::default())
@@ -935,10 +938,18 @@ async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
     };
     let first = robot.tick(tick.clone()).await.unwrap().into_inner();
     assert!(!first.blocked, "the elbow has not reached the obstacle yet");
+    // A hil tick returns once its goals are sent: the client paces its ticks, here at the
+    // 20 Hz of a joint-state stream.
+    let mut clock = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 20.0 })
+        .await
+        .unwrap()
+        .into_inner();
     let mut ticks = 1;
     while !robot.tick(tick.clone()).await.unwrap().into_inner().blocked {
         ticks += 1;
         assert!(ticks < 100, "no tick reported the blocked elbow");
+        clock.next().await.unwrap().unwrap();
     }
     assert_elbow_held(&rig);
 

@@ -175,6 +175,11 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
         ..TickRequest::default()
     };
     outcome("Tick", refused_for_the_lease(robot.tick(tick).await));
+    let period = SetControlPeriodRequest { period_s: 1.0 / 30.0 };
+    outcome(
+        "SetControlPeriod",
+        refused_for_the_lease(robot.set_control_period(period).await),
+    );
     let chunk = PreviewActionsRequest {
         actions: vec![home.clone()],
         ..PreviewActionsRequest::default()

@@ -47,6 +47,8 @@ pub enum Kind {
     Safety,
     /// The mode switched.
     Mode,
+    /// The control period of `Tick` changed.
+    ControlPeriod,
     /// A call failed authentication.
     Auth,
     /// The control lease changed hands.
@@ -71,6 +73,7 @@ impl Kind {
             Kind::RobotCall => "robot_call",
             Kind::Safety => "safety",
             Kind::Mode => "mode",
+            Kind::ControlPeriod => "control_period",
             Kind::Auth => "auth",
             Kind::Lease => "lease",
             Kind::TwinFault => "twin_fault",

@@ -86,6 +86,7 @@ impl RobotApi for RobotService {
             default_image_width: size,
             default_image_height: size,
             observation_keys: observation_keys(),
+            control_period_s: self.state.control_period().await?.period_s(),
         }))
     }
 
@@ -260,12 +261,14 @@ impl RobotApi for RobotService {
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
+        let period_s = self.state.tick_period(request.period_s)?;
         let action = self
             .state
             .units
             .to_radians(JointValues::Ordered(request.action), request.unit)?;
         let motion = Motion::Tick {
             action,
+            period_s,
             images: images.clone(),
         };
         let Done::Ticked { after, shot } = self.state.run(&metadata, motion).await? else {
@@ -289,6 +292,23 @@ impl RobotApi for RobotService {
             frames,
             image_timing,
             blocked: after.blocked,
+        }))
+    }
+
+    async fn set_control_period(
+        &self,
+        request: Request<v1::SetControlPeriodRequest>,
+    ) -> Result<Response<v1::SetControlPeriodResponse>, Status> {
+        let (metadata, _, request) = request.into_parts();
+        let motion = Motion::SetControlPeriod {
+            period_s: request.period_s,
+        };
+        let Done::PeriodSet(clock) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
+        Ok(Response::new(v1::SetControlPeriodResponse {
+            period_s: clock.period_s(),
+            physics_steps_per_tick: clock.steps_per_tick(),
         }))
     }
 }

@@ -1,7 +1,7 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
 use crate::controller::{Done, Motion, mismatched};
-use crate::convert::image_timing;
+use crate::convert::{image_timing, render_quality};
 use crate::state::AppState;
 use crate::status;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
@@ -183,6 +183,7 @@ impl SessionApi for SessionService {
             suite: r.suite,
             task_index: r.task_index,
             init_state_index: r.init_state_index,
+            max_steps: r.max_steps,
         };
         let Done::Reset(outcome) = self.state.run(&metadata, Motion::ResetTask(request)).await? else {
             return Err(mismatched());
@@ -200,9 +201,15 @@ impl SessionApi for SessionService {
 
     async fn get_observation(
         &self,
-        _: Request<v1::GetObservationRequest>,
+        request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
-        let c = common(self.engine.observation().await.map_err(|e| status::from_episode(&e))?);
+        let quality = render_quality(request.into_inner().render_quality)?;
+        let c = common(
+            self.engine
+                .observation(quality)
+                .await
+                .map_err(|e| status::from_episode(&e))?,
+        );
         Ok(Response::new(v1::GetObservationResponse {
             images: c.images,
             state: c.state,
@@ -285,6 +292,8 @@ impl SessionApi for SessionService {
                 frames: path(&outcome.artifacts.frames),
                 summary: path(&outcome.artifacts.summary),
             }),
+            success: outcome.success,
+            validation_json: outcome.validation.to_string(),
         }))
     }
 

@@ -124,8 +124,12 @@ impl AppState {
                     .map_err(bridge)?;
                 (Done::Acted(Box::new(after)), u64::from(n_substeps), fields)
             }
-            Motion::Tick { action, images } => {
-                let after = run_action(&self.bridge, &self.twin, action, Hold::Tick)
+            Motion::Tick {
+                action,
+                period_s,
+                images,
+            } => {
+                let after = run_action(&self.bridge, &self.twin, action, Hold::Period(period_s))
                     .await
                     .map_err(bridge)?;
                 // Taken before the lock is released, so the frames show the state after this
@@ -134,7 +138,7 @@ impl AppState {
                     Some(images) => Some(images.snapshot(&self.twin).await?),
                     None => None,
                 };
-                let fields = json!({ "action": after.robot.ctrl.to_vec() });
+                let fields = json!({ "action": after.robot.ctrl.to_vec(), "period_s": period_s });
                 let ticked = u64::from(self.model.substeps_per_tick);
                 let done = Done::Ticked {
                     after: Box::new(after),
@@ -195,6 +199,28 @@ impl AppState {
                 (Done::ModeSwitched(switch), 0, none)
             }
             Motion::ResetEmergencyStop => (Done::EstopReset(self.bridge.reset_emergency_stop()), 0, none),
+            Motion::SetControlPeriod { period_s } => {
+                let (before, after) = self
+                    .twin
+                    .try_with_sim(move |sim| {
+                        let before = sim.clock().period_s();
+                        Ok((before, sim.set_control_period(period_s)?))
+                    })
+                    .await
+                    .map_err(twin)?;
+                if after.period_s() != before {
+                    // Journaled before the drive lock goes, so no tick at the new period comes first.
+                    let fields = json!({
+                        "period_s": after.period_s(), "physics_steps_per_tick": after.steps_per_tick(), "was_s": before,
+                    });
+                    self.engine
+                        .journal_event(Kind::ControlPeriod, fields)
+                        .await
+                        .map_err(episode)?;
+                    tracing::info!(period_s = after.period_s(), was_s = before, "control period set");
+                }
+                (Done::PeriodSet(after), 0, none)
+            }
         })
     }
 }

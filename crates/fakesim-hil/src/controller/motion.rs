@@ -7,7 +7,7 @@ use fakesim_episode::session::{GripperOutcome, MoveOutcome, ResetOutcome, StopOu
 use fakesim_episode::ticks::Observed;
 use fakesim_episode::{GripperCommand, ResetRequest};
 use fakesim_twin::sim::SetJointsReport;
-use fakesim_twin::{CameraSnapshot, JointValues};
+use fakesim_twin::{CameraSnapshot, JointValues, TickClock};
 
 /// A request that moves the twin or the arm, or changes what may move them.
 #[derive(Debug)]
@@ -32,10 +32,12 @@ pub enum Motion {
         /// Physics steps to hold them.
         n_substeps: u32,
     },
-    /// Writes joint targets and holds them one control tick; frames as asked.
+    /// Writes joint targets and holds them one tick of the client's clock; frames as asked.
     Tick {
         /// The targets (rad).
         action: JointValues,
+        /// This tick's own period (s, checked), or `None` for the period in force.
+        period_s: Option<f64>,
         /// The frames to take after the tick.
         images: Option<ImageRequest>,
     },
@@ -72,6 +74,11 @@ pub enum Motion {
     },
     /// Clears a latched emergency stop.
     ResetEmergencyStop,
+    /// Sets the control period of `Tick` (s; 0: the model's tick).
+    SetControlPeriod {
+        /// The period asked for.
+        period_s: f64,
+    },
 }
 
 impl Motion {
@@ -90,6 +97,7 @@ impl Motion {
             Motion::LoadState { .. } => Call::LoadState,
             Motion::SetMode { .. } => Call::SetMode,
             Motion::ResetEmergencyStop => Call::ResetEmergencyStop,
+            Motion::SetControlPeriod { .. } => Call::SetControlPeriod,
         }
     }
 
@@ -148,4 +156,6 @@ pub enum Done {
     ModeSwitched(ModeSwitch),
     /// The emergency stop was cleared; whether it had been latched.
     EstopReset(bool),
+    /// The control period in force now.
+    PeriodSet(TickClock),
 }
