@@ -175,6 +175,13 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
         ..TickRequest::default()
     };
     outcome("Tick", refused_for_the_lease(robot.tick(tick).await));
+    let chunk = TickChunkRequest {
+        ticks: vec![TickRequest {
+            action: vec![0.0; 6],
+            ..TickRequest::default()
+        }],
+    };
+    outcome("TickChunk", refused_for_the_lease(robot.tick_chunk(chunk).await));
     let period = SetControlPeriodRequest { period_s: 1.0 / 30.0 };
     outcome(
         "SetControlPeriod",

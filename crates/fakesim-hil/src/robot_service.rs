@@ -1,7 +1,7 @@
 //! The robot service: the twin's joint-space verbs and the control tick over gRPC. In `hil`
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
-use crate::controller::{Done, Motion, mismatched};
+use crate::controller::{Done, Motion, TickMotion, Ticked, mismatched};
 use crate::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
 use crate::state::AppState;
 use crate::status;
@@ -10,8 +10,12 @@ use crate::tick::{ImageRequest, observation, observation_keys};
 use fakesim_episode::names::check_path_name;
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
+use fakesim_twin::preview::check_actions;
 use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
 use tonic::{Request, Response, Status};
+
+/// Most ticks one `TickChunk` runs.
+pub const MAX_CHUNK_TICKS: usize = 256;
 
 /// Serves `fakesim.v1.RobotService` over the shared twin.
 pub struct RobotService {
@@ -31,6 +35,52 @@ impl RobotService {
         f: impl FnOnce(&mut Sim) -> Result<R, TwinError> + Send + 'static,
     ) -> Result<R, Status> {
         self.state.twin.try_with_sim(f).await.map_err(|e| status::from_twin(&e))
+    }
+
+    /// A tick request as the controller takes it, checked whole before anything runs; and the
+    /// unit its answer is in.
+    fn tick_motion(&self, request: &v1::TickRequest) -> Result<(TickMotion, i32), Status> {
+        let images = ImageRequest::from_request(request, &self.state.model, self.state.settings.image_size)?;
+        let period_s = self.state.tick_period(request.period_s)?;
+        let action = self
+            .state
+            .units
+            .to_radians(JointValues::Ordered(request.action.clone()), request.unit)?;
+        let tick = TickMotion {
+            action,
+            period_s,
+            images,
+        };
+        Ok((tick, request.unit))
+    }
+
+    /// A tick's answer: its frames drawn (after the drive lock was let go) and its observation
+    /// with positions in `unit`.
+    async fn tick_answer(
+        &self,
+        ticked: Ticked,
+        images: Option<&ImageRequest>,
+        unit: i32,
+    ) -> Result<v1::TickResponse, Status> {
+        let robot = &ticked.after.robot;
+        let (frames, image_timing) = match (images, ticked.shot) {
+            (Some(images), Some(shot)) => {
+                let (frames, timing) = images.render(&self.state.twin, shot).await?;
+                (frames, Some(image_timing(timing)))
+            }
+            _ => (Vec::new(), None),
+        };
+        let mut observation = observation(robot);
+        let positions = self.state.units.positions_in(&robot.qpos, unit)?;
+        observation[..positions.len()].copy_from_slice(&positions);
+        Ok(v1::TickResponse {
+            observation,
+            physics_steps: self.state.physics_steps(robot.time),
+            time_s: robot.time,
+            frames,
+            image_timing,
+            blocked: ticked.after.blocked,
+        })
     }
 
     /// The state answer, positions and targets in `unit`.
@@ -260,38 +310,55 @@ impl RobotApi for RobotService {
 
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
-        let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
-        let period_s = self.state.tick_period(request.period_s)?;
-        let action = self
-            .state
-            .units
-            .to_radians(JointValues::Ordered(request.action), request.unit)?;
-        let motion = Motion::Tick {
-            action,
-            period_s,
-            images: images.clone(),
-        };
-        let Done::Ticked { after, shot } = self.state.run(&metadata, motion).await? else {
+        let (tick, unit) = self.tick_motion(&request)?;
+        let images = tick.images.clone();
+        let Done::Ticked(ticked) = self.state.run(&metadata, Motion::Tick(tick)).await? else {
             return Err(mismatched());
         };
-        let robot = &after.robot;
-        let (frames, image_timing) = match (&images, shot) {
-            (Some(images), Some(shot)) => {
-                let (frames, timing) = images.render(&self.state.twin, shot).await?;
-                (frames, Some(image_timing(timing)))
-            }
-            _ => (Vec::new(), None),
+        Ok(Response::new(self.tick_answer(ticked, images.as_ref(), unit).await?))
+    }
+
+    async fn tick_chunk(
+        &self,
+        request: Request<v1::TickChunkRequest>,
+    ) -> Result<Response<v1::TickChunkResponse>, Status> {
+        let (metadata, _, request) = request.into_parts();
+        let count = request.ticks.len();
+        if !(1..=MAX_CHUNK_TICKS).contains(&count) {
+            return Err(status::from_twin(&TwinError::CountOutOfRange {
+                what: "ticks",
+                value: count as u64,
+                lo: 1,
+                hi: MAX_CHUNK_TICKS as u64,
+            }));
+        }
+        let mut motions = Vec::with_capacity(count);
+        let mut answers = Vec::with_capacity(count);
+        for (index, tick) in request.ticks.iter().enumerate() {
+            let (motion, unit) = self
+                .tick_motion(tick)
+                .map_err(|e| status::for_item(e, "ticks", index))?;
+            answers.push((motion.images.clone(), unit));
+            motions.push(motion);
+        }
+        let actions: Vec<JointValues> = motions.iter().map(|m| m.action.clone()).collect();
+        let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
+        check_actions(&actions, &ctrl_ranges).map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
+        let Done::Chunk { ticks, stopped } = self.state.run(&metadata, Motion::TickChunk(motions)).await? else {
+            return Err(mismatched());
         };
-        let mut observation = observation(robot);
-        let positions = self.state.units.positions_in(&robot.qpos, request.unit)?;
-        observation[..positions.len()].copy_from_slice(&positions);
-        Ok(Response::new(v1::TickResponse {
-            observation,
-            physics_steps: self.state.physics_steps(robot.time),
-            time_s: robot.time,
-            frames,
-            image_timing,
-            blocked: after.blocked,
+        let mut responses = Vec::with_capacity(ticks.len());
+        for (ticked, (images, unit)) in ticks.into_iter().zip(answers) {
+            responses.push(self.tick_answer(ticked, images.as_ref(), unit).await?);
+        }
+        Ok(Response::new(v1::TickChunkResponse {
+            ticks: responses,
+            stopped: stopped.map(|(index, refusal)| v1::ChunkStop {
+                tick_index: u32::try_from(index).unwrap_or(u32::MAX),
+                code: refusal.code() as i32,
+                reason: fakesim_proto::errors::error_reason(&refusal).unwrap_or_default(),
+                message: refusal.message().to_owned(),
+            }),
         }))
     }
 

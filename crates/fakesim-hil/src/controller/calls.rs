@@ -54,6 +54,7 @@ calls! {
     SaveState => (Never, "save_state"),
     LoadState => (Motion, "load_state"),
     Tick => (Motion, "tick"),
+    TickChunk => (Motion, "tick_chunk"),
     SetControlPeriod => (Motion, "set_control_period"),
     PreviewActions => (Never, "preview_actions"),
     SetMode => (Control, "set_mode"),

@@ -9,7 +9,7 @@ mod motion;
 
 pub use calls::{Call, Need};
 pub use expiry::hold_on_expiry;
-pub use motion::{Done, Motion};
+pub use motion::{Done, Motion, TickMotion, Ticked};
 
 use crate::state::AppState;
 use crate::status;
@@ -66,6 +66,9 @@ impl AppState {
                 .await
                 .map_err(|e| status::from_episode(&e))?;
         }
+        if let Motion::TickChunk(ticks) = motion {
+            return self.chunk(ticks).await;
+        }
         let (done, physics_steps, fields) = self.execute(motion).await?;
         if charged {
             let ticks = physics_steps.div_ceil(u64::from(self.model.substeps_per_tick.max(1)));
@@ -80,6 +83,70 @@ impl AppState {
             }
         }
         Ok(done)
+    }
+
+    /// One tick of the client's clock, wherever the bridge routes motion; the cameras' state
+    /// taken after it (before the lock is released, so the frames show the state after this
+    /// tick; drawn by the caller after, so no other call waits for the render).
+    async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
+        let after = run_action(&self.bridge, &self.twin, tick.action, Hold::Period(tick.period_s))
+            .await
+            .map_err(|e| status::from_bridge(&e))?;
+        let shot = match &tick.images {
+            Some(images) => Some(images.snapshot(&self.twin).await?),
+            None => None,
+        };
+        Ok(Ticked { after, shot })
+    }
+
+    /// Runs a chunk's ticks in order, each admitted against the budget, charged and journaled
+    /// as a `Tick`; in `hil` each starts a period after the one before. A refusal of the first
+    /// tick is the call's error; a later one ends the chunk there.
+    async fn chunk(&self, ticks: Vec<TickMotion>) -> Result<Done, Status> {
+        let mut done = Vec::with_capacity(ticks.len());
+        let mut next_start = tokio::time::Instant::now();
+        for (index, tick) in ticks.into_iter().enumerate() {
+            if self.bridge.mode() == Mode::Hil {
+                tokio::time::sleep_until(next_start).await;
+                let period_s = match tick.period_s {
+                    Some(period_s) => period_s,
+                    None => self.control_period().await?.period_s(),
+                };
+                next_start += std::time::Duration::from_secs_f64(period_s);
+            }
+            let period_s = tick.period_s;
+            let outcome = async {
+                self.engine
+                    .check_robot_call()
+                    .await
+                    .map_err(|e| status::from_episode(&e))?;
+                let ticked = self.tick(tick).await?;
+                let fields = json!({
+                    "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s, "chunk_index": index,
+                });
+                let ticks = 1;
+                self.engine
+                    .record_robot_call(Call::Tick.journal_name(), ticks, fields)
+                    .await
+                    .map_err(|e| status::from_episode(&e))?;
+                Ok::<_, Status>(ticked)
+            }
+            .await;
+            match outcome {
+                Ok(ticked) => done.push(ticked),
+                Err(refusal) if index == 0 => return Err(refusal),
+                Err(refusal) => {
+                    return Ok(Done::Chunk {
+                        ticks: done,
+                        stopped: Some((index, refusal)),
+                    });
+                }
+            }
+        }
+        Ok(Done::Chunk {
+            ticks: done,
+            stopped: None,
+        })
     }
 
     /// Runs an admitted motion; returns what it did, the physics steps it took and what the
@@ -124,28 +191,13 @@ impl AppState {
                     .map_err(bridge)?;
                 (Done::Acted(Box::new(after)), u64::from(n_substeps), fields)
             }
-            Motion::Tick {
-                action,
-                period_s,
-                images,
-            } => {
-                let after = run_action(&self.bridge, &self.twin, action, Hold::Period(period_s))
-                    .await
-                    .map_err(bridge)?;
-                // Taken before the lock is released, so the frames show the state after this
-                // tick; drawn after, so no other call waits for the render.
-                let shot = match &images {
-                    Some(images) => Some(images.snapshot(&self.twin).await?),
-                    None => None,
-                };
-                let fields = json!({ "action": after.robot.ctrl.to_vec(), "period_s": period_s });
-                let ticked = u64::from(self.model.substeps_per_tick);
-                let done = Done::Ticked {
-                    after: Box::new(after),
-                    shot,
-                };
-                (done, ticked, fields)
+            Motion::Tick(tick) => {
+                let period_s = tick.period_s;
+                let ticked = self.tick(tick).await?;
+                let fields = json!({ "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s });
+                (Done::Ticked(ticked), u64::from(self.model.substeps_per_tick), fields)
             }
+            Motion::TickChunk(_) => return Err(mismatched()),
             Motion::Step { n_steps } => {
                 let time = self
                     .twin

@@ -8,6 +8,18 @@ use fakesim_episode::ticks::Observed;
 use fakesim_episode::{GripperCommand, ResetRequest};
 use fakesim_twin::sim::SetJointsReport;
 use fakesim_twin::{CameraSnapshot, JointValues, TickClock};
+use tonic::Status;
+
+/// One tick of the client's clock.
+#[derive(Debug, Clone)]
+pub struct TickMotion {
+    /// The targets (rad).
+    pub action: JointValues,
+    /// This tick's own period (s, checked), or `None` for the period in force.
+    pub period_s: Option<f64>,
+    /// The frames to take after the tick.
+    pub images: Option<ImageRequest>,
+}
 
 /// A request that moves the twin or the arm, or changes what may move them.
 #[derive(Debug)]
@@ -33,14 +45,9 @@ pub enum Motion {
         n_substeps: u32,
     },
     /// Writes joint targets and holds them one tick of the client's clock; frames as asked.
-    Tick {
-        /// The targets (rad).
-        action: JointValues,
-        /// This tick's own period (s, checked), or `None` for the period in force.
-        period_s: Option<f64>,
-        /// The frames to take after the tick.
-        images: Option<ImageRequest>,
-    },
+    Tick(TickMotion),
+    /// Ticks in order under one hold of the robot; in `hil` paced at their periods.
+    TickChunk(Vec<TickMotion>),
     /// Steps the physics with the targets in force.
     Step {
         /// Physics steps.
@@ -90,7 +97,8 @@ impl Motion {
             Motion::Gripper(_) => Call::Gripper,
             Motion::StopEpisode => Call::StopEpisode,
             Motion::SendAction { .. } => Call::SendAction,
-            Motion::Tick { .. } => Call::Tick,
+            Motion::Tick(_) => Call::Tick,
+            Motion::TickChunk(_) => Call::TickChunk,
             Motion::Step { .. } => Call::Step,
             Motion::SetJointPositions { .. } => Call::SetJointPositions,
             Motion::SetJointVelocities { .. } => Call::SetJointVelocities,
@@ -117,13 +125,23 @@ impl Motion {
         matches!(
             self,
             Motion::SendAction { .. }
-                | Motion::Tick { .. }
+                | Motion::Tick(_)
+                | Motion::TickChunk(_)
                 | Motion::Step { .. }
                 | Motion::SetJointPositions { .. }
                 | Motion::SetJointVelocities { .. }
                 | Motion::LoadState { .. }
         )
     }
+}
+
+/// What one tick did: the robot after it, and the cameras' state to draw.
+#[derive(Debug)]
+pub struct Ticked {
+    /// The robot after the tick.
+    pub after: Observed,
+    /// The scene to draw, when frames were asked for.
+    pub shot: Option<CameraSnapshot>,
 }
 
 /// What a motion did.
@@ -139,12 +157,14 @@ pub enum Done {
     Stopped(Box<StopOutcome>),
     /// The targets were held; the robot after.
     Acted(Box<Observed>),
-    /// The tick ran; the robot after, and the cameras' state to draw.
-    Ticked {
-        /// The robot after the tick.
-        after: Box<Observed>,
-        /// The scene to draw, when frames were asked for.
-        shot: Option<CameraSnapshot>,
+    /// The tick ran.
+    Ticked(Ticked),
+    /// The chunk's ticks ran, up to a refusal of one after the first.
+    Chunk {
+        /// Each tick run, in order.
+        ticks: Vec<Ticked>,
+        /// The refusal that ended the chunk early, and the index of the tick refused.
+        stopped: Option<(usize, Status)>,
     },
     /// The physics stepped, or a state was restored; the simulation time after (s).
     Timed(f64),
