@@ -344,3 +344,29 @@ class TickResponse(_message.Message):
     image_timing: _common_pb2.ImageTiming
     blocked: bool
     def __init__(self, observation: _Optional[_Iterable[float]] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ..., frames: _Optional[_Iterable[_Union[CameraFrame, _Mapping]]] = ..., image_timing: _Optional[_Union[_common_pb2.ImageTiming, _Mapping]] = ..., blocked: bool = ...) -> None: ...
+
+class TickChunkRequest(_message.Message):
+    __slots__ = ("ticks",)
+    TICKS_FIELD_NUMBER: _ClassVar[int]
+    ticks: _containers.RepeatedCompositeFieldContainer[TickRequest]
+    def __init__(self, ticks: _Optional[_Iterable[_Union[TickRequest, _Mapping]]] = ...) -> None: ...
+
+class ChunkStop(_message.Message):
+    __slots__ = ("tick_index", "code", "reason", "message")
+    TICK_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    tick_index: int
+    code: int
+    reason: str
+    message: str
+    def __init__(self, tick_index: _Optional[int] = ..., code: _Optional[int] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class TickChunkResponse(_message.Message):
+    __slots__ = ("ticks", "stopped")
+    TICKS_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_FIELD_NUMBER: _ClassVar[int]
+    ticks: _containers.RepeatedCompositeFieldContainer[TickResponse]
+    stopped: ChunkStop
+    def __init__(self, ticks: _Optional[_Iterable[_Union[TickResponse, _Mapping]]] = ..., stopped: _Optional[_Union[ChunkStop, _Mapping]] = ...) -> None: ...

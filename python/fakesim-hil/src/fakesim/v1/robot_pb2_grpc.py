@@ -107,6 +107,11 @@ class RobotServiceStub(object):
                 request_serializer=fakesim_dot_v1_dot_robot__pb2.TickRequest.SerializeToString,
                 response_deserializer=fakesim_dot_v1_dot_robot__pb2.TickResponse.FromString,
                 _registered_method=True)
+        self.TickChunk = channel.unary_unary(
+                '/fakesim.v1.RobotService/TickChunk',
+                request_serializer=fakesim_dot_v1_dot_robot__pb2.TickChunkRequest.SerializeToString,
+                response_deserializer=fakesim_dot_v1_dot_robot__pb2.TickChunkResponse.FromString,
+                _registered_method=True)
         self.SetControlPeriod = channel.unary_unary(
                 '/fakesim.v1.RobotService/SetControlPeriod',
                 request_serializer=fakesim_dot_v1_dot_robot__pb2.SetControlPeriodRequest.SerializeToString,
@@ -220,6 +225,24 @@ class RobotServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TickChunk(self, request, context):
+        """Runs a chunk of ticks in one call, each as Tick would run it, in order and under
+        one hold of the robot (no other motion interleaves): for clients that act in
+        chunks (ACT, diffusion, VLA policies), one round trip per chunk. In sim each
+        tick advances its period of twin time, so a chunk gives the states the same
+        ticks sent one by one give; in hil the daemon paces the ticks at their period
+        (the client cannot pace inside a call). Every tick's request is checked before
+        the first runs. A refusal of the first tick is the call's error, as Tick's
+        would be; a later refusal ends the chunk there, with the ticks run answered
+        and the refusal in `stopped`. Each tick counts against a live episode's budget
+        and is journaled as a Tick.
+        Errors: as Tick; INVALID_ARGUMENT `count_out_of_range` for no ticks or more
+        than 256.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SetControlPeriod(self, request, context):
         """Sets the control period Tick runs at, for this daemon's session until set
         again (0: back to the model's tick). In sim each Tick then advances exactly
@@ -294,6 +317,11 @@ def add_RobotServiceServicer_to_server(servicer, server):
                     servicer.Tick,
                     request_deserializer=fakesim_dot_v1_dot_robot__pb2.TickRequest.FromString,
                     response_serializer=fakesim_dot_v1_dot_robot__pb2.TickResponse.SerializeToString,
+            ),
+            'TickChunk': grpc.unary_unary_rpc_method_handler(
+                    servicer.TickChunk,
+                    request_deserializer=fakesim_dot_v1_dot_robot__pb2.TickChunkRequest.FromString,
+                    response_serializer=fakesim_dot_v1_dot_robot__pb2.TickChunkResponse.SerializeToString,
             ),
             'SetControlPeriod': grpc.unary_unary_rpc_method_handler(
                     servicer.SetControlPeriod,
@@ -638,6 +666,33 @@ class RobotService(object):
             '/fakesim.v1.RobotService/Tick',
             fakesim_dot_v1_dot_robot__pb2.TickRequest.SerializeToString,
             fakesim_dot_v1_dot_robot__pb2.TickResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TickChunk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fakesim.v1.RobotService/TickChunk',
+            fakesim_dot_v1_dot_robot__pb2.TickChunkRequest.SerializeToString,
+            fakesim_dot_v1_dot_robot__pb2.TickChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
