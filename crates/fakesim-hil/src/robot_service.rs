@@ -315,7 +315,7 @@ impl RobotApi for RobotService {
         let Done::Ticked(ticked) = self.state.run(&metadata, Motion::Tick(tick)).await? else {
             return Err(mismatched());
         };
-        Ok(Response::new(self.tick_answer(ticked, images.as_ref(), unit).await?))
+        Ok(Response::new(self.tick_answer(*ticked, images.as_ref(), unit).await?))
     }
 
     async fn tick_chunk(

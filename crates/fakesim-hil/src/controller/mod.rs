@@ -195,7 +195,11 @@ impl AppState {
                 let period_s = tick.period_s;
                 let ticked = self.tick(tick).await?;
                 let fields = json!({ "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s });
-                (Done::Ticked(ticked), u64::from(self.model.substeps_per_tick), fields)
+                (
+                    Done::Ticked(Box::new(ticked)),
+                    u64::from(self.model.substeps_per_tick),
+                    fields,
+                )
             }
             Motion::TickChunk(_) => return Err(mismatched()),
             Motion::Step { n_steps } => {

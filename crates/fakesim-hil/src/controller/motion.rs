@@ -158,7 +158,7 @@ pub enum Done {
     /// The targets were held; the robot after.
     Acted(Box<Observed>),
     /// The tick ran.
-    Ticked(Ticked),
+    Ticked(Box<Ticked>),
     /// The chunk's ticks ran, up to a refusal of one after the first.
     Chunk {
         /// Each tick run, in order.
