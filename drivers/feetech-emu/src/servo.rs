@@ -54,6 +54,26 @@ pub(crate) struct Servo {
     temperature: f64,
     supply_decivolts: u8,
     hindrance: Hindrance,
+    /// Signed load (0.1 % units) of a servo with torque on straining against a hand.
+    hand_load: f64,
+}
+
+/// What a hand does to a shaft at one moment (present positions in steps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Grip {
+    /// Moves a passive arm to `at`, going at `velocity` steps/s; a servo with torque on keeps
+    /// to its goal and strains against the hand.
+    Guide {
+        /// Where the hand holds the shaft.
+        at: f64,
+        /// How fast the hand moves it.
+        velocity: f64,
+    },
+    /// Holds the shaft at `at`, harder than the servo pushes.
+    Hold {
+        /// Where the hand holds the shaft.
+        at: f64,
+    },
 }
 
 impl Servo {
@@ -74,6 +94,7 @@ impl Servo {
             motion: Motion::at_rest(f64::from(config.raw_position)),
             temperature: AMBIENT_CELSIUS,
             supply_decivolts: config.supply_decivolts,
+            hand_load: 0.0,
         };
         servo.power_on();
         servo
@@ -190,6 +211,37 @@ impl Servo {
     pub(crate) fn place_raw(&mut self, steps: i32) {
         self.motion.place(f64::from(steps));
         self.hindrance.rest_at(self.motion.present(self.homing_offset()));
+    }
+
+    /// A hand acts on the shaft after a motion update (`None`: no hand on it). With torque off
+    /// the shaft goes where the hand takes it; with torque on a guiding hand only loads the
+    /// servo, a holding one displaces it and the servo strains towards its goal.
+    pub(crate) fn grip(&mut self, grip: Option<Grip>) {
+        self.hand_load = 0.0;
+        let offset = self.homing_offset();
+        let drive = self.drive();
+        match (grip, drive) {
+            (None, _) => {}
+            (Some(Grip::Guide { at, velocity }), None) => {
+                self.motion.follow(at + offset, velocity);
+                self.hindrance.rest_at(self.motion.present(offset));
+            }
+            (Some(Grip::Guide { at, .. }), Some(_)) => {
+                self.hand_load = (self.motion.present(offset) - at) * LOAD_PER_BLOCKED_STEP;
+            }
+            (Some(Grip::Hold { at }), drive) => {
+                self.motion.place(at + offset);
+                self.hindrance.rest_at(self.motion.present(offset));
+                if let Some(drive) = drive {
+                    self.hand_load = (drive.goal - self.motion.present(offset)) * LOAD_PER_BLOCKED_STEP;
+                }
+            }
+        }
+    }
+
+    /// Present position in steps, unrounded.
+    pub(crate) fn present_steps(&self) -> f64 {
+        self.motion.present(self.homing_offset())
     }
 
     /// Changes the supply voltage (0.1 V units).
@@ -333,7 +385,7 @@ impl Servo {
     }
 
     /// Signed load in 0.1 % units, capped by Torque_Limit; full while an overload is forced;
-    /// against an obstacle, rising with how far past it the goal lies.
+    /// against an obstacle or a hand, rising with how far the goal lies from where it holds.
     fn load(&self, forced: ServoError) -> f64 {
         if forced.contains(ServoError::OVERLOAD) {
             return FULL_LOAD.copysign(self.motion.velocity());
@@ -342,6 +394,9 @@ impl Servo {
             return 0.0;
         }
         let cap = f64::from(self.table.get(&ct::TORQUE_LIMIT)).min(FULL_LOAD);
+        if self.hand_load != 0.0 {
+            return self.hand_load.abs().min(cap).copysign(self.hand_load);
+        }
         let pushing = self.hindrance.pushing();
         if pushing != 0.0 {
             return (pushing.abs() * LOAD_PER_BLOCKED_STEP).min(cap).copysign(pushing);
