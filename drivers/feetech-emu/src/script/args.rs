@@ -8,6 +8,7 @@ use feetech::calibration::Calibration;
 use feetech::units::degrees_to_steps;
 
 use super::{Push, Script, ScriptError, ScriptUnits, dataset, waypoints};
+use crate::config::EmuConfig;
 use crate::cli::parse_window;
 use crate::so101::JointOffset;
 
@@ -106,6 +107,40 @@ impl ScriptArgs {
             Some(ScriptSource::Dataset(root)) => dataset::load(root, self.episode, calibration, self.script_units)?,
         };
         Ok(Some(script.looped(self.script_loop)))
+    }
+
+    /// Whether any option asks for a hand.
+    pub fn is_set(&self) -> bool {
+        self.script.is_some() || !self.pushes.is_empty()
+    }
+
+    /// `config` with the hand these options ask for, on the arm holding `calibration`.
+    pub fn apply(&self, calibration: &Calibration, config: EmuConfig) -> Result<EmuConfig, ScriptError> {
+        Ok(EmuConfig {
+            script: self.script(calibration)?,
+            pushes: self.pushes(calibration)?,
+            ..config
+        })
+    }
+
+    /// What the hand moving by `script` (built from these options) does, in a sentence.
+    pub fn describe(&self, script: &Script) -> String {
+        let what = match &self.script {
+            Some(ScriptSource::Waypoints(path)) => format!("follows the waypoints of {}", path.display()),
+            Some(ScriptSource::Dataset(root)) => {
+                format!("replays the actions of episode {} of {}", self.episode, root.display())
+            }
+            _ => format!(
+                "sweeps every joint through {:.0} % of its range at up to {} deg/s",
+                self.sweep_share * 100.0,
+                self.sweep_speed
+            ),
+        };
+        let then = if script.is_looped() { "repeating" } else { "then holding still" };
+        format!(
+            "A hand {what} ({:.1} s a pass, {then}): with torque off the servos follow it, with torque on their goals win.",
+            script.duration().as_secs_f64()
+        )
     }
 
     /// The pushes, on the servos of `calibration`.

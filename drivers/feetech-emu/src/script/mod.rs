@@ -142,6 +142,11 @@ impl Script {
         self
     }
 
+    /// Whether the script starts over at its end.
+    pub fn is_looped(&self) -> bool {
+        self.looped
+    }
+
     /// Ids of the servos the script moves.
     pub fn ids(&self) -> Vec<u8> {
         match &self.paths {
