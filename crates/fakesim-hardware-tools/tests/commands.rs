@@ -792,7 +792,9 @@ async fn emulate_sweeps_the_arm_by_hand_while_torque_is_off_and_goals_win_with_i
     }));
     let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
     let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
-    let hand = user.expect_prefix("A hand sweeps every joint through 40 % of its range at up to 90 deg/s").await;
+    let hand = user
+        .expect_prefix("A hand sweeps every joint through 40 % of its range at up to 90 deg/s")
+        .await;
     assert!(hand.contains("repeating"), "{hand}");
     let config = BusConfig {
         timeout: Duration::from_millis(300),

@@ -65,9 +65,7 @@ async fn main() -> anyhow::Result<()> {
     if let Some(script) = &config.script {
         eprintln!("{}", args.hand.describe(script));
     }
-    let bus = serve_pty(config)
-        .await
-        .context("starting the virtual servo bus")?;
+    let bus = serve_pty(config).await.context("starting the virtual servo bus")?;
     println!("{}", bus.path().display());
     eprintln!(
         "virtual bus with servos {:?} at {} baud; press Ctrl-C to stop",

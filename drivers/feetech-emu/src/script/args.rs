@@ -8,8 +8,8 @@ use feetech::calibration::Calibration;
 use feetech::units::degrees_to_steps;
 
 use super::{Push, Script, ScriptError, ScriptUnits, dataset, waypoints};
-use crate::config::EmuConfig;
 use crate::cli::parse_window;
+use crate::config::EmuConfig;
 use crate::so101::JointOffset;
 
 /// What moves the arm while torque is off.
@@ -136,7 +136,11 @@ impl ScriptArgs {
                 self.sweep_speed
             ),
         };
-        let then = if script.is_looped() { "repeating" } else { "then holding still" };
+        let then = if script.is_looped() {
+            "repeating"
+        } else {
+            "then holding still"
+        };
         format!(
             "A hand {what} ({:.1} s a pass, {then}): with torque off the servos follow it, with torque on their goals win.",
             script.duration().as_secs_f64()
