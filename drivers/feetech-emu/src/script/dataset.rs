@@ -190,3 +190,51 @@ fn numbers(field: &Field) -> Option<Vec<f64>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::VirtualSo101;
+
+    #[test]
+    fn info_gives_the_fps_and_the_action_names_of_either_layout() {
+        let v3 =
+            r#"{"fps": 30, "features": {"action": {"dtype": "float32", "names": ["elbow_flex.pos", "gripper.pos"]}}}"#;
+        assert_eq!(
+            read_info(v3).unwrap(),
+            (30.0, vec!["elbow_flex.pos".to_owned(), "gripper.pos".to_owned()])
+        );
+        let v2 = r#"{"fps": 50, "features": {"action": {"names": {"motors": ["gripper"]}}}}"#;
+        assert_eq!(read_info(v2).unwrap(), (50.0, vec!["gripper".to_owned()]));
+        for bad in [
+            "{",
+            r#"{"features": {"action": {"names": ["gripper"]}}}"#,
+            r#"{"fps": 0, "features": {"action": {"names": ["gripper"]}}}"#,
+            r#"{"fps": 30, "features": {}}"#,
+            r#"{"fps": 30, "features": {"action": {"names": []}}}"#,
+        ] {
+            assert!(read_info(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_dataset_that_cannot_be_replayed_is_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let calibration = VirtualSo101::calibration();
+        let load = |episode| load(dir.path(), episode, &calibration, ScriptUnits::Degrees);
+        assert!(matches!(load(0), Err(ScriptError::Io { .. })));
+        std::fs::create_dir_all(dir.path().join("meta")).unwrap();
+        std::fs::create_dir_all(dir.path().join("data/chunk-000")).unwrap();
+        let info = r#"{"fps": 30, "features": {"action": {"names": ["knee.pos"]}}}"#;
+        std::fs::write(dir.path().join("meta/info.json"), info).unwrap();
+        assert!(matches!(load(0), Err(ScriptError::UnknownJoint(name)) if name == "knee.pos"));
+        let info = r#"{"fps": 30, "features": {"action": {"names": ["gripper.pos"]}}}"#;
+        std::fs::write(dir.path().join("meta/info.json"), info).unwrap();
+        let refused = load(3).unwrap_err().to_string();
+        assert!(refused.ends_with("no frame of episode 3"), "{refused}");
+        std::fs::write(dir.path().join("data/chunk-000/file-000.parquet"), b"not parquet").unwrap();
+        let refused = load(0).unwrap_err().to_string();
+        assert!(refused.contains("file-000.parquet"), "{refused}");
+    }
+}
