@@ -12,10 +12,11 @@ use feetech::protocol::status::StatusPacket;
 use crate::clock::Clock;
 use crate::config::EmuConfig;
 use crate::faults::FaultConfig;
+use crate::grip::Grip;
 use crate::rng::SeededRng;
 use crate::script::push::Pushing;
 use crate::script::{Push, Script};
-use crate::servo::{Grip, Servo};
+use crate::servo::Servo;
 use crate::write_log::{WriteLog, WriteRecord};
 
 /// One status packet ready for the wire.

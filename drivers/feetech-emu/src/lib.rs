@@ -39,6 +39,7 @@ pub mod wire_timing;
 pub mod write_log;
 
 mod bus;
+mod grip;
 mod handle;
 mod hindrance;
 mod motion;

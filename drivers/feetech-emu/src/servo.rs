@@ -7,6 +7,7 @@ use feetech::control_table::{self as ct, Area, Register};
 use feetech::protocol::status::ServoError;
 
 use crate::config::ServoConfig;
+use crate::grip::Grip;
 use crate::hindrance::{Hindrance, LOAD_PER_BLOCKED_STEP};
 use crate::motion::{
     ACCEL_STEPS_PER_S2_PER_UNIT, Drive, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S, Motion, STEPS_PER_TURN,
@@ -56,24 +57,6 @@ pub(crate) struct Servo {
     hindrance: Hindrance,
     /// Signed load (0.1 % units) of a servo with torque on straining against a hand.
     hand_load: f64,
-}
-
-/// What a hand does to a shaft at one moment (present positions in steps).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Grip {
-    /// Moves a passive arm to `at`, going at `velocity` steps/s; a servo with torque on keeps
-    /// to its goal and strains against the hand.
-    Guide {
-        /// Where the hand holds the shaft.
-        at: f64,
-        /// How fast the hand moves it.
-        velocity: f64,
-    },
-    /// Holds the shaft at `at`, harder than the servo pushes.
-    Hold {
-        /// Where the hand holds the shaft.
-        at: f64,
-    },
 }
 
 impl Servo {
@@ -213,30 +196,13 @@ impl Servo {
         self.hindrance.rest_at(self.motion.present(self.homing_offset()));
     }
 
-    /// A hand acts on the shaft after a motion update (`None`: no hand on it). With torque off
-    /// the shaft goes where the hand takes it; with torque on a guiding hand only loads the
-    /// servo, a holding one displaces it and the servo strains towards its goal.
+    /// A hand acts on the shaft after a motion update (`None`: no hand on it); see [`Grip`].
     pub(crate) fn grip(&mut self, grip: Option<Grip>) {
-        self.hand_load = 0.0;
-        let offset = self.homing_offset();
-        let drive = self.drive();
-        match (grip, drive) {
-            (None, _) => {}
-            (Some(Grip::Guide { at, velocity }), None) => {
-                self.motion.follow(at + offset, velocity);
-                self.hindrance.rest_at(self.motion.present(offset));
-            }
-            (Some(Grip::Guide { at, .. }), Some(_)) => {
-                self.hand_load = (self.motion.present(offset) - at) * LOAD_PER_BLOCKED_STEP;
-            }
-            (Some(Grip::Hold { at }), drive) => {
-                self.motion.place(at + offset);
-                self.hindrance.rest_at(self.motion.present(offset));
-                if let Some(drive) = drive {
-                    self.hand_load = (drive.goal - self.motion.present(offset)) * LOAD_PER_BLOCKED_STEP;
-                }
-            }
-        }
+        let (drive, offset) = (self.drive(), self.homing_offset());
+        self.hand_load = match grip {
+            Some(grip) => grip.apply(&mut self.motion, &mut self.hindrance, offset, drive.as_ref()),
+            None => 0.0,
+        };
     }
 
     /// Present position in steps, unrounded.
