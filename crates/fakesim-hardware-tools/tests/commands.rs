@@ -636,6 +636,26 @@ async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() 
     );
 }
 
+/// Starts `emulate` on a scripted console until the sender is used; returns the task, the sender,
+/// the user (past the line naming the port) and the port.
+async fn start_emulate(
+    args: EmulateArgs,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+    oneshot::Sender<()>,
+    User,
+    String,
+) {
+    let (io, mut user) = console();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
+        stopped.await.map_err(std::io::Error::other)
+    }));
+    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
+    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    (emulator, stop, user, port)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     let dir = tempfile::tempdir().unwrap();
@@ -651,13 +671,7 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
         "--write-calibration",
         copy.to_str().unwrap(),
     ]);
-    let (io, mut user) = console();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
-        stopped.await.map_err(std::io::Error::other)
-    }));
-    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
-    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    let (emulator, stop, _user, port) = start_emulate(args).await;
     assert_eq!(
         Calibration::load(&copy).unwrap(),
         calibration,
@@ -785,13 +799,7 @@ async fn emulate_sweeps_the_arm_by_hand_while_torque_is_off_and_goals_win_with_i
     use feetech::control_table::PRESENT_LOAD;
 
     let args: EmulateArgs = parse(&["--script", "sweep", "--sweep-share", "0.4", "--sweep-speed", "90"]);
-    let (io, mut user) = console();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
-        stopped.await.map_err(std::io::Error::other)
-    }));
-    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
-    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    let (emulator, stop, mut user, port) = start_emulate(args).await;
     let hand = user
         .expect_prefix("A hand sweeps every joint through 40 % of its range at up to 90 deg/s")
         .await;

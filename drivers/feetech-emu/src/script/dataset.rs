@@ -49,7 +49,10 @@ pub(crate) fn load(
     }
     let mut rows: Vec<(i64, Vec<f64>)> = Vec::new();
     for file in parquet_files(&root.join("data")).map_err(|e| refuse(root, e.to_string()))? {
-        read_episode(&file, episode, &mut rows).map_err(|reason| refuse(&file, reason))?;
+        // The parquet reader is not ours: a file it trips over is refused, not a crash.
+        let read = std::panic::catch_unwind(|| read_episode(&file, episode));
+        let found = read.unwrap_or_else(|_| Err("the parquet reader failed on this file".to_owned()));
+        rows.extend(found.map_err(|reason| refuse(&file, reason))?);
     }
     if rows.is_empty() {
         return Err(refuse(root, format!("no frame of episode {episode}")));
@@ -123,8 +126,9 @@ fn parquet_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// Appends the (frame index, action) rows of `episode` in one data file.
-fn read_episode(path: &Path, episode: u64, rows: &mut Vec<(i64, Vec<f64>)>) -> Result<(), String> {
+/// The (frame index, action) rows of `episode` in one data file.
+fn read_episode(path: &Path, episode: u64) -> Result<Vec<(i64, Vec<f64>)>, String> {
+    let mut rows = Vec::new();
     let file = File::open(path).map_err(|e| e.to_string())?;
     let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
     let schema = reader.metadata().file_metadata().schema();
@@ -162,7 +166,7 @@ fn read_episode(path: &Path, episode: u64, rows: &mut Vec<(i64, Vec<f64>)>) -> R
             rows.push((frame.unwrap_or(i64::try_from(position).unwrap_or(i64::MAX)), action));
         }
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// An integer column's value.
