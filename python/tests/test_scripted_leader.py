@@ -136,8 +136,8 @@ def recorded_actions(root: Path) -> tuple[int, np.ndarray]:
 def read_leader(bus, readings: int) -> np.ndarray:
     """`readings` positions LeRobot's own so101_leader reads from a virtual bus, in action order (as its
     get_action reads them, with retries: on a loaded machine a reply can come after the SDK's 34 ms)."""
-    config = SO101LeaderConfig(port=bus.device, id=bus.calibration_path.stem, calibration_dir=bus.calibration_path.parent)
-    leader = SO101Leader(config)
+    calibration = bus.calibration_path
+    leader = SO101Leader(SO101LeaderConfig(port=bus.device, id=calibration.stem, calibration_dir=calibration.parent))
     leader.connect(calibrate=False)
     try:
         actions = [leader.bus.sync_read("Present_Position", num_retry=3) for _ in range(readings)]
