@@ -90,8 +90,10 @@ def test_teleoperate_moves_the_twin_along_the_scripted_leader(emulate, daemon_fa
             f"--robot.address={daemon.address}",
             "--robot.camera_names=[]",
             *leader_flags(leader),
-            "--teleop_time_s=3",
-            "--fps=15",
+            # Few reads: LeRobot 0.4.4's leader gives up on the first reply later than its SDK's 34 ms,
+            # which a loaded machine can make the virtual bus miss.
+            "--teleop_time_s=2",
+            "--fps=10",
             "--display_data=false",
         ],
         stdout=subprocess.PIPE,
@@ -116,7 +118,7 @@ def test_teleoperate_moves_the_twin_along_the_scripted_leader(emulate, daemon_fa
     # The twin starts at its home pose, then follows the hand; the poses on the path are the
     # leader's (the virtual leader and the sim-only daemon share a calibration).
     moving = targets[off_path(targets, WAYPOINTS[:, 1:]) <= ON_PATH]
-    assert len(moving) >= 10, f"{len(moving)} of {len(targets)} twin poses on the script"
+    assert len(moving) >= 8, f"{len(moving)} of {len(targets)} twin poses on the script"
     assert_follows(moving, WAYPOINTS[:, 1:], "the twin's targets")
     assert off_path(np.array(seen[-1:]), WAYPOINTS[:, 1:])[0] <= ON_PATH, "the twin ends on the script"
 
