@@ -5,7 +5,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use feetech_emu::cli::{ArmArgs, FaultArgs};
+use feetech_emu::cli::{ArmArgs, FaultArgs, ScriptArgs};
 use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
 
 use super::Console;
@@ -27,6 +27,9 @@ pub struct EmulateArgs {
     /// The emulated arm: the calibration its servos hold, joint offsets, obstacles, slips.
     #[command(flatten)]
     pub arm: ArmArgs,
+    /// A hand moving the arm: a sweep, waypoints, a LeRobot episode, pushes.
+    #[command(flatten)]
+    pub hand: ScriptArgs,
     /// Injected faults.
     #[command(flatten)]
     pub faults: FaultArgs,
@@ -37,7 +40,7 @@ impl EmulateArgs {
     pub fn config(&self) -> anyhow::Result<EmuConfig> {
         let servos = if self.new_servo {
             anyhow::ensure!(
-                !self.arm.is_custom(),
+                !self.arm.is_custom() && !self.hand.is_set(),
                 "--new-servo emulates a factory servo, not an arm"
             );
             vec![ServoConfig::new(1)]
@@ -46,12 +49,19 @@ impl EmulateArgs {
         } else {
             VirtualSo101::servos()
         };
-        Ok(EmuConfig {
+        let config = EmuConfig {
             wire_timing: self.wire_timing,
             faults: self.faults.config(),
             seed: self.faults.seed,
             ..EmuConfig::new(servos)
-        })
+        };
+        if self.new_servo {
+            return Ok(config);
+        }
+        let calibration = self.arm.calibration()?;
+        self.hand
+            .apply(&calibration, config)
+            .context("building the hand that moves the arm")
     }
 }
 
@@ -90,6 +100,9 @@ pub async fn serve_until(
             "     fakesim-hil --port {path} --calibration {}",
             file.display()
         ))?;
+    }
+    if let Some(script) = &config.script {
+        io.say(&args.hand.describe(script))?;
     }
     if args.new_servo {
         io.say(&format!("     fakesim-hil setup-ids --port {path} --motor gripper"))?;

@@ -636,6 +636,26 @@ async fn teleop_names_the_missing_calibration_and_the_joint_that_does_not_fit() 
     );
 }
 
+/// Starts `emulate` on a scripted console until the sender is used; returns the task, the sender,
+/// the user (past the line naming the port) and the port.
+async fn start_emulate(
+    args: EmulateArgs,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+    oneshot::Sender<()>,
+    User,
+    String,
+) {
+    let (io, mut user) = console();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
+        stopped.await.map_err(std::io::Error::other)
+    }));
+    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
+    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    (emulator, stop, user, port)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     let dir = tempfile::tempdir().unwrap();
@@ -651,13 +671,7 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
         "--write-calibration",
         copy.to_str().unwrap(),
     ]);
-    let (io, mut user) = console();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let emulator = tokio::spawn(emulate::serve_until(args, io, async move {
-        stopped.await.map_err(std::io::Error::other)
-    }));
-    let hint = user.expect_prefix("Try: fakesim-hil scan --port ").await;
-    let port = hint.trim_start_matches("Try: fakesim-hil scan --port ").to_owned();
+    let (emulator, stop, _user, port) = start_emulate(args).await;
     assert_eq!(
         Calibration::load(&copy).unwrap(),
         calibration,
@@ -778,4 +792,56 @@ async fn align_recovers_injected_joint_offsets_within_one_step() {
         assert!((angle - pose).abs() <= step_rad, "{joint:?}: {angle} rad, pose {pose}");
     }
     emu.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulate_sweeps_the_arm_by_hand_while_torque_is_off_and_goals_win_with_it_on() {
+    use feetech::control_table::PRESENT_LOAD;
+
+    let args: EmulateArgs = parse(&["--script", "sweep", "--sweep-share", "0.4", "--sweep-speed", "90"]);
+    let (emulator, stop, mut user, port) = start_emulate(args).await;
+    let hand = user
+        .expect_prefix("A hand sweeps every joint through 40 % of its range at up to 90 deg/s")
+        .await;
+    assert!(hand.contains("repeating"), "{hand}");
+    let config = BusConfig {
+        timeout: Duration::from_millis(300),
+        ..BusConfig::default()
+    };
+    let mut bus = Bus::open(Path::new(&port), DEFAULT_BAUD_RATE, config).unwrap();
+    let elbow = VirtualSo101::calibration().motors["elbow_flex"];
+    let middle = (elbow.range_min + elbow.range_max) / 2;
+    let reach = (elbow.range_max - elbow.range_min) / 5;
+    // The hand moves the passive elbow about the middle of its range, within 40 % of it.
+    let first = bus.read_register(3, &PRESENT_POSITION).await.unwrap().value;
+    let mut moved = 0;
+    for _ in 0..10_000 {
+        let present = bus.read_register(3, &PRESENT_POSITION).await.unwrap().value;
+        assert!((present - middle).abs() <= reach + 1, "{present} beyond the sweep");
+        assert_eq!(bus.read_register(3, &PRESENT_LOAD).await.unwrap().value, 0);
+        moved = moved.max((present - first).abs());
+        if moved > reach / 2 {
+            break;
+        }
+    }
+    assert!(moved > reach / 2, "the elbow moved {moved} steps");
+    // Torque on: a goal written is where the elbow goes and stays, the hand straining it.
+    bus.write_register(3, &TORQUE_ENABLE, 1).await.unwrap();
+    bus.write_register(3, &GOAL_POSITION, middle).await.unwrap();
+    let mut arrived = false;
+    for _ in 0..10_000 {
+        if bus.read_register(3, &PRESENT_POSITION).await.unwrap().value == middle {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived, "the elbow reached its goal");
+    let mut strained = false;
+    for _ in 0..500 {
+        assert_eq!(bus.read_register(3, &PRESENT_POSITION).await.unwrap().value, middle);
+        strained |= bus.read_register(3, &PRESENT_LOAD).await.unwrap().value.abs() > 100;
+    }
+    assert!(strained, "the hand shows as load on the servo holding its goal");
+    stop.send(()).unwrap();
+    emulator.await.unwrap().unwrap();
 }

@@ -12,7 +12,10 @@ use feetech::protocol::status::StatusPacket;
 use crate::clock::Clock;
 use crate::config::EmuConfig;
 use crate::faults::FaultConfig;
+use crate::grip::Grip;
 use crate::rng::SeededRng;
+use crate::script::push::Pushing;
+use crate::script::{Push, Script};
 use crate::servo::Servo;
 use crate::write_log::{WriteLog, WriteRecord};
 
@@ -36,6 +39,9 @@ pub(crate) struct BusState {
     rng: SeededRng,
     clock: Arc<dyn Clock>,
     synced_at: Duration,
+    /// The hand's script and the bus time it started at.
+    script: Option<(Script, Duration)>,
+    pushes: Vec<Pushing>,
 }
 
 /// A servo's answer before fault injection.
@@ -56,10 +62,52 @@ impl BusState {
             writes: WriteLog::default(),
             rng: SeededRng::new(config.seed),
             synced_at: clock.elapsed(),
+            script: None,
+            pushes: config.pushes.iter().cloned().map(Pushing::new).collect(),
             clock,
         };
-        state.refresh();
+        state.set_script(config.script.clone());
         state
+    }
+
+    /// Bus time: how long the bus has run, on its clock.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.clock.elapsed()
+    }
+
+    /// Replaces the hand's script, which starts now (`None`: the hand lets go).
+    pub(crate) fn set_script(&mut self, script: Option<Script>) {
+        self.sync();
+        self.script = script.map(|script| (script, self.synced_at));
+        self.grip_all();
+        self.refresh();
+    }
+
+    /// Adds a push of the hand (its window in bus time).
+    pub(crate) fn push(&mut self, push: Push) {
+        self.sync();
+        self.pushes.push(Pushing::new(push));
+        self.grip_all();
+        self.refresh();
+    }
+
+    /// Lets the hand act on every servo at the current bus time.
+    fn grip_all(&mut self) {
+        let now = self.synced_at;
+        self.pushes.retain(|push| !push.is_over(now));
+        for servo in &mut self.servos {
+            let id = servo.id();
+            let held = self
+                .pushes
+                .iter_mut()
+                .filter(|push| push.id() == id)
+                .find_map(|push| push.hold(now, servo.present_steps()));
+            let guided = self.script.as_ref().and_then(|(script, start)| {
+                let (at, velocity) = script.motion(id, now.saturating_sub(*start))?;
+                Some(Grip::Guide { at, velocity })
+            });
+            servo.grip(held.map(|at| Grip::Hold { at }).or(guided));
+        }
     }
 
     /// Advances every servo to the clock's current time and refreshes their readings.
@@ -72,6 +120,7 @@ impl BusState {
                 let forced = self.faults.forced(servo.id(), self.synced_at);
                 servo.advance(dt, forced);
             }
+            self.grip_all();
         }
         self.refresh();
     }

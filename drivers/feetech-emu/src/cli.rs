@@ -1,4 +1,4 @@
-//! Command-line options of the emulated arm and of fault injection, shared by the
+//! Command-line options of the emulated arm, its hand and fault injection, shared by the
 //! `feetech-emu` binary and `fakesim-hil emulate`.
 
 use std::path::PathBuf;
@@ -11,6 +11,8 @@ use crate::config::ServoConfig;
 use crate::error::EmuError;
 use crate::faults::{FaultConfig, FaultWindow};
 use crate::so101::{JointOffset, JointSlip, VirtualSo101};
+
+pub use crate::script::ScriptArgs;
 
 /// Which arm the virtual bus emulates.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -115,24 +117,32 @@ impl FaultTime {
         let bad = || format!("`{text}` is not ID, ID@SECONDS or ID@START..END");
         let (id, window) = text.split_once('@').map_or((text, None), |(id, w)| (id, Some(w)));
         let id = id.trim().parse::<u8>().map_err(|_| bad())?;
-        let seconds = |s: &str| {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .and_then(|v| Duration::try_from_secs_f64(v).ok())
-                .ok_or_else(bad)
-        };
         let (from, until) = match window {
             None => (Duration::ZERO, None),
-            Some(window) => match window.split_once("..") {
-                None => (seconds(window)?, None),
-                Some((from, until)) => (seconds(from)?, Some(seconds(until)?)),
-            },
+            Some(window) => parse_window(window).map_err(|reason| format!("`{text}`: {reason}"))?,
         };
-        if until.is_some_and(|until| until <= from) {
-            return Err(format!("`{text}`: the fault must end after it starts"));
-        }
         Ok(Self { id, from, until })
+    }
+}
+
+/// Parses a time window `S` (from S seconds on) or `S..E` (from S until E seconds, E after S).
+pub fn parse_window(text: &str) -> Result<(Duration, Option<Duration>), String> {
+    let seconds = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(|v| Duration::try_from_secs_f64(v).ok())
+            .ok_or_else(|| format!("`{s}` is not a number of seconds"))
+    };
+    match text.split_once("..") {
+        None => Ok((seconds(text)?, None)),
+        Some((from, until)) => {
+            let (from, until) = (seconds(from)?, seconds(until)?);
+            if until <= from {
+                return Err("the window must end after it starts".to_owned());
+            }
+            Ok((from, Some(until)))
+        }
     }
 }
 

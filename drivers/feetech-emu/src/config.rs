@@ -3,6 +3,7 @@
 use feetech::control_table::DEFAULT_BAUD_RATE;
 
 use crate::faults::FaultConfig;
+use crate::script::{Push, Script};
 
 /// Starting state of one emulated STS3215.
 ///
@@ -61,10 +62,14 @@ pub struct EmuConfig {
     pub faults: FaultConfig,
     /// Seed of the random generator behind probabilistic faults.
     pub seed: u64,
+    /// A hand moving the servos from the start (torque off: they follow it).
+    pub script: Option<Script>,
+    /// Pushes of a hand against joints, at bus times.
+    pub pushes: Vec<Push>,
 }
 
 impl EmuConfig {
-    /// A bus at 1 Mbaud with the given servos, no wire timing and no faults.
+    /// A bus at 1 Mbaud with the given servos, no wire timing, no faults and no hand.
     pub fn new(servos: Vec<ServoConfig>) -> Self {
         Self {
             servos,
@@ -72,6 +77,8 @@ impl EmuConfig {
             wire_timing: false,
             faults: FaultConfig::none(),
             seed: 0,
+            script: None,
+            pushes: Vec::new(),
         }
     }
 }

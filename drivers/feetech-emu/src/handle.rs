@@ -2,6 +2,7 @@
 //! transport serves it.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use feetech::control_table::Register;
 use feetech::protocol::frame::Frame;
@@ -12,6 +13,7 @@ use crate::clock::{Clock, ManualClock, SystemClock};
 use crate::config::{EmuConfig, ServoConfig};
 use crate::error::EmuError;
 use crate::faults::FaultConfig;
+use crate::script::{Push, Script};
 use crate::servo::Servo;
 use crate::write_log::WriteRecord;
 
@@ -85,6 +87,22 @@ impl ServoBus {
     /// Hand motion in raw encoder steps (before the homing offset is subtracted).
     pub fn set_raw_position(&self, id: u8, steps: i32) -> Result<(), EmuError> {
         self.modify(id, |servo| servo.place_raw(steps))
+    }
+
+    /// Starts a hand moving the servos by `script` from now on (`None`: the hand lets go): with
+    /// torque off they follow it, with torque on they keep to their goals under its load.
+    pub fn set_script(&self, script: Option<Script>) {
+        self.lock().set_script(script);
+    }
+
+    /// A hand pushes a joint over a window of bus time (see [`ServoBus::elapsed`]).
+    pub fn push(&self, push: Push) {
+        self.lock().push(push);
+    }
+
+    /// Bus time: how long the bus has run, on its clock.
+    pub fn elapsed(&self) -> Duration {
+        self.lock().elapsed()
     }
 
     /// Changes the supply voltage seen by a servo (0.1 V units).

@@ -5,8 +5,9 @@
 //! Feetech protocol on a pseudo-terminal (which a driver opens like a USB adapter) or on an
 //! in-memory duplex pipe. Framing and the control table come from the `feetech` crate's
 //! protocol core. A servo can have an obstacle it cannot pass and gearing that slips under
-//! load ([`ServoConfig`]). Faults can be injected and hand motion scripted at run time through the
-//! [`ServoBus`] handle; motion follows an injected [`Clock`].
+//! load ([`ServoConfig`]). A hand can move the arm by a [`Script`] (a sweep, timed waypoints,
+//! a LeRobot episode) and push against a joint ([`Push`]). Faults can be injected and hand motion
+//! scripted at run time through the [`ServoBus`] handle; motion follows an injected [`Clock`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -31,12 +32,14 @@ pub mod config;
 pub mod error;
 pub mod faults;
 pub mod field;
+pub mod script;
 pub mod so101;
 pub mod transport;
 pub mod wire_timing;
 pub mod write_log;
 
 mod bus;
+mod grip;
 mod handle;
 mod hindrance;
 mod motion;
@@ -52,6 +55,7 @@ pub use faults::FaultConfig;
 pub use handle::ServoBus;
 pub use hindrance::LOAD_PER_BLOCKED_STEP;
 pub use motion::{ACCEL_STEPS_PER_S2_PER_UNIT, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S};
+pub use script::{Push, Script};
 pub use so101::VirtualSo101;
 pub use transport::{Link, PtyBus, RunningBus, serve, serve_pty, serve_pty_bus, spawn_duplex};
 pub use write_log::WriteRecord;

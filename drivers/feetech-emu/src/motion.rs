@@ -83,6 +83,12 @@ impl Motion {
         *self = Self::at_rest(actual);
     }
 
+    /// Moves the shaft externally at a given speed (a hand guiding it).
+    pub(crate) fn follow(&mut self, actual: f64, velocity: f64) {
+        *self = Self::at_rest(actual);
+        self.velocity = velocity;
+    }
+
     /// Moves the shaft by `steps` without changing its speed (gearing that slips).
     pub(crate) fn shift(&mut self, steps: f64) {
         self.actual = wrap(self.actual + steps);

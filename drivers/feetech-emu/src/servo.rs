@@ -7,6 +7,7 @@ use feetech::control_table::{self as ct, Area, Register};
 use feetech::protocol::status::ServoError;
 
 use crate::config::ServoConfig;
+use crate::grip::Grip;
 use crate::hindrance::{Hindrance, LOAD_PER_BLOCKED_STEP};
 use crate::motion::{
     ACCEL_STEPS_PER_S2_PER_UNIT, Drive, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S, Motion, STEPS_PER_TURN,
@@ -54,6 +55,8 @@ pub(crate) struct Servo {
     temperature: f64,
     supply_decivolts: u8,
     hindrance: Hindrance,
+    /// Signed load (0.1 % units) of a servo with torque on straining against a hand.
+    hand_load: f64,
 }
 
 impl Servo {
@@ -74,6 +77,7 @@ impl Servo {
             motion: Motion::at_rest(f64::from(config.raw_position)),
             temperature: AMBIENT_CELSIUS,
             supply_decivolts: config.supply_decivolts,
+            hand_load: 0.0,
         };
         servo.power_on();
         servo
@@ -190,6 +194,20 @@ impl Servo {
     pub(crate) fn place_raw(&mut self, steps: i32) {
         self.motion.place(f64::from(steps));
         self.hindrance.rest_at(self.motion.present(self.homing_offset()));
+    }
+
+    /// A hand acts on the shaft after a motion update (`None`: no hand on it); see [`Grip`].
+    pub(crate) fn grip(&mut self, grip: Option<Grip>) {
+        let (drive, offset) = (self.drive(), self.homing_offset());
+        self.hand_load = match grip {
+            Some(grip) => grip.apply(&mut self.motion, &mut self.hindrance, offset, drive.as_ref()),
+            None => 0.0,
+        };
+    }
+
+    /// Present position in steps, unrounded.
+    pub(crate) fn present_steps(&self) -> f64 {
+        self.motion.present(self.homing_offset())
     }
 
     /// Changes the supply voltage (0.1 V units).
@@ -333,7 +351,7 @@ impl Servo {
     }
 
     /// Signed load in 0.1 % units, capped by Torque_Limit; full while an overload is forced;
-    /// against an obstacle, rising with how far past it the goal lies.
+    /// against an obstacle or a hand, rising with how far the goal lies from where it holds.
     fn load(&self, forced: ServoError) -> f64 {
         if forced.contains(ServoError::OVERLOAD) {
             return FULL_LOAD.copysign(self.motion.velocity());
@@ -342,6 +360,9 @@ impl Servo {
             return 0.0;
         }
         let cap = f64::from(self.table.get(&ct::TORQUE_LIMIT)).min(FULL_LOAD);
+        if self.hand_load != 0.0 {
+            return self.hand_load.abs().min(cap).copysign(self.hand_load);
+        }
         let pushing = self.hindrance.pushing();
         if pushing != 0.0 {
             return (pushing.abs() * LOAD_PER_BLOCKED_STEP).min(cap).copysign(pushing);

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Parser;
-use feetech_emu::cli::{ArmArgs, FaultArgs};
+use feetech_emu::cli::{ArmArgs, FaultArgs, ScriptArgs};
 use feetech_emu::config::{EmuConfig, ServoConfig};
 use feetech_emu::{VirtualSo101, serve_pty};
 
@@ -22,6 +22,9 @@ struct Args {
     /// Host line rate in bits per second.
     #[arg(long, default_value_t = 1_000_000)]
     baud: u32,
+    /// A hand moving the arm (only with 6 servos).
+    #[command(flatten)]
+    hand: ScriptArgs,
     /// Injected faults.
     #[command(flatten)]
     faults: FaultArgs,
@@ -29,10 +32,10 @@ struct Args {
 
 impl Args {
     fn config(&self) -> anyhow::Result<EmuConfig> {
-        let servos = if self.arm.is_custom() {
+        let servos = if self.arm.is_custom() || self.hand.is_set() {
             anyhow::ensure!(
                 self.servos == 6,
-                "--calibration, --joint-offset, --obstacle and --lose-steps emulate the 6-servo arm"
+                "--calibration, --joint-offset, --obstacle, --lose-steps, --script and --push emulate the 6-servo arm"
             );
             self.arm.servos()?
         } else if usize::from(self.servos) == VirtualSo101::servos().len() {
@@ -40,13 +43,14 @@ impl Args {
         } else {
             (1..=self.servos).map(ServoConfig::new).collect()
         };
-        Ok(EmuConfig {
+        let config = EmuConfig {
             baud: self.baud,
             wire_timing: self.wire_timing,
             faults: self.faults.config(),
             seed: self.faults.seed,
             ..EmuConfig::new(servos)
-        })
+        };
+        Ok(self.hand.apply(&self.arm.calibration()?, config)?)
     }
 }
 
@@ -57,9 +61,11 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let bus = serve_pty(args.config()?)
-        .await
-        .context("starting the virtual servo bus")?;
+    let config = args.config()?;
+    if let Some(script) = &config.script {
+        eprintln!("{}", args.hand.describe(script));
+    }
+    let bus = serve_pty(config).await.context("starting the virtual servo bus")?;
     println!("{}", bus.path().display());
     eprintln!(
         "virtual bus with servos {:?} at {} baud; press Ctrl-C to stop",
