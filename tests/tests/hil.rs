@@ -877,6 +877,16 @@ async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalle
         !status.estop_latched,
         "a blocked joint holds the arm, it does not stop it"
     );
+    // Safety events reach the journal through a task of their own: wait for the hold's.
+    let live = rig.arm.server.runs_dir().join(&started.run).join("events.jsonl");
+    let mut safety_lines = 1;
+    while !fakesim_e2e::journal_lines(&live, "safety", safety_lines)
+        .await
+        .iter()
+        .any(|line| line["safety"]["event"] == "joint_blocked")
+    {
+        safety_lines += 1;
+    }
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     assert_eq!(stopped.run, started.run);
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();

@@ -1,6 +1,9 @@
 //! Camera figures of a `Tick`: both cameras at 256x256 and 640x480, at each render quality
 //! (asked per request), over gRPC against the `fakesim-hil` binary as users run it (its own
-//! process, on TCP 127.0.0.1; raw colour, as the LeRobot plugin asks, and PNG beside it); then,
+//! process, on TCP 127.0.0.1; raw colour, as the LeRobot plugin asks, and PNG beside it). Raw
+//! frames are hundreds of kilobytes, so the client's HTTP/2 receive window matters: the raw
+//! paths run on a client with h2's default 64 KiB windows and on one whose windows adapt to
+//! the bandwidth-delay product, as grpcio's do by default (BDP probing). Then,
 //! in process, both cameras drawn on one render thread against the same drawing shared out to
 //! two threads (one camera each, side by side), to show what that gains on this machine.
 //!
@@ -16,7 +19,7 @@ use fakesim_proto::v1::{ColorEncoding, GetRobotStateRequest, RenderQuality as Qu
 use fakesim_twin::{RenderQuality, TwinConfig, TwinHandle};
 use std::time::{Duration, Instant};
 use support::Daemon;
-use tonic::transport::Channel;
+use tonic::transport::{Channel, Endpoint};
 
 const WARMUP: usize = 3;
 const SAMPLES: usize = 20;
@@ -35,11 +38,13 @@ fn median(samples: &mut [f64]) -> f64 {
     samples[samples.len() / 2]
 }
 
-/// One path over gRPC: a size, a quality and a colour encoding.
+/// One path over gRPC: a size, a quality, a colour encoding and a client.
 struct TickPath {
     size: (u32, u32),
     quality: RenderQuality,
     raw: bool,
+    /// On the client with adaptive HTTP/2 windows.
+    adaptive: bool,
     took: Vec<Duration>,
     render_ms: Vec<f64>,
     encode_ms: Vec<f64>,
@@ -108,8 +113,15 @@ async fn draw_both(twin: &TwinHandle, size: (u32, u32), quality: RenderQuality) 
 
 async fn over_grpc() -> anyhow::Result<()> {
     let daemon = Daemon::start("127.0.0.1:0").await?;
-    let mut robot = RobotServiceClient::new(daemon.channel.clone());
-    let state = robot
+    let adaptive = Endpoint::from_shared(format!("http://{}", daemon.addr))?
+        .http2_adaptive_window(true)
+        .connect()
+        .await?;
+    let mut clients = [
+        RobotServiceClient::new(daemon.channel.clone()),
+        RobotServiceClient::new(adaptive),
+    ];
+    let state = clients[0]
         .get_robot_state(GetRobotStateRequest::default())
         .await?
         .into_inner();
@@ -118,10 +130,11 @@ async fn over_grpc() -> anyhow::Result<()> {
         .iter()
         .flat_map(|&size| {
             RenderQuality::ALL.into_iter().flat_map(move |quality| {
-                [true, false].map(|raw| TickPath {
+                [(true, false), (true, true), (false, false)].map(|(raw, adaptive)| TickPath {
                     size,
                     quality,
                     raw,
+                    adaptive,
                     took: Vec::new(),
                     render_ms: Vec::new(),
                     encode_ms: Vec::new(),
@@ -136,13 +149,14 @@ async fn over_grpc() -> anyhow::Result<()> {
             cpu_start = physics + rest;
         }
         for path in &mut paths {
-            path.tick(&mut robot, &action, round >= WARMUP).await?;
+            let client = &mut clients[usize::from(path.adaptive)];
+            path.tick(client, &action, round >= WARMUP).await?;
         }
     }
     let (physics, rest) = daemon.cpu()?;
     let cpu_ms = (physics + rest - cpu_start).as_secs_f64() * 1e3 / (SAMPLES * paths.len()) as f64;
     let ticks = ((WARMUP + SAMPLES) * paths.len()) as u64;
-    let end = robot
+    let end = clients[0]
         .get_robot_state(GetRobotStateRequest::default())
         .await?
         .into_inner();
@@ -157,9 +171,13 @@ async fn over_grpc() -> anyhow::Result<()> {
     println!("  (the daemon's CPU time, all threads, averaged over every tick timed: {cpu_ms:.1} ms)");
     for path in &mut paths {
         let (p50, p90) = quantiles(&mut path.took);
-        let encoding = if path.raw { "raw" } else { "PNG" };
+        let encoding = match (path.raw, path.adaptive) {
+            (true, false) => "raw, 64 KiB windows",
+            (true, true) => "raw, adaptive windows",
+            (false, _) => "PNG, 64 KiB windows",
+        };
         println!(
-            "  {:>3}x{:<3} {:<4} {encoding:<3}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  {:6.1} ticks/s  (render {:6.2} ms, encode {:5.2} ms)",
+            "  {:>3}x{:<3} {:<4} {encoding:<21}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  {:6.1} ticks/s  (render {:6.2} ms, encode {:5.2} ms)",
             path.size.0,
             path.size.1,
             path.quality.name(),

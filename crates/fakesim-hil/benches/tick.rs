@@ -159,6 +159,7 @@ fn main() -> anyhow::Result<()> {
         ] {
             ensure!(steps == want, "{what} ran {steps} physics steps, expected {want}");
         }
+        let addrs = daemons.each_ref().map(|daemon| daemon.addr.clone());
         drop(calls);
         drop(daemons);
         let _ = std::fs::remove_file(&socket);
@@ -170,6 +171,7 @@ fn main() -> anyhow::Result<()> {
         println!(
             "Tick, {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median of {SAMPLES} after {WARMUP} warm-up, paths in turn:"
         );
+        println!("  (daemons on {} and {})", addrs[0], addrs[1]);
         println!("  in process, Sim on this thread   : {direct:8.1} us");
         println!("  in process, through TwinHandle   : {handle:8.1} us  ({:.2} of Sim)", handle / direct);
         for (transport, tick, state, health, (physics, rest)) in [

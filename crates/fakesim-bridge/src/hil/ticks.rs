@@ -67,6 +67,19 @@ impl ArmTicks {
             blocked: self.bridge.obstructions() > self.obstructions,
         })
     }
+
+    /// Holds the arm where the twin, mirroring it, shows it (through the safety layers, as the
+    /// lease's expiry does) and reports it blocked: the shadow held it, and a command of this
+    /// call may have gone out after that hold.
+    async fn hold_where_it_stands(&mut self) -> Result<Observed, BridgeError> {
+        let at = self.read().await?;
+        self.bridge.command(at.robot.qpos, at.robot.qpos).await?;
+        Ok(Observed {
+            blocked: true,
+            goals: at.robot.qpos,
+            ..at
+        })
+    }
 }
 
 impl TickDriver for ArmTicks {
@@ -88,18 +101,16 @@ impl TickDriver for ArmTicks {
     /// A refusal by a layer (a target into the table, out of range, the emergency stop) sends
     /// nothing and ends the loop with that refusal; the arm keeps its last safe goal. Once the
     /// shadow held the arm during the call, nothing more is sent: the arm stays held. A client's
-    /// tick held since the previous one sends nothing either and reports `blocked`.
+    /// tick finding the arm held since the previous one moves it no further and reports
+    /// `blocked`. A hold found after this call's goals went out may have been overtaken by them,
+    /// so the arm is held again where it stands.
     async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, BridgeError> {
         self.check_still_hil()?;
         if self.bridge.obstructions() > self.obstructions {
             return self.read().await;
         }
         if matches!(hold, Hold::Period(_)) && self.bridge.held_since_last_tick() {
-            // Held since the client's last tick: this one sends nothing and says so.
-            return Ok(Observed {
-                blocked: true,
-                ..self.read().await?
-            });
+            return self.hold_where_it_stands().await;
         }
         let lasts = match hold {
             Hold::Tick => Some(self.bridge.control_period()),
@@ -116,16 +127,20 @@ impl TickDriver for ArmTicks {
         self.bridge.command(targets, measured).await?;
         let Some(lasts) = lasts else {
             let after = self.read().await?;
-            return Ok(Observed {
-                blocked: self.bridge.held_since_last_tick(),
-                ..after
-            });
+            if self.bridge.held_since_last_tick() {
+                return self.hold_where_it_stands().await;
+            }
+            return Ok(after);
         };
         let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
         self.deadline = Some(deadline);
         tokio::time::sleep_until(deadline).await;
         self.bridge.next_sample().await?;
-        self.read().await
+        let after = self.read().await?;
+        if after.blocked {
+            return self.hold_where_it_stands().await;
+        }
+        Ok(after)
     }
 }
 

@@ -16,6 +16,8 @@ const USER_HZ: f64 = 100.0;
 /// A daemon process, killed when dropped.
 pub struct Daemon {
     child: Child,
+    /// The address it printed: `HOST:PORT` or `unix:PATH`.
+    pub addr: String,
     /// A connection to it.
     pub channel: Channel,
 }
@@ -38,7 +40,7 @@ impl Daemon {
             Some(path) => unix_channel(PathBuf::from(path)).await?,
             None => Endpoint::from_shared(format!("http://{addr}"))?.connect().await?,
         };
-        Ok(Daemon { child, channel })
+        Ok(Daemon { child, addr, channel })
     }
 
     /// CPU time the daemon has used so far: (its physics thread, every other thread).
