@@ -13,10 +13,19 @@ class JointUnit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     JOINT_UNIT_RADIANS: _ClassVar[JointUnit]
     JOINT_UNIT_LEROBOT_DEGREES: _ClassVar[JointUnit]
     JOINT_UNIT_LEROBOT_RANGE: _ClassVar[JointUnit]
+
+class RenderQuality(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RENDER_QUALITY_UNSPECIFIED: _ClassVar[RenderQuality]
+    RENDER_QUALITY_FAST: _ClassVar[RenderQuality]
+    RENDER_QUALITY_FULL: _ClassVar[RenderQuality]
 JOINT_UNIT_UNSPECIFIED: JointUnit
 JOINT_UNIT_RADIANS: JointUnit
 JOINT_UNIT_LEROBOT_DEGREES: JointUnit
 JOINT_UNIT_LEROBOT_RANGE: JointUnit
+RENDER_QUALITY_UNSPECIFIED: RenderQuality
+RENDER_QUALITY_FAST: RenderQuality
+RENDER_QUALITY_FULL: RenderQuality
 
 class Vec3(_message.Message):
     __slots__ = ("x", "y", "z")

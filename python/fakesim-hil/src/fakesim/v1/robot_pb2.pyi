@@ -35,6 +35,20 @@ COLOR_ENCODING_UNSPECIFIED: ColorEncoding
 COLOR_ENCODING_PNG: ColorEncoding
 COLOR_ENCODING_RAW: ColorEncoding
 
+class SetControlPeriodRequest(_message.Message):
+    __slots__ = ("period_s",)
+    PERIOD_S_FIELD_NUMBER: _ClassVar[int]
+    period_s: float
+    def __init__(self, period_s: _Optional[float] = ...) -> None: ...
+
+class SetControlPeriodResponse(_message.Message):
+    __slots__ = ("period_s", "physics_steps_per_tick")
+    PERIOD_S_FIELD_NUMBER: _ClassVar[int]
+    PHYSICS_STEPS_PER_TICK_FIELD_NUMBER: _ClassVar[int]
+    period_s: float
+    physics_steps_per_tick: float
+    def __init__(self, period_s: _Optional[float] = ..., physics_steps_per_tick: _Optional[float] = ...) -> None: ...
+
 class JointInfo(_message.Message):
     __slots__ = ("id", "name", "label", "range_min", "range_max", "unit", "effective_min", "effective_max")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -60,7 +74,7 @@ class GetModelInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetModelInfoResponse(_message.Message):
-    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys")
+    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s")
     JOINTS_FIELD_NUMBER: _ClassVar[int]
     ACTION_KEYS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +84,7 @@ class GetModelInfoResponse(_message.Message):
     DEFAULT_IMAGE_WIDTH_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_IMAGE_HEIGHT_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_KEYS_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_PERIOD_S_FIELD_NUMBER: _ClassVar[int]
     joints: _containers.RepeatedCompositeFieldContainer[JointInfo]
     action_keys: _containers.RepeatedScalarFieldContainer[str]
     control_rate_hz: float
@@ -79,7 +94,8 @@ class GetModelInfoResponse(_message.Message):
     default_image_width: int
     default_image_height: int
     observation_keys: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+    control_period_s: float
+    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ...) -> None: ...
 
 class GetRobotStateRequest(_message.Message):
     __slots__ = ("unit",)
@@ -270,7 +286,7 @@ class LoadStateResponse(_message.Message):
     def __init__(self, name: _Optional[str] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ...) -> None: ...
 
 class TickRequest(_message.Message):
-    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding", "unit")
+    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding", "unit", "period_s", "render_quality")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     WANT_IMAGES_FIELD_NUMBER: _ClassVar[int]
     CAMERAS_FIELD_NUMBER: _ClassVar[int]
@@ -280,6 +296,8 @@ class TickRequest(_message.Message):
     DEPTH_ENCODING_FIELD_NUMBER: _ClassVar[int]
     COLOR_ENCODING_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_S_FIELD_NUMBER: _ClassVar[int]
+    RENDER_QUALITY_FIELD_NUMBER: _ClassVar[int]
     action: _containers.RepeatedScalarFieldContainer[float]
     want_images: bool
     cameras: _containers.RepeatedScalarFieldContainer[str]
@@ -289,7 +307,9 @@ class TickRequest(_message.Message):
     depth_encoding: DepthEncoding
     color_encoding: ColorEncoding
     unit: _common_pb2.JointUnit
-    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
+    period_s: float
+    render_quality: _common_pb2.RenderQuality
+    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., period_s: _Optional[float] = ..., render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ...) -> None: ...
 
 class CameraFrame(_message.Message):
     __slots__ = ("camera", "width", "height", "color_png", "color_raw", "depth_png", "depth_raw")

@@ -107,6 +107,11 @@ class RobotServiceStub(object):
                 request_serializer=fakesim_dot_v1_dot_robot__pb2.TickRequest.SerializeToString,
                 response_deserializer=fakesim_dot_v1_dot_robot__pb2.TickResponse.FromString,
                 _registered_method=True)
+        self.SetControlPeriod = channel.unary_unary(
+                '/fakesim.v1.RobotService/SetControlPeriod',
+                request_serializer=fakesim_dot_v1_dot_robot__pb2.SetControlPeriodRequest.SerializeToString,
+                response_deserializer=fakesim_dot_v1_dot_robot__pb2.SetControlPeriodResponse.FromString,
+                _registered_method=True)
 
 
 class RobotServiceServicer(object):
@@ -205,9 +210,23 @@ class RobotServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def Tick(self, request, context):
-        """One control tick: writes an action vector, advances one tick
-        (substeps_per_tick physics steps), and returns the observation vector and,
-        when asked, camera frames rendered after that tick.
+        """One control tick: writes an action vector, advances one tick (in sim the
+        control period in force of twin time, see SetControlPeriod; in hil the goals
+        go through the safety layers and the call returns at once, the client paces
+        the ticks), and returns the observation vector and, when asked, camera
+        frames rendered after that tick.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetControlPeriod(self, request, context):
+        """Sets the control period Tick runs at, for this daemon's session until set
+        again (0: back to the model's tick). In sim each Tick then advances exactly
+        that much twin time, the fraction of a physics step carried to the next
+        tick. Needs the control lease as motion does.
+        Errors: INVALID_ARGUMENT `non_finite` (NaN, infinity) / `invalid_argument`
+        (negative, shorter than one physics step, longer than 1 s).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -275,6 +294,11 @@ def add_RobotServiceServicer_to_server(servicer, server):
                     servicer.Tick,
                     request_deserializer=fakesim_dot_v1_dot_robot__pb2.TickRequest.FromString,
                     response_serializer=fakesim_dot_v1_dot_robot__pb2.TickResponse.SerializeToString,
+            ),
+            'SetControlPeriod': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetControlPeriod,
+                    request_deserializer=fakesim_dot_v1_dot_robot__pb2.SetControlPeriodRequest.FromString,
+                    response_serializer=fakesim_dot_v1_dot_robot__pb2.SetControlPeriodResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -614,6 +638,33 @@ class RobotService(object):
             '/fakesim.v1.RobotService/Tick',
             fakesim_dot_v1_dot_robot__pb2.TickRequest.SerializeToString,
             fakesim_dot_v1_dot_robot__pb2.TickResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetControlPeriod(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fakesim.v1.RobotService/SetControlPeriod',
+            fakesim_dot_v1_dot_robot__pb2.SetControlPeriodRequest.SerializeToString,
+            fakesim_dot_v1_dot_robot__pb2.SetControlPeriodResponse.FromString,
             options,
             channel_credentials,
             insecure,

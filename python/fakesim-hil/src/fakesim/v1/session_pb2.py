@@ -25,21 +25,21 @@ _sym_db = _symbol_database.Default()
 from fakesim.v1 import common_pb2 as fakesim_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x61kesim/v1/session.proto\x12\nfakesim.v1\x1a\x17\x66\x61kesim/v1/common.proto\"f\n\x04Task\x12\r\n\x05suite\x18\x01 \x01(\t\x12\x12\n\ntask_index\x18\x02 \x01(\r\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0binstruction\x18\x04 \x01(\t\x12\x18\n\x10init_state_index\x18\x05 \x01(\r\"`\n\x06Images\x12\x11\n\tagentview\x18\x01 \x01(\x0c\x12\x1a\n\x12robot0_eye_in_hand\x18\x02 \x01(\x0c\x12\'\n\x06timing\x18\x03 \x01(\x0b\x32\x17.fakesim.v1.ImageTiming\"N\n\x0cGripperState\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\x12\x11\n\topening_m\x18\x02 \x01(\x01\"\x80\x01\n\x08\x45\x65\x66State\x12#\n\teef_pos_m\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12$\n\x0b\x65\x65\x66_rpy_rad\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\x12)\n\x07gripper\x18\x03 \x01(\x0b\x32\x18.fakesim.v1.GripperState\"<\n\tArtifacts\x12\x0e\n\x06\x65vents\x18\x01 \x01(\t\x12\x0e\n\x06\x66rames\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\"0\n\x10ListTasksRequest\x12\x12\n\x05suite\x18\x01 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_suite\"-\n\x0cSuiteSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07n_tasks\x18\x02 \x01(\r\"[\n\x0bTaskSummary\x12\x12\n\ntask_index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0binstruction\x18\x03 \x01(\t\x12\x15\n\rn_init_states\x18\x04 \x01(\r\"\x98\x01\n\x11ListTasksResponse\x12(\n\x06suites\x18\x01 \x03(\x0b\x32\x18.fakesim.v1.SuiteSummary\x12\x13\n\x0btotal_tasks\x18\x02 \x01(\r\x12\x12\n\x05suite\x18\x03 \x01(\tH\x00\x88\x01\x01\x12&\n\x05tasks\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.TaskSummaryB\x08\n\x06_suite\"\x8c\x01\n\x10ResetTaskRequest\x12\x12\n\x05suite\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x17\n\ntask_index\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\x1d\n\x10init_state_index\x18\x03 \x01(\rH\x02\x88\x01\x01\x42\x08\n\x06_suiteB\r\n\x0b_task_indexB\x13\n\x11_init_state_index\"\xab\x01\n\x11ResetTaskResponse\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\x1e\n\x04task\x18\x02 \x01(\x0b\x32\x10.fakesim.v1.Task\x12\"\n\x06images\x18\x03 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x04 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\x0c\n\x04step\x18\x05 \x01(\r\x12\x12\n\nsteps_left\x18\x06 \x01(\r\"\x17\n\x15GetObservationRequest\"\xae\x01\n\x16GetObservationResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x12\n\nsteps_left\x18\x04 \x01(\r\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"V\n\x0bMoveRequest\x12#\n\tdelta_xyz\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\"\n\tdelta_rpy\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\"\xea\x01\n\nMoveAction\x12#\n\tdelta_xyz\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\"\n\tdelta_rpy\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\x12\x16\n\x0e\x65xecuted_steps\x18\x03 \x01(\r\x12/\n\x0bstop_reason\x18\x04 \x01(\x0e\x32\x1a.fakesim.v1.MoveStopReason\x12,\n\x12\x61\x63hieved_delta_xyz\x18\x05 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\x1c\n\x14remaining_distance_m\x18\x06 \x01(\x01\"\xcc\x01\n\x0cMoveResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12&\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x16.fakesim.v1.MoveAction\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12)\n\x06status\x18\x06 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"=\n\x0eGripperRequest\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\"\xbb\x01\n\rGripperAction\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\x12\x16\n\x0e\x65xecuted_steps\x18\x02 \x01(\r\x12\x32\n\x0bstop_reason\x18\x03 \x01(\x0e\x32\x1d.fakesim.v1.GripperStopReason\x12\x18\n\x10opening_before_m\x18\x04 \x01(\x01\x12\x17\n\x0fopening_after_m\x18\x05 \x01(\x01\"\xd2\x01\n\x0fGripperResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x19.fakesim.v1.GripperAction\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12)\n\x06status\x18\x06 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"\x14\n\x12StopEpisodeRequest\"w\n\x13StopEpisodeResponse\x12\x0b\n\x03run\x18\x01 \x01(\t\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\x12(\n\tartifacts\x18\x03 \x01(\x0b\x32\x15.fakesim.v1.Artifacts\"\x17\n\x15GetSessionInfoRequest\"\x95\x02\n\x16GetSessionInfoResponse\x12\x10\n\x03run\x18\x01 \x01(\tH\x00\x88\x01\x01\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x11\n\tmax_steps\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12\x1e\n\x04task\x18\x06 \x01(\x0b\x32\x10.fakesim.v1.Task\x12\x13\n\x0btask_locked\x18\x07 \x01(\x08\x12#\n\x05state\x18\x08 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\'\n\rdefault_scene\x18\t \x01(\x0b\x32\x10.fakesim.v1.TaskB\x06\n\x04_run*\x80\x01\n\rEpisodeStatus\x12\x1e\n\x1a\x45PISODE_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45PISODE_STATUS_IDLE\x10\x01\x12\x1a\n\x16\x45PISODE_STATUS_RUNNING\x10\x02\x12\x1a\n\x16\x45PISODE_STATUS_STOPPED\x10\x03*f\n\x0eGripperCommand\x12\x1f\n\x1bGRIPPER_COMMAND_UNSPECIFIED\x10\x00\x12\x18\n\x14GRIPPER_COMMAND_OPEN\x10\x01\x12\x19\n\x15GRIPPER_COMMAND_CLOSE\x10\x02*\xaa\x01\n\x0eMoveStopReason\x12 \n\x1cMOVE_STOP_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18MOVE_STOP_REASON_REACHED\x10\x01\x12\x1c\n\x18MOVE_STOP_REASON_STALLED\x10\x02\x12\x1d\n\x19MOVE_STOP_REASON_STEP_CAP\x10\x03\x12\x1b\n\x17MOVE_STOP_REASON_BUDGET\x10\x04*\xba\x01\n\x11GripperStopReason\x12#\n\x1fGRIPPER_STOP_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1bGRIPPER_STOP_REASON_SETTLED\x10\x01\x12 \n\x1cGRIPPER_STOP_REASON_STEP_CAP\x10\x02\x12\x1e\n\x1aGRIPPER_STOP_REASON_BUDGET\x10\x03\x12\x1d\n\x19GRIPPER_STOP_REASON_NO_OP\x10\x04\x32\xa5\x04\n\x0eSessionService\x12H\n\tListTasks\x12\x1c.fakesim.v1.ListTasksRequest\x1a\x1d.fakesim.v1.ListTasksResponse\x12H\n\tResetTask\x12\x1c.fakesim.v1.ResetTaskRequest\x1a\x1d.fakesim.v1.ResetTaskResponse\x12W\n\x0eGetObservation\x12!.fakesim.v1.GetObservationRequest\x1a\".fakesim.v1.GetObservationResponse\x12\x39\n\x04Move\x12\x17.fakesim.v1.MoveRequest\x1a\x18.fakesim.v1.MoveResponse\x12\x42\n\x07Gripper\x12\x1a.fakesim.v1.GripperRequest\x1a\x1b.fakesim.v1.GripperResponse\x12N\n\x0bStopEpisode\x12\x1e.fakesim.v1.StopEpisodeRequest\x1a\x1f.fakesim.v1.StopEpisodeResponse\x12W\n\x0eGetSessionInfo\x12!.fakesim.v1.GetSessionInfoRequest\x1a\".fakesim.v1.GetSessionInfoResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x61kesim/v1/session.proto\x12\nfakesim.v1\x1a\x17\x66\x61kesim/v1/common.proto\"f\n\x04Task\x12\r\n\x05suite\x18\x01 \x01(\t\x12\x12\n\ntask_index\x18\x02 \x01(\r\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0binstruction\x18\x04 \x01(\t\x12\x18\n\x10init_state_index\x18\x05 \x01(\r\"`\n\x06Images\x12\x11\n\tagentview\x18\x01 \x01(\x0c\x12\x1a\n\x12robot0_eye_in_hand\x18\x02 \x01(\x0c\x12\'\n\x06timing\x18\x03 \x01(\x0b\x32\x17.fakesim.v1.ImageTiming\"N\n\x0cGripperState\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\x12\x11\n\topening_m\x18\x02 \x01(\x01\"\x80\x01\n\x08\x45\x65\x66State\x12#\n\teef_pos_m\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12$\n\x0b\x65\x65\x66_rpy_rad\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\x12)\n\x07gripper\x18\x03 \x01(\x0b\x32\x18.fakesim.v1.GripperState\"<\n\tArtifacts\x12\x0e\n\x06\x65vents\x18\x01 \x01(\t\x12\x0e\n\x06\x66rames\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\"0\n\x10ListTasksRequest\x12\x12\n\x05suite\x18\x01 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_suite\"-\n\x0cSuiteSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07n_tasks\x18\x02 \x01(\r\"[\n\x0bTaskSummary\x12\x12\n\ntask_index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0binstruction\x18\x03 \x01(\t\x12\x15\n\rn_init_states\x18\x04 \x01(\r\"\x98\x01\n\x11ListTasksResponse\x12(\n\x06suites\x18\x01 \x03(\x0b\x32\x18.fakesim.v1.SuiteSummary\x12\x13\n\x0btotal_tasks\x18\x02 \x01(\r\x12\x12\n\x05suite\x18\x03 \x01(\tH\x00\x88\x01\x01\x12&\n\x05tasks\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.TaskSummaryB\x08\n\x06_suite\"\xb2\x01\n\x10ResetTaskRequest\x12\x12\n\x05suite\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x17\n\ntask_index\x18\x02 \x01(\rH\x01\x88\x01\x01\x12\x1d\n\x10init_state_index\x18\x03 \x01(\rH\x02\x88\x01\x01\x12\x16\n\tmax_steps\x18\x04 \x01(\x04H\x03\x88\x01\x01\x42\x08\n\x06_suiteB\r\n\x0b_task_indexB\x13\n\x11_init_state_indexB\x0c\n\n_max_steps\"\xab\x01\n\x11ResetTaskResponse\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\x1e\n\x04task\x18\x02 \x01(\x0b\x32\x10.fakesim.v1.Task\x12\"\n\x06images\x18\x03 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x04 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\x0c\n\x04step\x18\x05 \x01(\r\x12\x12\n\nsteps_left\x18\x06 \x01(\r\"b\n\x15GetObservationRequest\x12\x36\n\x0erender_quality\x18\x01 \x01(\x0e\x32\x19.fakesim.v1.RenderQualityH\x00\x88\x01\x01\x42\x11\n\x0f_render_quality\"\xae\x01\n\x16GetObservationResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x12\n\nsteps_left\x18\x04 \x01(\r\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"V\n\x0bMoveRequest\x12#\n\tdelta_xyz\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\"\n\tdelta_rpy\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\"\xea\x01\n\nMoveAction\x12#\n\tdelta_xyz\x18\x01 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\"\n\tdelta_rpy\x18\x02 \x01(\x0b\x32\x0f.fakesim.v1.Rpy\x12\x16\n\x0e\x65xecuted_steps\x18\x03 \x01(\r\x12/\n\x0bstop_reason\x18\x04 \x01(\x0e\x32\x1a.fakesim.v1.MoveStopReason\x12,\n\x12\x61\x63hieved_delta_xyz\x18\x05 \x01(\x0b\x32\x10.fakesim.v1.Vec3\x12\x1c\n\x14remaining_distance_m\x18\x06 \x01(\x01\"\xcc\x01\n\x0cMoveResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12&\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x16.fakesim.v1.MoveAction\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12)\n\x06status\x18\x06 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"=\n\x0eGripperRequest\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\"\xbb\x01\n\rGripperAction\x12+\n\x07\x63ommand\x18\x01 \x01(\x0e\x32\x1a.fakesim.v1.GripperCommand\x12\x16\n\x0e\x65xecuted_steps\x18\x02 \x01(\r\x12\x32\n\x0bstop_reason\x18\x03 \x01(\x0e\x32\x1d.fakesim.v1.GripperStopReason\x12\x18\n\x10opening_before_m\x18\x04 \x01(\x01\x12\x17\n\x0fopening_after_m\x18\x05 \x01(\x01\"\xd2\x01\n\x0fGripperResponse\x12\"\n\x06images\x18\x01 \x01(\x0b\x32\x12.fakesim.v1.Images\x12#\n\x05state\x18\x02 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x19.fakesim.v1.GripperAction\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12)\n\x06status\x18\x06 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\"\x14\n\x12StopEpisodeRequest\"\xa1\x01\n\x13StopEpisodeResponse\x12\x0b\n\x03run\x18\x01 \x01(\t\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\x12(\n\tartifacts\x18\x03 \x01(\x0b\x32\x15.fakesim.v1.Artifacts\x12\x0f\n\x07success\x18\x04 \x01(\x08\x12\x17\n\x0fvalidation_json\x18\x05 \x01(\t\"\x17\n\x15GetSessionInfoRequest\"\x95\x02\n\x16GetSessionInfoResponse\x12\x10\n\x03run\x18\x01 \x01(\tH\x00\x88\x01\x01\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.fakesim.v1.EpisodeStatus\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x11\n\tmax_steps\x18\x04 \x01(\r\x12\x12\n\nsteps_left\x18\x05 \x01(\r\x12\x1e\n\x04task\x18\x06 \x01(\x0b\x32\x10.fakesim.v1.Task\x12\x13\n\x0btask_locked\x18\x07 \x01(\x08\x12#\n\x05state\x18\x08 \x01(\x0b\x32\x14.fakesim.v1.EefState\x12\'\n\rdefault_scene\x18\t \x01(\x0b\x32\x10.fakesim.v1.TaskB\x06\n\x04_run*\x80\x01\n\rEpisodeStatus\x12\x1e\n\x1a\x45PISODE_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45PISODE_STATUS_IDLE\x10\x01\x12\x1a\n\x16\x45PISODE_STATUS_RUNNING\x10\x02\x12\x1a\n\x16\x45PISODE_STATUS_STOPPED\x10\x03*f\n\x0eGripperCommand\x12\x1f\n\x1bGRIPPER_COMMAND_UNSPECIFIED\x10\x00\x12\x18\n\x14GRIPPER_COMMAND_OPEN\x10\x01\x12\x19\n\x15GRIPPER_COMMAND_CLOSE\x10\x02*\xaa\x01\n\x0eMoveStopReason\x12 \n\x1cMOVE_STOP_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18MOVE_STOP_REASON_REACHED\x10\x01\x12\x1c\n\x18MOVE_STOP_REASON_STALLED\x10\x02\x12\x1d\n\x19MOVE_STOP_REASON_STEP_CAP\x10\x03\x12\x1b\n\x17MOVE_STOP_REASON_BUDGET\x10\x04*\xba\x01\n\x11GripperStopReason\x12#\n\x1fGRIPPER_STOP_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1bGRIPPER_STOP_REASON_SETTLED\x10\x01\x12 \n\x1cGRIPPER_STOP_REASON_STEP_CAP\x10\x02\x12\x1e\n\x1aGRIPPER_STOP_REASON_BUDGET\x10\x03\x12\x1d\n\x19GRIPPER_STOP_REASON_NO_OP\x10\x04\x32\xa5\x04\n\x0eSessionService\x12H\n\tListTasks\x12\x1c.fakesim.v1.ListTasksRequest\x1a\x1d.fakesim.v1.ListTasksResponse\x12H\n\tResetTask\x12\x1c.fakesim.v1.ResetTaskRequest\x1a\x1d.fakesim.v1.ResetTaskResponse\x12W\n\x0eGetObservation\x12!.fakesim.v1.GetObservationRequest\x1a\".fakesim.v1.GetObservationResponse\x12\x39\n\x04Move\x12\x17.fakesim.v1.MoveRequest\x1a\x18.fakesim.v1.MoveResponse\x12\x42\n\x07Gripper\x12\x1a.fakesim.v1.GripperRequest\x1a\x1b.fakesim.v1.GripperResponse\x12N\n\x0bStopEpisode\x12\x1e.fakesim.v1.StopEpisodeRequest\x1a\x1f.fakesim.v1.StopEpisodeResponse\x12W\n\x0eGetSessionInfo\x12!.fakesim.v1.GetSessionInfoRequest\x1a\".fakesim.v1.GetSessionInfoResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fakesim.v1.session_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EPISODESTATUS']._serialized_start=2851
-  _globals['_EPISODESTATUS']._serialized_end=2979
-  _globals['_GRIPPERCOMMAND']._serialized_start=2981
-  _globals['_GRIPPERCOMMAND']._serialized_end=3083
-  _globals['_MOVESTOPREASON']._serialized_start=3086
-  _globals['_MOVESTOPREASON']._serialized_end=3256
-  _globals['_GRIPPERSTOPREASON']._serialized_start=3259
-  _globals['_GRIPPERSTOPREASON']._serialized_end=3445
+  _globals['_EPISODESTATUS']._serialized_start=3007
+  _globals['_EPISODESTATUS']._serialized_end=3135
+  _globals['_GRIPPERCOMMAND']._serialized_start=3137
+  _globals['_GRIPPERCOMMAND']._serialized_end=3239
+  _globals['_MOVESTOPREASON']._serialized_start=3242
+  _globals['_MOVESTOPREASON']._serialized_end=3412
+  _globals['_GRIPPERSTOPREASON']._serialized_start=3415
+  _globals['_GRIPPERSTOPREASON']._serialized_end=3601
   _globals['_TASK']._serialized_start=65
   _globals['_TASK']._serialized_end=167
   _globals['_IMAGES']._serialized_start=169
@@ -59,33 +59,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTTASKSRESPONSE']._serialized_start=731
   _globals['_LISTTASKSRESPONSE']._serialized_end=883
   _globals['_RESETTASKREQUEST']._serialized_start=886
-  _globals['_RESETTASKREQUEST']._serialized_end=1026
-  _globals['_RESETTASKRESPONSE']._serialized_start=1029
-  _globals['_RESETTASKRESPONSE']._serialized_end=1200
-  _globals['_GETOBSERVATIONREQUEST']._serialized_start=1202
-  _globals['_GETOBSERVATIONREQUEST']._serialized_end=1225
-  _globals['_GETOBSERVATIONRESPONSE']._serialized_start=1228
-  _globals['_GETOBSERVATIONRESPONSE']._serialized_end=1402
-  _globals['_MOVEREQUEST']._serialized_start=1404
-  _globals['_MOVEREQUEST']._serialized_end=1490
-  _globals['_MOVEACTION']._serialized_start=1493
-  _globals['_MOVEACTION']._serialized_end=1727
-  _globals['_MOVERESPONSE']._serialized_start=1730
-  _globals['_MOVERESPONSE']._serialized_end=1934
-  _globals['_GRIPPERREQUEST']._serialized_start=1936
-  _globals['_GRIPPERREQUEST']._serialized_end=1997
-  _globals['_GRIPPERACTION']._serialized_start=2000
-  _globals['_GRIPPERACTION']._serialized_end=2187
-  _globals['_GRIPPERRESPONSE']._serialized_start=2190
-  _globals['_GRIPPERRESPONSE']._serialized_end=2400
-  _globals['_STOPEPISODEREQUEST']._serialized_start=2402
-  _globals['_STOPEPISODEREQUEST']._serialized_end=2422
-  _globals['_STOPEPISODERESPONSE']._serialized_start=2424
-  _globals['_STOPEPISODERESPONSE']._serialized_end=2543
-  _globals['_GETSESSIONINFOREQUEST']._serialized_start=2545
-  _globals['_GETSESSIONINFOREQUEST']._serialized_end=2568
-  _globals['_GETSESSIONINFORESPONSE']._serialized_start=2571
-  _globals['_GETSESSIONINFORESPONSE']._serialized_end=2848
-  _globals['_SESSIONSERVICE']._serialized_start=3448
-  _globals['_SESSIONSERVICE']._serialized_end=3997
+  _globals['_RESETTASKREQUEST']._serialized_end=1064
+  _globals['_RESETTASKRESPONSE']._serialized_start=1067
+  _globals['_RESETTASKRESPONSE']._serialized_end=1238
+  _globals['_GETOBSERVATIONREQUEST']._serialized_start=1240
+  _globals['_GETOBSERVATIONREQUEST']._serialized_end=1338
+  _globals['_GETOBSERVATIONRESPONSE']._serialized_start=1341
+  _globals['_GETOBSERVATIONRESPONSE']._serialized_end=1515
+  _globals['_MOVEREQUEST']._serialized_start=1517
+  _globals['_MOVEREQUEST']._serialized_end=1603
+  _globals['_MOVEACTION']._serialized_start=1606
+  _globals['_MOVEACTION']._serialized_end=1840
+  _globals['_MOVERESPONSE']._serialized_start=1843
+  _globals['_MOVERESPONSE']._serialized_end=2047
+  _globals['_GRIPPERREQUEST']._serialized_start=2049
+  _globals['_GRIPPERREQUEST']._serialized_end=2110
+  _globals['_GRIPPERACTION']._serialized_start=2113
+  _globals['_GRIPPERACTION']._serialized_end=2300
+  _globals['_GRIPPERRESPONSE']._serialized_start=2303
+  _globals['_GRIPPERRESPONSE']._serialized_end=2513
+  _globals['_STOPEPISODEREQUEST']._serialized_start=2515
+  _globals['_STOPEPISODEREQUEST']._serialized_end=2535
+  _globals['_STOPEPISODERESPONSE']._serialized_start=2538
+  _globals['_STOPEPISODERESPONSE']._serialized_end=2699
+  _globals['_GETSESSIONINFOREQUEST']._serialized_start=2701
+  _globals['_GETSESSIONINFOREQUEST']._serialized_end=2724
+  _globals['_GETSESSIONINFORESPONSE']._serialized_start=2727
+  _globals['_GETSESSIONINFORESPONSE']._serialized_end=3004
+  _globals['_SESSIONSERVICE']._serialized_start=3604
+  _globals['_SESSIONSERVICE']._serialized_end=4153
 # @@protoc_insertion_point(module_scope)

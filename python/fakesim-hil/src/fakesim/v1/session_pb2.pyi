@@ -145,14 +145,16 @@ class ListTasksResponse(_message.Message):
     def __init__(self, suites: _Optional[_Iterable[_Union[SuiteSummary, _Mapping]]] = ..., total_tasks: _Optional[int] = ..., suite: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskSummary, _Mapping]]] = ...) -> None: ...
 
 class ResetTaskRequest(_message.Message):
-    __slots__ = ("suite", "task_index", "init_state_index")
+    __slots__ = ("suite", "task_index", "init_state_index", "max_steps")
     SUITE_FIELD_NUMBER: _ClassVar[int]
     TASK_INDEX_FIELD_NUMBER: _ClassVar[int]
     INIT_STATE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     suite: str
     task_index: int
     init_state_index: int
-    def __init__(self, suite: _Optional[str] = ..., task_index: _Optional[int] = ..., init_state_index: _Optional[int] = ...) -> None: ...
+    max_steps: int
+    def __init__(self, suite: _Optional[str] = ..., task_index: _Optional[int] = ..., init_state_index: _Optional[int] = ..., max_steps: _Optional[int] = ...) -> None: ...
 
 class ResetTaskResponse(_message.Message):
     __slots__ = ("run", "task", "images", "state", "step", "steps_left")
@@ -171,8 +173,10 @@ class ResetTaskResponse(_message.Message):
     def __init__(self, run: _Optional[str] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., images: _Optional[_Union[Images, _Mapping]] = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., step: _Optional[int] = ..., steps_left: _Optional[int] = ...) -> None: ...
 
 class GetObservationRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("render_quality",)
+    RENDER_QUALITY_FIELD_NUMBER: _ClassVar[int]
+    render_quality: _common_pb2.RenderQuality
+    def __init__(self, render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ...) -> None: ...
 
 class GetObservationResponse(_message.Message):
     __slots__ = ("images", "state", "step", "steps_left", "status")
@@ -269,14 +273,18 @@ class StopEpisodeRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StopEpisodeResponse(_message.Message):
-    __slots__ = ("run", "status", "artifacts")
+    __slots__ = ("run", "status", "artifacts", "success", "validation_json")
     RUN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_JSON_FIELD_NUMBER: _ClassVar[int]
     run: str
     status: EpisodeStatus
     artifacts: Artifacts
-    def __init__(self, run: _Optional[str] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ..., artifacts: _Optional[_Union[Artifacts, _Mapping]] = ...) -> None: ...
+    success: bool
+    validation_json: str
+    def __init__(self, run: _Optional[str] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ..., artifacts: _Optional[_Union[Artifacts, _Mapping]] = ..., success: bool = ..., validation_json: _Optional[str] = ...) -> None: ...
 
 class GetSessionInfoRequest(_message.Message):
     __slots__ = ()
