@@ -86,7 +86,7 @@ class Run:
     layout: int
     #: Its step budget, control ticks (0: none).
     max_steps: int
-    #: Twin time its ticks advanced, seconds (the period of each, as the journal records it).
+    #: Twin time its ticks advanced, seconds (their periods, as the journal records them).
     twin_time_s: float
     #: Its control ticks.
     ticks: int
@@ -106,7 +106,8 @@ def runs_of(runs_dir: Path) -> list[Run]:
             run=reset["run"],
             layout=reset["task"]["init_state_index"],
             max_steps=reset["max_steps"],
-            twin_time_s=sum(tick["request"]["period_s"] for tick in ticks),
+            # A tick without a period of its own runs the one in force, journaled at the reset.
+            twin_time_s=sum(tick["request"].get("period_s") or reset["control_period_s"] for tick in ticks),
             ticks=len(ticks),
             summary=summary,
         )

@@ -52,7 +52,7 @@ class FakesimHil(Robot):
         self.run: str | None = None
         self._episode: int | None = None
         self._n_layouts = 1
-        self._phases = RecordPhases()
+        self._phases = RecordPhases(self._follow)
         self._period_s = 1.0 / config.fps
         self._timestep_s = 0.0
         # Twin time the current frame's observation advanced, taken off its action's tick.
@@ -144,11 +144,9 @@ class FakesimHil(Robot):
             self._stop_episode()
             self._start_episode(phase.episode)
 
-    def _catch_up(self) -> None:
-        """Acts on the phases LeRobot announced since the last call, and keeps the lease."""
+    def _keep_lease(self) -> None:
+        """Renews the lease after a third of its time to live."""
         assert self.client is not None
-        for phase in self._phases.take():
-            self._follow(phase)
         if self._lease_renewed is not None and time.monotonic() - self._lease_renewed > LEASE_TTL_MS / 3000:
             self.client.renew_lease()
             self._lease_renewed = time.monotonic()
@@ -186,7 +184,7 @@ class FakesimHil(Robot):
         physics step holding the targets."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._catch_up()
+        self._keep_lease()
         if self._last is None:
             self._last = self._tick(self._targets, self._timestep_s)
             self._advanced_s += self._timestep_s
@@ -199,7 +197,7 @@ class FakesimHil(Robot):
         """Runs one control tick toward the targets; joints the action leaves out keep theirs."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._catch_up()
+        self._keep_lease()
         targets = [float(np.asarray(action.get(f"{motor}.pos", old))) for motor, old in zip(MOTORS, self._targets)]
         period_s = None
         if self._advanced_s > 0.0:

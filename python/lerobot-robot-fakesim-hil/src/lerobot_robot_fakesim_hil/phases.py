@@ -4,15 +4,16 @@ LeRobot 0.6.1's ``record`` gives a robot nothing but ``get_observation`` and ``s
 calls; it announces each phase with ``log_say`` on the root logger before running it:
 ``Recording episode N`` (N: the dataset's episode count, so the same N again after a re-record),
 ``Reset the environment`` (between episodes, not after the last) and ``Re-record episode``
-(the episode just recorded is discarded). A filter on the root logger hears them and keeps them
-for the robot to act on at its next call.
+(the episode just recorded is discarded). A filter on the root logger hears them and hands each
+to the robot at once, before the phase's loop starts its clock (so a run's reset is not taken
+from the episode's first frame).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _EPISODE = re.compile(r"Recording episode (\d+)")
@@ -29,20 +30,19 @@ class Phase:
 
 
 class RecordPhases(logging.Filter):
-    """Collects lerobot-record's phase announcements while installed; lets every record through."""
+    """Hands lerobot-record's phase announcements to ``follow`` while installed; lets every
+    record through."""
 
-    def __init__(self) -> None:
+    def __init__(self, follow: Callable[[Phase], None]) -> None:
         super().__init__()
-        self._heard: list[Phase] = []
-        self._lock = threading.Lock()
+        self._follow = follow
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Notes an announcement (records are never dropped)."""
+        """Follows an announcement (records are never dropped)."""
         if isinstance(record.msg, str):
             phase = _phase(record.msg)
             if phase is not None:
-                with self._lock:
-                    self._heard.append(phase)
+                self._follow(phase)
         return True
 
     def install(self) -> None:
@@ -52,12 +52,6 @@ class RecordPhases(logging.Filter):
     def remove(self) -> None:
         """Stops listening."""
         logging.getLogger().removeFilter(self)
-
-    def take(self) -> list[Phase]:
-        """The announcements heard since the last call, oldest first."""
-        with self._lock:
-            heard, self._heard = self._heard, []
-        return heard
 
 
 def _phase(message: str) -> Phase | None:
