@@ -71,7 +71,8 @@ mod tests {
                 "GetContacts",
                 "SaveState",
                 "LoadState",
-                "Tick"
+                "Tick",
+                "SetControlPeriod"
             ]
         );
         assert_eq!(

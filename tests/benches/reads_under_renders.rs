@@ -57,7 +57,7 @@ async fn phase(server: &TestServer, readers: usize, renderers: usize, span: Dura
         render_tasks.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 let images = session
-                    .get_observation(GetObservationRequest {})
+                    .get_observation(GetObservationRequest::default())
                     .await
                     .unwrap()
                     .into_inner()

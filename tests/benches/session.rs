@@ -76,7 +76,7 @@ async fn figures(quality: RenderQuality) {
 
         let start = Instant::now();
         let reply = session
-            .get_observation(GetObservationRequest {})
+            .get_observation(GetObservationRequest::default())
             .await
             .unwrap()
             .into_inner();

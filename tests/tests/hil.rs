@@ -189,7 +189,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
         Code::FailedPrecondition,
         "mirror_mode",
     );
-    session.get_observation(GetObservationRequest {}).await.unwrap();
+    session.get_observation(GetObservationRequest::default()).await.unwrap();
     rig.arm.server.stop().await.unwrap();
 }
 
@@ -429,7 +429,7 @@ async fn an_overload_bit_turns_torque_off_and_the_api_keeps_answering() {
     let torque = until_status(&mut hw, 200, |s| !s.servos[0].torque_enabled).await;
     assert!(!torque.estop_latched, "an overload turns torque off without latching");
     assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
-    session.get_observation(GetObservationRequest {}).await.unwrap();
+    session.get_observation(GetObservationRequest::default()).await.unwrap();
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
     assert!(events.contains("servo_fault"), "{events}");
@@ -715,7 +715,10 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         .into_inner();
     assert_eq!(status.lease_holder.as_deref(), Some("hil-test"));
     assert!(status.lease_required && status.lease_expires_in_ms > 0);
-    other_session.get_observation(GetObservationRequest {}).await.unwrap();
+    other_session
+        .get_observation(GetObservationRequest::default())
+        .await
+        .unwrap();
 
     let stop = other_hw
         .emergency_stop(EmergencyStopRequest {

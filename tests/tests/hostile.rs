@@ -113,7 +113,7 @@ impl std::fmt::Debug for Call {
 enum Request {
     ListTasks(ListTasksRequest),
     ResetTask(ResetTaskRequest),
-    GetObservation,
+    GetObservation(GetObservationRequest),
     Move(MoveRequest),
     Gripper(GripperRequest),
     StopEpisode,
@@ -130,6 +130,7 @@ enum Request {
     SaveState(SaveStateRequest),
     LoadState(LoadStateRequest),
     Tick(TickRequest),
+    SetControlPeriod(SetControlPeriodRequest),
     SetMode(SetModeRequest),
     GetHardwareStatus,
     StreamJointStates(StreamJointStatesRequest),
@@ -143,16 +144,19 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
         (
             prop::option::of(hostile_string(long)),
             prop::option::of(hostile_u32()),
-            prop::option::of(hostile_u32())
+            prop::option::of(hostile_u32()),
+            prop::option::of(prop_oneof![Just(0_u64), 1..400_u64, any::<u64>()])
         )
-            .prop_map(
-                |(suite, task_index, init_state_index)| Request::ResetTask(ResetTaskRequest {
+            .prop_map(|(suite, task_index, init_state_index, max_steps)| Request::ResetTask(
+                ResetTaskRequest {
                     suite,
                     task_index,
                     init_state_index,
-                })
-            ),
-        Just(Request::GetObservation),
+                    max_steps,
+                }
+            )),
+        prop::option::of(hostile_i32())
+            .prop_map(|render_quality| Request::GetObservation(GetObservationRequest { render_quality })),
         (vec3(), prop::option::of((hostile_f64(), hostile_f64(), hostile_f64()))).prop_map(|(delta_xyz, rpy)| {
             Request::Move(MoveRequest {
                 delta_xyz,
@@ -203,9 +207,22 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
             any::<bool>(),
             hostile_i32(),
             hostile_i32(),
+            prop::option::of(hostile_f64()),
+            prop::option::of(hostile_i32()),
         )
             .prop_map(
-                |(action, want_images, cameras, width, height, want_depth, depth_encoding, color_encoding)| {
+                |(
+                    action,
+                    want_images,
+                    cameras,
+                    width,
+                    height,
+                    want_depth,
+                    depth_encoding,
+                    color_encoding,
+                    period_s,
+                    render_quality,
+                )| {
                     Request::Tick(TickRequest {
                         action,
                         want_images,
@@ -215,10 +232,13 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
                         want_depth,
                         depth_encoding,
                         color_encoding,
+                        period_s,
+                        render_quality,
                         ..Default::default()
                     })
                 }
             ),
+        hostile_f64().prop_map(|period_s| Request::SetControlPeriod(SetControlPeriodRequest { period_s })),
     ];
     let hardware = prop_oneof![
         (hostile_i32(), hostile_i32(), prop::option::of(hostile_f64())).prop_map(|(mode, sync, speed)| {
@@ -249,7 +269,7 @@ async fn send(c: &mut Clients, Call(request): Call) -> Result<(), Status> {
     match request {
         Request::ListTasks(r) => c.session.list_tasks(r).await.map(drop),
         Request::ResetTask(r) => c.session.reset_task(r).await.map(drop),
-        Request::GetObservation => c.session.get_observation(GetObservationRequest {}).await.map(drop),
+        Request::GetObservation(r) => c.session.get_observation(r).await.map(drop),
         Request::Move(r) => c.session.r#move(r).await.map(drop),
         Request::Gripper(r) => c.session.gripper(r).await.map(drop),
         Request::StopEpisode => c.session.stop_episode(StopEpisodeRequest {}).await.map(drop),
@@ -266,6 +286,7 @@ async fn send(c: &mut Clients, Call(request): Call) -> Result<(), Status> {
         Request::SaveState(r) => c.robot.save_state(r).await.map(drop),
         Request::LoadState(r) => c.robot.load_state(r).await.map(drop),
         Request::Tick(r) => c.robot.tick(r).await.map(drop),
+        Request::SetControlPeriod(r) => c.robot.set_control_period(r).await.map(drop),
         Request::SetMode(r) => c.hardware.set_mode(r).await.map(drop),
         Request::GetHardwareStatus => c
             .hardware

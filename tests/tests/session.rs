@@ -16,6 +16,7 @@ fn reset(task_index: u32, init_state_index: u32) -> ResetTaskRequest {
         suite: Some(tasks::SUITE.into()),
         task_index: Some(task_index),
         init_state_index: Some(init_state_index),
+        max_steps: None,
     }
 }
 
@@ -93,7 +94,7 @@ async fn a_whole_episode_with_artifacts_on_disk() {
         .into_inner();
     assert_eq!(closed.action.unwrap().stop_reason(), GripperStopReason::Settled);
     let observed = session
-        .get_observation(GetObservationRequest {})
+        .get_observation(GetObservationRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -136,7 +137,10 @@ async fn every_session_error_has_its_code_and_reason() {
         "not_running",
     );
     assert_error(
-        session.get_observation(GetObservationRequest {}).await.unwrap_err(),
+        session
+            .get_observation(GetObservationRequest::default())
+            .await
+            .unwrap_err(),
         Code::FailedPrecondition,
         "not_running",
     );

@@ -3,6 +3,7 @@
 //! and the run journal.
 
 pub mod actuation;
+pub mod budget;
 pub mod error;
 pub mod gripper;
 pub mod ik;

@@ -2,6 +2,7 @@
 //! states, step budget, task lock, journal and images.
 
 use crate::actuation::{Actuation, SimActuation};
+use crate::budget::Budget;
 use crate::error::EpisodeError;
 use crate::gripper::GripperReport;
 use crate::gripper::{GripperCommand, GripperState, GripperStop};
@@ -12,7 +13,7 @@ use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use crate::ticks::GRIPPER_OPEN_RAD;
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
-use fakesim_twin::{JointValues, Pose, Sim, TwinHandle, Watch};
+use fakesim_twin::{JointValues, Pose, RenderQuality, Sim, TwinHandle, Watch};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -190,6 +191,10 @@ pub struct StopOutcome {
     pub run: String,
     /// Where its files are.
     pub artifacts: Artifacts,
+    /// The task's judgement from the twin's object poses.
+    pub success: bool,
+    /// The policy-validation report (`summary.json`'s `validation`).
+    pub validation: serde_json::Value,
 }
 
 /// Answer to a session-info read.
@@ -201,7 +206,7 @@ pub struct SessionInfo {
     pub status: Status,
     /// Steps used.
     pub step: u64,
-    /// Episode budget.
+    /// Episode budget (0: none).
     pub max_steps: u64,
     /// Steps left.
     pub steps_left: u64,
@@ -257,12 +262,15 @@ pub struct ResetRequest {
     pub task_index: Option<u32>,
     /// Layout index.
     pub init_state_index: Option<u32>,
+    /// Step budget: unset the daemon's, 0 none, N that many ticks (see [`Budget::asked`]).
+    pub max_steps: Option<u64>,
 }
 
 struct Run {
     id: String,
     task_ref: TaskRef,
     task: &'static TaskDef,
+    budget: Budget,
     step: u64,
     gripper: GripperState,
     journal: Journal,
@@ -283,6 +291,7 @@ struct Session {
 struct Progress {
     run: Option<String>,
     status: Status,
+    budget: Option<Budget>,
     step: u64,
     task: Option<TaskInfo>,
     command: GripperCommand,
@@ -294,6 +303,7 @@ impl Progress {
         Progress {
             run: run.map(|r| r.id.clone()),
             status: session.status,
+            budget: run.map(|r| r.budget),
             step: run.map_or(0, |r| r.step),
             task: run.map(|r| TaskInfo::new(&r.task_ref, r.task)),
             command: run.map_or(GripperCommand::Open, |r| r.gripper.command()),
@@ -381,7 +391,7 @@ impl Engine {
     pub async fn check_robot_call(&self) -> Result<(), EpisodeError> {
         let mut session = self.lock().await;
         match running(&mut session) {
-            Ok(run) => self.steps_left(run).map(drop),
+            Ok(run) => run.budget.check(run.step).map(drop),
             Err(_) => Ok(()),
         }
     }
@@ -404,7 +414,7 @@ impl Engine {
             "robot_call",
             json!({ "call": call, "ticks": ticks, "step": run.step, "request": fields }),
         )?;
-        self.note_budget(run)
+        note_budget(run)
     }
 
     /// The engine's settings.
@@ -453,6 +463,7 @@ impl Engine {
         if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
             return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
         }
+        let budget = Budget::asked(request.max_steps, self.config.max_steps);
         let given = request.suite.is_some() || request.task_index.is_some() || request.init_state_index.is_some();
         if let (true, Some(locked)) = (given, &self.config.locked_task) {
             return Err(EpisodeError::TaskLocked {
@@ -469,7 +480,7 @@ impl Engine {
         };
         let task = task_ref.task()?;
         let layout = tasks::layout(task_ref.task_index, task_ref.init_state_index);
-        let state = self
+        let (state, period_s) = self
             .twin
             .try_with_sim(move |sim| {
                 sim.reset();
@@ -479,19 +490,23 @@ impl Engine {
                     sim.step_tick();
                 }
                 sim.reset_watch();
-                Ok(EefState::read(sim, GripperCommand::Open))
+                Ok((EefState::read(sim, GripperCommand::Open), sim.clock().period_s()))
             })
             .await?;
         let id = new_run_id(&self.config.runs_dir);
         let mut journal = Journal::create(&self.config.runs_dir, &id)?;
         journal.event(
             "reset_task",
-            json!({ "run": id, "task": TaskInfo::new(&task_ref, task), "layout": layout, "max_steps": self.config.max_steps }),
+            json!({
+                "run": id, "task": TaskInfo::new(&task_ref, task), "layout": layout,
+                "max_steps": budget.ticks(), "control_period_s": period_s,
+            }),
         )?;
         let mut run = Run {
             id: id.clone(),
             task_ref: task_ref.clone(),
             task,
+            budget,
             step: 0,
             gripper: GripperState::settled(GripperCommand::Open),
             journal,
@@ -499,14 +514,14 @@ impl Engine {
             calls: BTreeMap::new(),
             safety_events: 0,
         };
-        let images = self.images(&mut run, "reset").await?;
+        let images = self.images(&mut run, "reset", None).await?;
         tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
         session.status = Status::Running;
         let observation = Observation {
             images,
             state,
             step: 0,
-            steps_left: self.config.max_steps,
+            steps_left: budget.left(0),
             status: Status::Running,
         };
         session.run = Some(run);
@@ -517,13 +532,13 @@ impl Engine {
         })
     }
 
-    /// Images and state now, using no budget.
-    pub async fn observation(&self) -> Result<Observation, EpisodeError> {
+    /// Images (drawn at `quality`, `None`: the twin's own) and state now, using no budget.
+    pub async fn observation(&self, quality: Option<RenderQuality>) -> Result<Observation, EpisodeError> {
         let mut session = self.lock().await;
         let run = running(&mut session)?;
         let command = run.gripper.command();
         let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
-        let images = self.images(run, "observe").await?;
+        let images = self.images(run, "observe", quality).await?;
         run.journal
             .event("observe", json!({ "step": run.step, "state": state }))?;
         Ok(self.observation_of(run, images, state))
@@ -538,7 +553,7 @@ impl Engine {
         check_delta(delta_xyz, delta_rpy)?;
         let mut session = self.lock().await;
         let run = running(&mut session)?;
-        let steps_left = self.steps_left(run)?;
+        let steps_left = run.budget.check(run.step)?;
         let cap = self.config.max_steps_per_call;
         let command = run.gripper.command();
         let report = self
@@ -557,8 +572,8 @@ impl Engine {
                 "step": run.step, "state": state,
             }),
         )?;
-        self.note_budget(run)?;
-        let images = self.images(run, "move").await?;
+        note_budget(run)?;
+        let images = self.images(run, "move", None).await?;
         Ok(MoveOutcome {
             observation: self.observation_of(run, images, state),
             delta_xyz,
@@ -571,7 +586,7 @@ impl Engine {
     pub async fn gripper(&self, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
         let mut session = self.lock().await;
         let run = running(&mut session)?;
-        let steps_left = self.steps_left(run)?;
+        let steps_left = run.budget.check(run.step)?;
         let cap = self.config.max_steps_per_call;
         let mut gripper = run.gripper.clone();
         let report = match gripper.begin(command) {
@@ -602,8 +617,8 @@ impl Engine {
                 "openings_m": report.openings_m, "step": run.step, "state": state,
             }),
         )?;
-        self.note_budget(run)?;
-        let images = self.images(run, "gripper").await?;
+        note_budget(run)?;
+        let images = self.images(run, "gripper", None).await?;
         Ok(GripperOutcome {
             observation: self.observation_of(run, images, state),
             command,
@@ -639,7 +654,8 @@ impl Engine {
     pub async fn session_info(&self) -> Result<SessionInfo, EpisodeError> {
         let progress = self.progress.borrow().clone();
         let task_locked = self.config.locked_task.is_some();
-        let max_steps = self.config.max_steps;
+        let budget = progress.budget.unwrap_or(Budget::asked(None, self.config.max_steps));
+        let max_steps = budget.max_steps();
         let Some(run) = progress.run else {
             let default = self.default_task();
             let default_scene = default.task().ok().map(|task| TaskInfo::new(&default, task));
@@ -648,7 +664,7 @@ impl Engine {
                 status: Status::Idle,
                 step: 0,
                 max_steps,
-                steps_left: max_steps,
+                steps_left: budget.left(0),
                 task: None,
                 task_locked,
                 state: None,
@@ -662,7 +678,7 @@ impl Engine {
             status: progress.status,
             step: progress.step,
             max_steps,
-            steps_left: max_steps.saturating_sub(progress.step),
+            steps_left: budget.left(progress.step),
             task: progress.task,
             task_locked,
             state: Some(state),
@@ -677,12 +693,13 @@ impl Engine {
             .try_with_sim(move |sim| Ok((tasks::success(task, sim)?, sim.watch())))
             .await?;
         let total: u64 = run.calls.values().flat_map(|m| m.values()).sum();
+        let validation = validation_report(success, run, &watch);
         let summary = json!({
             "run": run.id, "status": status, "task": TaskInfo::new(&run.task_ref, run.task),
-            "steps": run.step, "max_steps": self.config.max_steps,
+            "steps": run.step, "max_steps": run.budget.ticks(),
             "calls": { "total": total, "by_stop_reason": run.calls },
             "duration_s": run.started.elapsed().as_secs_f64(), "success": success,
-            "validation": validation_report(success, run, &watch),
+            "validation": validation,
         });
         run.journal
             .event("stop_episode", json!({ "status": status, "step": run.step }))?;
@@ -691,24 +708,9 @@ impl Engine {
         Ok(StopOutcome {
             run: run.id.clone(),
             artifacts: run.journal.artifacts().clone(),
+            success,
+            validation,
         })
-    }
-
-    fn steps_left(&self, run: &Run) -> Result<u64, EpisodeError> {
-        let left = self.config.max_steps.saturating_sub(run.step);
-        if left == 0 {
-            return Err(EpisodeError::StepLimit {
-                max_steps: self.config.max_steps,
-            });
-        }
-        Ok(left)
-    }
-
-    fn note_budget(&self, run: &mut Run) -> Result<(), EpisodeError> {
-        if run.step >= self.config.max_steps {
-            run.journal.event("budget_exhausted", json!({ "step": run.step }))?;
-        }
-        Ok(())
     }
 
     fn observation_of(&self, run: &Run, images: Images, state: EefState) -> Observation {
@@ -716,15 +718,16 @@ impl Engine {
             images,
             state,
             step: run.step,
-            steps_left: self.config.max_steps.saturating_sub(run.step),
+            steps_left: run.budget.left(run.step),
             status: Status::Running,
         }
     }
 
-    async fn images(&self, run: &mut Run, label: &str) -> Result<Images, EpisodeError> {
+    async fn images(&self, run: &mut Run, label: &str, quality: Option<RenderQuality>) -> Result<Images, EpisodeError> {
         let size = self.config.image_size;
         let started = Instant::now();
-        let frames = self.twin.render_cameras(&CAMERAS, size, size, false).await?;
+        let shot = self.twin.snapshot_cameras(&CAMERAS, size, size, false).await?;
+        let frames = self.twin.draw(shot.at(quality)).await?;
         let rendered = Instant::now();
         let mut pngs = Vec::with_capacity(CAMERAS.len());
         for frame in &frames {
@@ -764,6 +767,14 @@ fn validation_report(success: bool, run: &Run, watch: &Watch) -> serde_json::Val
         "min_table_clearance_m": watch.lowest_tool_z.map(|z| z - tasks::TABLE_Z),
         "samples": watch.samples,
     })
+}
+
+/// Journals that the run's budget is used up, once its steps reach it.
+fn note_budget(run: &mut Run) -> Result<(), EpisodeError> {
+    if run.budget.used_up(run.step) {
+        run.journal.event("budget_exhausted", json!({ "step": run.step }))?;
+    }
+    Ok(())
 }
 
 fn running(session: &mut Session) -> Result<&mut Run, EpisodeError> {

@@ -34,12 +34,16 @@ pub struct Observed {
 }
 
 /// How long applied targets are held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Hold {
-    /// One control tick.
+    /// One control tick of the model (the moves' and gripper actions' tick).
     Tick,
     /// This many physics steps (checked against the twin's bound).
     Substeps(u32),
+    /// One tick of the client's clock (`Tick`): on the twin the control period in force, or
+    /// this period (s, checked by the caller) for this tick only; on the real arm the goals
+    /// are sent and the call returns, the client pacing its ticks.
+    Period(Option<f64>),
 }
 
 /// Ranges a driver's targets must respect.
@@ -113,6 +117,9 @@ impl TickDriver for SimTicks<'_> {
         self.sim.set_arm_ctrl(&targets);
         match hold {
             Hold::Tick => self.sim.step_tick(),
+            Hold::Period(period_s) => {
+                self.sim.step_period(period_s);
+            }
             Hold::Substeps(n) => {
                 check_substeps(n)?;
                 self.sim.hold_ctrl(n);

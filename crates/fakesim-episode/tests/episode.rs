@@ -33,6 +33,7 @@ fn task(task_index: u32, init_state_index: u32) -> ResetRequest {
         suite: Some(tasks::SUITE.into()),
         task_index: Some(task_index),
         init_state_index: Some(init_state_index),
+        max_steps: None,
     }
 }
 
@@ -141,7 +142,7 @@ async fn states_and_refusals_follow_the_contract() {
         EpisodeError::NotRunning { .. }
     ));
     assert!(matches!(
-        e.observation().await.unwrap_err(),
+        e.observation(None).await.unwrap_err(),
         EpisodeError::NotRunning { .. }
     ));
     assert!(matches!(
@@ -216,7 +217,7 @@ async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
     e.move_tcp([0.02, 0.0, 0.0], None).await.unwrap();
     e.gripper(GripperCommand::Close).await.unwrap();
-    e.observation().await.unwrap();
+    e.observation(None).await.unwrap();
     let stop = e.stop_episode().await.unwrap();
     assert_eq!(stop.run, reset.run);
     let events = std::fs::read_to_string(&stop.artifacts.events).unwrap();

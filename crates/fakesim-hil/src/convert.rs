@@ -5,7 +5,7 @@ use fakesim_proto::v1;
 use fakesim_twin::image::ImageTiming;
 use fakesim_twin::joints::{ARM_JOINTS, resolve_joint};
 use fakesim_twin::sim::{FrameKind, FramePose};
-use fakesim_twin::{JointValues, Pose};
+use fakesim_twin::{JointValues, Pose, RenderQuality};
 use tonic::Status;
 
 /// How long a call's images took, as sent.
@@ -13,6 +13,23 @@ pub fn image_timing(timing: ImageTiming) -> v1::ImageTiming {
     v1::ImageTiming {
         render_s: timing.render_s,
         encode_s: timing.encode_s,
+    }
+}
+
+/// A request's render quality: unset is `None` (the daemon's `--render-quality`); a number that
+/// is no `RenderQuality` value is refused.
+pub fn render_quality(value: Option<i32>) -> Result<Option<RenderQuality>, Status> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match v1::RenderQuality::try_from(value) {
+        Ok(v1::RenderQuality::Unspecified) => Ok(None),
+        Ok(v1::RenderQuality::Fast) => Ok(Some(RenderQuality::Fast)),
+        Ok(v1::RenderQuality::Full) => Ok(Some(RenderQuality::Full)),
+        Err(_) => Err(status::invalid_argument(
+            "render_quality",
+            format!("render_quality={value} is not a RenderQuality value"),
+        )),
     }
 }
 

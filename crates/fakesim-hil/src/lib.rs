@@ -14,6 +14,7 @@ pub mod listen;
 pub mod logging;
 pub mod mcp;
 pub mod mcp_http;
+pub mod period;
 pub mod preview_service;
 pub mod robot_service;
 pub mod server;

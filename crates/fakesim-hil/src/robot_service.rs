@@ -136,6 +136,7 @@ impl RobotApi for RobotService {
             default_image_width: size,
             default_image_height: size,
             observation_keys: observation_keys(),
+            control_period_s: self.state.control_period().await?.period_s(),
         }))
     }
 
@@ -325,6 +326,7 @@ impl RobotApi for RobotService {
     async fn tick(&self, request: Request<v1::TickRequest>) -> Result<Response<v1::TickResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let images = ImageRequest::from_request(&request, &self.state.model, self.state.settings.image_size)?;
+        let period_s = self.state.tick_period(request.period_s)?;
         let action = self
             .state
             .units
@@ -333,7 +335,7 @@ impl RobotApi for RobotService {
         let (after, shot) = {
             let _drive = self.state.lock_drive().await;
             self.state.admit(&metadata, Need::Motion)?;
-            let after = self.act(action, Hold::Tick).await?;
+            let after = self.act(action, Hold::Period(period_s)).await?;
             // Taken before the lock is released, so the frames show the state after this tick;
             // drawn after, so no other call waits for the render.
             let shot = match &images {
@@ -344,8 +346,12 @@ impl RobotApi for RobotService {
         };
         let robot = &after.robot;
         let ticked = u64::from(self.state.model.substeps_per_tick);
-        self.record("tick", ticked, json!({ "action": robot.ctrl.to_vec() }))
-            .await?;
+        self.record(
+            "tick",
+            ticked,
+            json!({ "action": robot.ctrl.to_vec(), "period_s": period_s }),
+        )
+        .await?;
         let (frames, image_timing) = match (&images, shot) {
             (Some(images), Some(shot)) => {
                 let (frames, timing) = images.render(&self.state.twin, shot).await?;
@@ -364,5 +370,14 @@ impl RobotApi for RobotService {
             image_timing,
             blocked: after.blocked,
         }))
+    }
+
+    async fn set_control_period(
+        &self,
+        request: Request<v1::SetControlPeriodRequest>,
+    ) -> Result<Response<v1::SetControlPeriodResponse>, Status> {
+        let (metadata, _, request) = request.into_parts();
+        let answer = self.state.set_control_period(&metadata, request.period_s).await?;
+        Ok(Response::new(answer))
     }
 }

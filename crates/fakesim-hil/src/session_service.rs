@@ -1,7 +1,7 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
 use crate::control::Need;
-use crate::convert::image_timing;
+use crate::convert::{image_timing, render_quality};
 use crate::state::AppState;
 use crate::status;
 use fakesim_bridge::hil::{Mode, VerbKind};
@@ -185,6 +185,7 @@ impl SessionApi for SessionService {
             suite: r.suite,
             task_index: r.task_index,
             init_state_index: r.init_state_index,
+            max_steps: r.max_steps,
         };
         let _drive = self.state.lock_drive().await;
         self.state.admit(&metadata, Need::Motion)?;
@@ -220,9 +221,15 @@ impl SessionApi for SessionService {
 
     async fn get_observation(
         &self,
-        _: Request<v1::GetObservationRequest>,
+        request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
-        let c = common(self.engine.observation().await.map_err(|e| status::from_episode(&e))?);
+        let quality = render_quality(request.into_inner().render_quality)?;
+        let c = common(
+            self.engine
+                .observation(quality)
+                .await
+                .map_err(|e| status::from_episode(&e))?,
+        );
         Ok(Response::new(v1::GetObservationResponse {
             images: c.images,
             state: c.state,
@@ -312,6 +319,8 @@ impl SessionApi for SessionService {
                 frames: path(&outcome.artifacts.frames),
                 summary: path(&outcome.artifacts.summary),
             }),
+            success: outcome.success,
+            validation_json: outcome.validation.to_string(),
         }))
     }
 

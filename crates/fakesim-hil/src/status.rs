@@ -143,6 +143,10 @@ pub fn from_twin(error: &TwinError) -> Status {
             .meta("field", what)
             .meta("value", value)
             .meta("range", format!("[{lo}, {hi}]")),
+        TwinError::PeriodOutOfRange { period_s, lo, hi } => refusal(Reason::InvalidArgument, message)
+            .meta("field", "period_s")
+            .meta("value", period_s)
+            .meta("range", format!("[{lo}, {hi}]")),
         TwinError::StaleState { name } => refusal(Reason::StaleState, message).meta("name", Quoted(name)),
         TwinError::ImageSize {
             width,

@@ -1,10 +1,11 @@
 //! The lock-step tick's observation vector and camera frames.
 
+use crate::convert::render_quality;
 use crate::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
-use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RobotState, TwinError, TwinHandle};
+use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, TwinError, TwinHandle};
 use std::time::Instant;
 use tonic::Status;
 
@@ -48,6 +49,8 @@ pub struct ImageRequest {
     height: u32,
     depth: Option<DepthFormat>,
     raw_color: bool,
+    /// `None`: the daemon's `--render-quality`.
+    quality: Option<RenderQuality>,
 }
 
 impl ImageRequest {
@@ -117,6 +120,7 @@ impl ImageRequest {
             height,
             depth,
             raw_color,
+            quality: render_quality(request.render_quality)?,
         }))
     }
 
@@ -126,6 +130,7 @@ impl ImageRequest {
         let cameras: Vec<&str> = self.cameras.iter().map(String::as_str).collect();
         twin.snapshot_cameras(&cameras, self.width, self.height, self.depth.is_some())
             .await
+            .map(|shot| shot.at(self.quality))
             .map_err(|e| status::from_twin(&e))
     }
 

@@ -230,6 +230,8 @@ impl EpisodeTools {
             suite: args.suite,
             task_index: args.task_index,
             init_state_index: args.init_state_index,
+            // The agent tools' contract: the daemon's --max-steps budget.
+            max_steps: None,
         };
         let call = Self::answer(client.reset_task(self.motion(&peer, request)), results::reset_task);
         Ok(Self::tracked("reset_task", &peer, &meta, call).await)
@@ -238,7 +240,7 @@ impl EpisodeTools {
     #[tool(description = describe::GET_OBSERVATION, annotations(read_only_hint = true))]
     async fn get_observation(&self) -> Result<CallToolResult, ErrorData> {
         let mut client = self.client.clone();
-        let call = client.get_observation(v1::GetObservationRequest {});
+        let call = client.get_observation(v1::GetObservationRequest::default());
         Ok(Self::answer(call, results::get_observation).await)
     }
 

@@ -77,6 +77,16 @@ pub enum TwinError {
         /// Largest accepted.
         hi: u64,
     },
+    /// A control period outside what a tick may last.
+    #[error("period_s={period_s} outside [{lo}, {hi}] s (from one physics step to {hi} s; 0 is the model's tick)")]
+    PeriodOutOfRange {
+        /// The period as given (s).
+        period_s: f64,
+        /// Shortest: one physics step (s).
+        lo: f64,
+        /// Longest (s).
+        hi: f64,
+    },
     /// A saved state that belongs to another model.
     #[error("state {} was saved against another model; save it again", Quoted(.name))]
     StaleState {

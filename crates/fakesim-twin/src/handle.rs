@@ -56,6 +56,8 @@ pub struct TwinHandle {
 struct Inner {
     physics: Worker<Job>,
     renderer: RenderQueue,
+    /// The quality a snapshot is drawn at unless it asks for another.
+    render_quality: RenderQuality,
     previewer: PreviewQueue,
     faults: broadcast::Sender<TwinFault>,
     ended: Ended,
@@ -91,7 +93,7 @@ impl TwinHandle {
             Ok(Err(e)) => return abandon(physics, e),
             Err(_) => return abandon(physics, TwinError::Stopped),
         };
-        let renderer = match RenderQueue::spawn(&model, config.render_quality, Lifeline::new("render", &ended)) {
+        let renderer = match RenderQueue::spawn(&model, Lifeline::new("render", &ended)) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -106,6 +108,7 @@ impl TwinHandle {
             inner: Arc::new(Inner {
                 physics,
                 renderer,
+                render_quality: config.render_quality,
                 previewer,
                 faults: broadcast::channel(FAULTS_KEPT).0,
                 ended,
@@ -208,6 +211,7 @@ impl TwinHandle {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(CameraSnapshot {
                 snapshot: sim.render_snapshot(),
+                quality: None,
                 cameras,
                 width,
                 height,
@@ -223,6 +227,7 @@ impl TwinHandle {
             .renderer
             .render(|reply| RenderJob {
                 snapshot: shot.snapshot,
+                quality: shot.quality.unwrap_or(self.inner.render_quality),
                 cameras: shot.cameras,
                 width: shot.width,
                 height: shot.height,
@@ -282,10 +287,19 @@ pub(crate) fn guarded<R>(thread: &'static str, f: impl FnOnce() -> R) -> Result<
 #[derive(Debug, Clone)]
 pub struct CameraSnapshot {
     snapshot: RenderSnapshot,
+    /// `None`: the twin's own quality (its config's).
+    quality: Option<RenderQuality>,
     cameras: Vec<usize>,
     width: u32,
     height: u32,
     depth: bool,
+}
+
+impl CameraSnapshot {
+    /// The same snapshot, drawn at `quality` (`None`: the twin's own).
+    pub fn at(self, quality: Option<RenderQuality>) -> Self {
+        CameraSnapshot { quality, ..self }
+    }
 }
 
 #[cfg(test)]

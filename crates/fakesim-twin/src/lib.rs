@@ -4,6 +4,7 @@
 //! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
 //! cannot move between threads.
 
+pub mod clock;
 pub mod error;
 pub mod handle;
 pub mod image;
@@ -19,6 +20,7 @@ pub mod values;
 pub mod watch;
 mod worker;
 
+pub use clock::TickClock;
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
 pub use preview::{PreviewReport, PreviewRequest, StartState};

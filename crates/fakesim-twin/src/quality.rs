@@ -7,7 +7,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// Image quality of the twin's cameras.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum RenderQuality {
     /// No offscreen multisampling, no shadows, no reflections: the same scene, same colours and
     /// lighting, with hard edges.

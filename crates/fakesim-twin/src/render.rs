@@ -29,6 +29,7 @@ pub struct Frame {
 /// Frames of one or more cameras to draw from one state.
 pub(crate) struct RenderJob {
     pub snapshot: RenderSnapshot,
+    pub quality: RenderQuality,
     pub cameras: Vec<usize>,
     pub width: u32,
     pub height: u32,
@@ -42,9 +43,9 @@ pub(crate) struct RenderQueue {
 }
 
 impl RenderQueue {
-    /// Starts the render thread for a model, drawing at `quality`; the thread holds `lifeline`.
-    pub fn spawn(model: &MjModel, quality: RenderQuality, lifeline: Lifeline) -> Result<Self, TwinError> {
-        let model = Arc::new(quality.render_model(model));
+    /// Starts the render thread for a model; the thread holds `lifeline`.
+    pub fn spawn(model: &MjModel, lifeline: Lifeline) -> Result<Self, TwinError> {
+        let model = model.clone();
         let worker = Worker::spawn("render", lifeline, move |jobs| RenderThread::new(model).run(jobs))
             .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
         Ok(RenderQueue { worker })
@@ -67,15 +68,18 @@ impl RenderQueue {
 }
 
 struct RenderThread {
-    data: MjData<Arc<MjModel>>,
-    renderers: HashMap<(u32, u32), MjRenderer>,
+    model: MjModel,
+    /// The data each quality level draws from, made on first use.
+    scenes: HashMap<RenderQuality, MjData<Arc<MjModel>>>,
+    renderers: HashMap<(RenderQuality, u32, u32), MjRenderer>,
     unavailable: Option<String>,
 }
 
 impl RenderThread {
-    fn new(model: Arc<MjModel>) -> Self {
+    fn new(model: MjModel) -> Self {
         RenderThread {
-            data: MjData::new(model),
+            model,
+            scenes: HashMap::new(),
             renderers: HashMap::new(),
             unavailable: None,
         }
@@ -97,18 +101,21 @@ impl RenderThread {
         if let Some(reason) = &self.unavailable {
             return Err(TwinError::RenderUnavailable(reason.clone()));
         }
-        self.data
-            .set_state(&job.snapshot.0, RENDER_STATE)
+        let model = &self.model;
+        let data = self
+            .scenes
+            .entry(job.quality)
+            .or_insert_with(|| MjData::new(Arc::new(job.quality.render_model(model))));
+        data.set_state(&job.snapshot.0, RENDER_STATE)
             .map_err(|e| TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}")))?;
         // Drawing needs only the poses of bodies, geoms, cameras and lights.
-        self.data.kinematics();
-        self.data.camlight();
+        data.kinematics();
+        data.camlight();
         let renderer = renderer(
             &mut self.renderers,
             &mut self.unavailable,
-            self.data.model(),
-            job.width,
-            job.height,
+            data.model(),
+            (job.quality, job.width, job.height),
         )?;
         if renderer.depth_enabled() != job.depth {
             renderer.set_depth_rendering(job.depth);
@@ -117,7 +124,7 @@ impl RenderThread {
         let mut frames = Vec::with_capacity(job.cameras.len());
         for &camera in &job.cameras {
             renderer.set_camera(MjvCamera::new_fixed(camera));
-            renderer.sync_data(&mut self.data).map_err(fail)?;
+            renderer.sync_data(data).map_err(fail)?;
             renderer.render().map_err(fail)?;
             frames.push(Frame {
                 width: job.width,
@@ -130,17 +137,17 @@ impl RenderThread {
     }
 }
 
-/// The renderer of one image size, made on first use; one GL context serves every camera. A
-/// failure to make one marks rendering unavailable for good.
+/// The renderer of one quality level and image size, made on first use; one GL context serves
+/// every camera. A failure to make one marks rendering unavailable for good.
 fn renderer<'a>(
-    renderers: &'a mut HashMap<(u32, u32), MjRenderer>,
+    renderers: &'a mut HashMap<(RenderQuality, u32, u32), MjRenderer>,
     unavailable: &mut Option<String>,
     model: &MjModel,
-    width: u32,
-    height: u32,
+    key: (RenderQuality, u32, u32),
 ) -> Result<&'a mut MjRenderer, TwinError> {
     use std::collections::hash_map::Entry;
-    match renderers.entry((width, height)) {
+    let (_, width, height) = key;
+    match renderers.entry(key) {
         Entry::Occupied(entry) => Ok(entry.into_mut()),
         Entry::Vacant(entry) => match MjRenderer::builder().width(width).height(height).rgb(true).build(model) {
             Ok(renderer) => Ok(entry.insert(renderer)),

@@ -1,5 +1,6 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
+use crate::clock::TickClock;
 use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, ROBOT_NAME};
 use crate::scene::Scene;
@@ -170,6 +171,12 @@ impl ModelInfo {
     }
 }
 
+/// A state kept by [`Sim::save_state`].
+struct Saved {
+    state: Box<[f64]>,
+    carry: f64,
+}
+
 /// The positions a renderer needs to draw the current scene.
 #[derive(Debug, Clone)]
 pub struct RenderSnapshot(pub(crate) Box<[f64]>);
@@ -181,8 +188,9 @@ pub struct Sim {
     joints: Vec<JointInfo>,
     tcp_site: usize,
     jaw_sites: (usize, usize),
-    saved: HashMap<String, Box<[f64]>>,
+    saved: HashMap<String, Saved>,
     substeps_per_tick: u32,
+    clock: TickClock,
     watch: Watch,
     /// The preview's scratch data, made at the first preview.
     pub(crate) scratch: Option<Box<crate::preview::Scratch>>,
@@ -202,14 +210,16 @@ impl Sim {
         let tcp_site = site(TCP_SITE)?;
         let jaw_sites = (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?);
         let data = MjData::new(model.clone());
+        let substeps_per_tick = substeps_per_tick.max(1);
         let mut sim = Sim {
+            clock: TickClock::new(model.opt().timestep, substeps_per_tick),
             model,
             data,
             joints,
             tcp_site,
             jaw_sites,
             saved: HashMap::new(),
-            substeps_per_tick: substeps_per_tick.max(1),
+            substeps_per_tick,
             watch: Watch::default(),
             scratch: None,
         };
@@ -217,8 +227,10 @@ impl Sim {
         Ok(sim)
     }
 
-    /// Back to the model's initial state with servo setpoints on the initial pose.
+    /// Back to the model's initial state with servo setpoints on the initial pose; the tick
+    /// clock owes nothing (its period stays).
     pub fn reset(&mut self) {
+        self.clock.restore_carry(0.0);
         self.data.reset();
         self.data.forward();
         let qpos = self.arm_qpos();
@@ -302,6 +314,26 @@ impl Sim {
     /// Advances physics by one control tick and refreshes poses and Jacobians for the new state.
     pub fn step_tick(&mut self) {
         self.hold_ctrl(self.substeps_per_tick);
+    }
+
+    /// Advances physics by one client tick: the control period in force, or `period_s` for this
+    /// tick only (checked with [`crate::clock::check_period`] first), the fraction of a step
+    /// carried to the next tick. Returns the physics steps run.
+    pub fn step_period(&mut self, period_s: Option<f64>) -> u32 {
+        let steps = self.clock.take_tick(period_s);
+        self.hold_ctrl(steps);
+        steps
+    }
+
+    /// The tick clock: the control period in force.
+    pub fn clock(&self) -> &TickClock {
+        &self.clock
+    }
+
+    /// Sets the control period in force (s; 0 is the model's tick) and returns the clock.
+    pub fn set_control_period(&mut self, period_s: f64) -> Result<TickClock, TwinError> {
+        self.clock.set_period(period_s)?;
+        Ok(self.clock)
     }
 
     /// Advances physics by `n` steps with the setpoints as they are, then refreshes poses and
@@ -532,15 +564,19 @@ impl Sim {
             .collect()
     }
 
-    /// Keeps the full physics state under a name (replacing one of the same name).
+    /// Keeps the full physics state, and the fraction of a step the tick clock owes, under a
+    /// name (replacing one of the same name).
     pub fn save_state(&mut self, name: &str) {
-        let state = self.data.state(SAVED_STATE);
-        self.saved.insert(name.to_owned(), state);
+        let saved = Saved {
+            state: self.data.state(SAVED_STATE),
+            carry: self.clock.carry(),
+        };
+        self.saved.insert(name.to_owned(), saved);
     }
 
     /// Restores a state saved under `name`.
     pub fn load_state(&mut self, name: &str) -> Result<(), TwinError> {
-        let Some(state) = self.saved.get(name) else {
+        let Some(Saved { state, carry }) = self.saved.get(name) else {
             return Err(TwinError::UnknownName {
                 kind: "saved state",
                 unknown: vec![name.to_owned()],
@@ -550,6 +586,7 @@ impl Sim {
         self.data
             .set_state(state, SAVED_STATE)
             .map_err(|_| TwinError::StaleState { name: name.to_owned() })?;
+        self.clock.restore_carry(*carry);
         self.data.forward();
         Ok(())
     }

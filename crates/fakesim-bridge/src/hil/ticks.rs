@@ -1,6 +1,8 @@
 //! The real arm's tick driver: each tick sends the targets through the safety pipeline, waits
 //! out the tick in real time, then waits for a reading of the arm taken after it, so the twin
-//! (which mirrors the measured joints) shows where the tick left the arm.
+//! (which mirrors the measured joints) shows where the tick left the arm. A tick of the
+//! client's clock ([`Hold::Period`]) only sends: the client paces its ticks, as LeRobot's
+//! loop paces a real follower, and the watchdog holds an arm whose client falls silent.
 
 use super::bridge::{HardwareBridge, Route};
 use super::error::BridgeError;
@@ -92,21 +94,109 @@ impl TickDriver for ArmTicks {
             return self.read().await;
         }
         let lasts = match hold {
-            Hold::Tick => self.bridge.control_period(),
+            Hold::Tick => Some(self.bridge.control_period()),
             Hold::Substeps(n) => {
                 check_substeps(n)?;
-                self.timestep * n
+                Some(self.timestep * n)
             }
+            Hold::Period(_) => None,
         };
         let measured = match self.measured {
             Some(measured) => measured,
             None => self.read().await?.robot.qpos,
         };
         self.bridge.command(targets, measured).await?;
+        let Some(lasts) = lasts else {
+            return self.read().await;
+        };
         let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
         self.deadline = Some(deadline);
         tokio::time::sleep_until(deadline).await;
         self.bridge.next_sample().await?;
         self.read().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::hil::{BridgeConfig, BridgeParts, Mode};
+    use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, TwinArm};
+    use fakesim_safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
+    use fakesim_twin::{Scene, TwinConfig};
+    use std::sync::{Arc, Mutex};
+
+    /// The twin as an arm, keeping every goal it was sent.
+    struct Recording {
+        arm: TwinArm,
+        goals: Mutex<Vec<[f64; 6]>>,
+    }
+
+    impl Arm for Recording {
+        fn port(&self) -> Option<&str> {
+            None
+        }
+
+        fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>> {
+            self.arm.read_state()
+        }
+
+        fn command(&self, goals_rad: [f64; 6]) -> BoxFuture<'_, Result<(), ArmError>> {
+            self.goals.lock().unwrap().push(goals_rad);
+            self.arm.command(goals_rad)
+        }
+
+        fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+            self.arm.set_torque(enabled)
+        }
+
+        fn health(&self) -> ArmHealth {
+            self.arm.health()
+        }
+    }
+
+    fn twin() -> TwinHandle {
+        TwinHandle::spawn(TwinConfig {
+            scene: Scene::EmptyTable,
+            ..TwinConfig::default()
+        })
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_client_tick_sends_its_goals_through_the_pipeline_and_waits_for_no_deadline() {
+        let recording = Arc::new(Recording {
+            arm: TwinArm::new(twin()),
+            goals: Mutex::new(Vec::new()),
+        });
+        let twin = twin();
+        let ranges = twin.with_sim(|sim| sim.joint_ranges()).await.unwrap();
+        let parts = BridgeParts {
+            arm: Some(recording.clone()),
+            twin: twin.clone(),
+            range: RangeGuard::model_only(ranges),
+            table: TableGuard::default(),
+            kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
+            preview: None,
+            config: BridgeConfig::new(Duration::from_millis(50)),
+        };
+        let (bridge, _events) = HardwareBridge::start(parts, Mode::Hil).await.unwrap();
+        let mut ticks = ArmTicks::new(bridge.clone(), twin).await.unwrap();
+        let start = ticks.observe().await.unwrap().robot.qpos;
+        let sent_before = recording.goals.lock().unwrap().len();
+        for i in 0..30 {
+            let mut targets = start;
+            targets[0] += 0.002 * f64::from(i);
+            ticks.apply(targets, Hold::Period(None)).await.unwrap();
+            let sent = recording.goals.lock().unwrap().clone();
+            assert_eq!(sent.len(), sent_before + i as usize + 1, "tick {i}: one command each");
+            assert_eq!(sent.last().copied(), bridge.last_goals(), "the pipeline's goals, sent");
+            assert_eq!(ticks.deadline, None, "tick {i} set a deadline to wait for");
+        }
+        ticks.apply(start, Hold::Tick).await.unwrap();
+        assert!(ticks.deadline.is_some(), "the model's tick waits out its period");
+        bridge.stop().await;
     }
 }
