@@ -80,6 +80,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._owns_client = client is None
         self.render_quality = render_quality
         model = self.client.model_info()
+        # A frame per control tick.
+        self.metadata = {**self.metadata, "render_fps": 1.0 / model.control_period_s}
         task = self.client.tasks(SUITE)[task_index]
         self.task_index = task_index
         self.instruction = task.instruction
