@@ -56,7 +56,7 @@ def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
 def lerobot_cli(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Runs one of LeRobot's console scripts, unchanged, from this environment."""
     done = subprocess.run([str(BIN / name), *args], capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-12000:]}"
     return done
 
 
@@ -84,8 +84,8 @@ class Run:
     run: str
     #: The layout it started on.
     layout: int
-    #: Its step budget, control ticks (0: none).
-    max_steps: int
+    #: Its step budget, control ticks (None: none).
+    max_steps: int | None
     #: Twin time its ticks advanced, seconds (their periods, as the journal records them).
     twin_time_s: float
     #: Its control ticks.

@@ -74,7 +74,7 @@ def test_each_episode_holds_its_frames_and_is_a_run_whose_twin_time_is_its_datas
     # One run per episode, the reset phase in none; successive layouts, no step budget.
     runs = recording.runs
     assert [run.layout for run in runs] == [0, 1]
-    assert [run.max_steps for run in runs] == [0, 0]
+    assert [run.max_steps for run in runs] == [None, None]
     for run, length in zip(runs, lengths):
         assert run.summary["status"] == "stopped" and "validation" in run.summary
         assert abs(run.twin_time_s - length / FPS) <= recording.timestep_s, (run.twin_time_s, length)
@@ -163,7 +163,7 @@ def test_a_60_s_episode_records_to_its_end(daemon_factory, virtual_leader: str, 
     (length,) = episode_lengths(dataset)
     assert abs(length - 60 * FPS) <= 3
     (run,) = runs_of(daemon.runs_dir)
-    assert run.max_steps == 0 and run.summary["steps"] == run.ticks > 300, "past the agent tools' 300-tick budget"
+    assert run.max_steps is None and run.summary["steps"] == run.ticks > 300, "past the agent tools' 300-tick budget"
     with Client(daemon.address) as twin:
         timestep_s = twin.model_info().timestep_s
     assert abs(run.twin_time_s - length / FPS) <= timestep_s

@@ -98,6 +98,9 @@ class FakesimHil(Robot):
         self._period_s = client.set_control_period(1.0 / config.fps).period_s
         self._timestep_s = client.model_info().timestep_s
         self.client = client
+        # Cameras first: an episode in hil starts the watchdog, which a camera's warm-up would trip.
+        for camera in self.lerobot_cameras.values():
+            camera.connect()
         if config.task_index >= 0:
             self._n_layouts = client.tasks(config.suite)[config.task_index].n_init_states
             if client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
@@ -106,8 +109,6 @@ class FakesimHil(Robot):
             self._phases.install()
         else:
             self._targets = list(client.robot_state(self.unit).ctrl_targets)
-        for camera in self.lerobot_cameras.values():
-            camera.connect()
         logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
 
     def _start_episode(self, episode: int | None) -> None:

@@ -1,0 +1,54 @@
+"""LeRobot's own lerobot-record in hil: the daemon drives a virtual SO-101 (`fakesim-hil emulate`)
+through its safety layers, LeRobot's so101_leader on another virtual bus leads, and a LeRobot
+camera (its ZMQCamera, fed on loopback) is recorded alone, as a real camera would be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from camera_server import SolidColourCamera
+from lerobot.datasets import LeRobotDataset
+from lerobot_support import leader_args, leader_reading, lerobot_cli, lerobot_home, record_args, runs_of, virtual_leader  # noqa: F401
+
+from fakesim_hil import Client
+
+
+def test_lerobot_record_in_hil_sends_every_frame_through_the_pipeline_and_records_the_real_camera(
+    emulate, daemon_factory, virtual_leader: str, lerobot_home: Path
+) -> None:
+    bus = emulate()
+    daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
+    root = lerobot_home / "datasets" / "hil"
+    with SolidColourCamera("front", (30, 160, 220), 64, 48) as camera:
+        lerobot_cli(
+            "lerobot-record",
+            "--robot.type=fakesim_hil",
+            f"--robot.address={daemon.address}",
+            "--robot.mode=hil",
+            "--robot.camera_names=[]",
+            f"--robot.cameras={{{camera.config()}}}",
+            *leader_args(virtual_leader),
+            *record_args(root, "local/fakesim_hil", episodes=1, seconds=2),
+        )
+    dataset = LeRobotDataset("local/fakesim_hil", root=root, video_backend="pyav")
+    frames = dataset.num_frames
+    assert frames > 0
+    assert set(key for key in dataset.features if key.startswith("observation.images.")) == {"observation.images.front"}
+    seen = dataset[frames - 1]["observation.images.front"].numpy()  # (3, H, W), 0..1
+    np.testing.assert_allclose(seen.reshape(3, -1).mean(axis=1) * 255, camera.colour, atol=8)
+
+    # Every frame's action was a Tick through the safety layers (plus the episode's first
+    # observation, one holding the targets). The leader stands far from the home pose the
+    # episode starts at: the layers capped the first goals' jumps, held the arm through no
+    # silence (the plugin ticks from the episode's start) and the arm's last goal is the leader's.
+    (run,) = runs_of(daemon.runs_dir)
+    assert run.ticks == frames + 1
+    events = [json.loads(line) for line in (daemon.runs_dir / run.run / "events.jsonl").read_text().splitlines()]
+    safety = [event["safety"]["event"] for event in events if event["kind"] == "safety"]
+    assert safety and set(safety) == {"delta_capped"}, safety
+    with Client(daemon.address) as arm:
+        goals = arm.robot_state("lerobot_degrees").ctrl_targets
+    np.testing.assert_allclose(goals, leader_reading(virtual_leader, lerobot_home), atol=0.1)
+    np.testing.assert_allclose(dataset[frames - 1]["action"].numpy(), goals, atol=0.1)
