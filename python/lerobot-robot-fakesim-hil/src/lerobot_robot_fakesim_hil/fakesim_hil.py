@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from functools import cached_property
 from typing import Any
 
@@ -16,15 +15,13 @@ from fakesim.v1 import session_pb2
 from fakesim_hil import Client
 
 from .config_fakesim_hil import FakesimHilConfig
+from .lease import LeaseKeeper
 from .phases import Phase, RecordPhases
 
 logger = logging.getLogger(__name__)
 
 #: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
 MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
-
-#: Time to live asked for the control lease; it is renewed after a third of it.
-LEASE_TTL_MS = 5000
 
 
 class FakesimHil(Robot):
@@ -59,7 +56,7 @@ class FakesimHil(Robot):
         self._advanced_s = 0.0
         self._targets: list[float] | None = None
         self._last: dict[str, Any] | None = None
-        self._lease_renewed: float | None = None
+        self._lease: LeaseKeeper | None = None
 
     @property
     def _motors_ft(self) -> dict[str, type]:
@@ -91,8 +88,7 @@ class FakesimHil(Robot):
         client.wait_ready()
         status = client.status()
         if status.lease_required or status.port:
-            client.acquire_lease(config.lease_holder, ttl_ms=LEASE_TTL_MS)
-            self._lease_renewed = time.monotonic()
+            self._lease = LeaseKeeper(client, config.lease_holder)
         if client.mode() != config.mode:
             client.set_mode(config.mode, sync=config.sync)
         self._period_s = client.set_control_period(1.0 / config.fps).period_s
@@ -145,13 +141,6 @@ class FakesimHil(Robot):
             self._stop_episode()
             self._start_episode(phase.episode)
 
-    def _keep_lease(self) -> None:
-        """Renews the lease after a third of its time to live."""
-        assert self.client is not None
-        if self._lease_renewed is not None and time.monotonic() - self._lease_renewed > LEASE_TTL_MS / 3000:
-            self.client.renew_lease()
-            self._lease_renewed = time.monotonic()
-
     @property
     def is_calibrated(self) -> bool:
         return True
@@ -185,7 +174,6 @@ class FakesimHil(Robot):
         physics step holding the targets."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._keep_lease()
         if self._last is None:
             self._last = self._tick(self._targets, self._timestep_s)
             self._advanced_s += self._timestep_s
@@ -198,7 +186,6 @@ class FakesimHil(Robot):
         """Runs one control tick toward the targets; joints the action leaves out keep theirs."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._keep_lease()
         targets = [float(np.asarray(action.get(f"{motor}.pos", old))) for motor, old in zip(MOTORS, self._targets)]
         period_s = None
         if self._advanced_s > 0.0:
@@ -217,8 +204,8 @@ class FakesimHil(Robot):
         for camera in self.lerobot_cameras.values():
             if camera.is_connected:
                 camera.disconnect()
-        if self.client.lease_id is not None:
-            self.client.release_lease()
-            self._lease_renewed = None
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
         self.client.close()
         self.client = None
