@@ -363,3 +363,27 @@ async fn a_saved_state_keeps_the_fraction_of_a_step_owed() {
     }
     assert!(runs[0] == runs[1], "ticks after a restore run other steps");
 }
+
+#[tokio::test]
+async fn setting_the_period_needs_the_lease_as_motion_does() {
+    let server = TestServer::start_with(|s| s.lease_in_sim = true).await.unwrap();
+    let (_, mut anyone) = clients(&server).await;
+    let refused = anyone
+        .set_control_period(SetControlPeriodRequest { period_s: 0.02 })
+        .await
+        .unwrap_err();
+    assert_reason(&refused, Code::FailedPrecondition, "lease_required");
+    let mut holder = RobotServiceClient::new(server.leased().await.unwrap());
+    let set = holder
+        .set_control_period(SetControlPeriodRequest { period_s: 0.02 })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(set.period_s, 0.02);
+    let model = anyone
+        .get_model_info(GetModelInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(model.control_period_s, 0.02, "reads need no lease");
+}

@@ -923,7 +923,7 @@ async fn a_joint_resting_off_the_twins_zero_is_reported_as_calibration_drift() {
 #[tokio::test]
 async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
     // The elbow cannot pass 6 degrees (0.10 rad); each call asks for 0.5 rad.
-    let (rig, _hw, _session, _) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
+    let (rig, mut hw, _session, _) = rig_in_hil_on(so101_with(&[], &[("elbow_flex", 6.0)])).await;
     let mut robot = rig.robot().await;
     let mut action = robot
         .get_robot_state(GetRobotStateRequest::default())
@@ -938,10 +938,18 @@ async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
     };
     let first = robot.tick(tick.clone()).await.unwrap().into_inner();
     assert!(!first.blocked, "the elbow has not reached the obstacle yet");
+    // A hil tick returns once its goals are sent: the client paces its ticks, here at the
+    // 20 Hz of a joint-state stream.
+    let mut clock = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 20.0 })
+        .await
+        .unwrap()
+        .into_inner();
     let mut ticks = 1;
     while !robot.tick(tick.clone()).await.unwrap().into_inner().blocked {
         ticks += 1;
         assert!(ticks < 100, "no tick reported the blocked elbow");
+        clock.next().await.unwrap().unwrap();
     }
     assert_elbow_held(&rig);
 

@@ -4,7 +4,7 @@ use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
 use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
-use crate::render::{Frame, RenderJob, RenderQueue};
+use crate::render::{Drawing, Frame, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
@@ -21,8 +21,12 @@ pub struct TwinConfig {
     pub scene: Scene,
     /// Physics steps per control tick.
     pub substeps_per_tick: u32,
-    /// Image quality of the cameras.
+    /// Image quality of the cameras, unless a drawing asks for another.
     pub render_quality: RenderQuality,
+    /// Render threads, each with GL contexts of its own (1 to
+    /// [`crate::render::MAX_RENDER_THREADS`]): the cameras of one drawing are drawn side by
+    /// side, one per thread.
+    pub render_threads: usize,
 }
 
 impl Default for TwinConfig {
@@ -31,6 +35,7 @@ impl Default for TwinConfig {
             scene: Scene::Tabletop,
             substeps_per_tick: crate::sim::DEFAULT_SUBSTEPS_PER_TICK,
             render_quality: RenderQuality::default(),
+            render_threads: DEFAULT_RENDER_THREADS,
         }
     }
 }
@@ -93,7 +98,7 @@ impl TwinHandle {
             Ok(Err(e)) => return abandon(physics, e),
             Err(_) => return abandon(physics, TwinError::Stopped),
         };
-        let renderer = match RenderQueue::spawn(&model, Lifeline::new("render", &ended)) {
+        let renderer = match RenderQueue::spawn(&model, config.render_threads, &ended) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -225,14 +230,13 @@ impl TwinHandle {
     pub async fn draw(&self, shot: CameraSnapshot) -> Result<Vec<Frame>, TwinError> {
         self.inner
             .renderer
-            .render(|reply| RenderJob {
+            .render(Drawing {
                 snapshot: shot.snapshot,
                 quality: shot.quality.unwrap_or(self.inner.render_quality),
                 cameras: shot.cameras,
                 width: shot.width,
                 height: shot.height,
                 depth: shot.depth,
-                reply,
             })
             .await
             .map_err(|e| self.report(e))
@@ -267,6 +271,9 @@ impl Drop for Inner {
         self.stop();
     }
 }
+
+/// Render threads a twin runs unless configured otherwise.
+pub const DEFAULT_RENDER_THREADS: usize = 1;
 
 /// Faults kept for a slow subscriber before the oldest are dropped.
 const FAULTS_KEPT: usize = 16;

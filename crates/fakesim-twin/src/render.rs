@@ -1,9 +1,9 @@
-//! The renderer's own thread: MuJoCo's GL renderer is not `Send`, so it lives here and is fed
-//! state snapshots.
+//! The renderer's own threads: MuJoCo's GL renderer is not `Send`, so each thread keeps its
+//! renderers (GL contexts) and is fed state snapshots.
 
 use crate::error::TwinError;
 use crate::handle::guarded;
-use crate::lifeline::Lifeline;
+use crate::lifeline::{Ended, Lifeline};
 use crate::quality::RenderQuality;
 use crate::sim::{RENDER_STATE, RenderSnapshot};
 use crate::worker::{Jobs, Worker};
@@ -11,6 +11,7 @@ use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::oneshot;
 
 /// A rendered camera image.
@@ -27,43 +28,99 @@ pub struct Frame {
 }
 
 /// Frames of one or more cameras to draw from one state.
-pub(crate) struct RenderJob {
+#[derive(Debug, Clone)]
+pub(crate) struct Drawing {
     pub snapshot: RenderSnapshot,
     pub quality: RenderQuality,
     pub cameras: Vec<usize>,
     pub width: u32,
     pub height: u32,
     pub depth: bool,
-    pub reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
 }
 
-/// Sends jobs to the render thread; [`RenderQueue::stop`] ends it.
+/// A drawing for one render thread, and where its frames go.
+struct RenderJob {
+    drawing: Drawing,
+    reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
+}
+
+/// Names of the render threads, in order; their count bounds [`RenderQueue::spawn`]'s.
+const THREAD_NAMES: [&str; 4] = ["render", "render-2", "render-3", "render-4"];
+
+/// Most render threads a twin runs.
+pub const MAX_RENDER_THREADS: usize = THREAD_NAMES.len();
+
+/// Sends drawings to the render threads, each with GL contexts of its own; the cameras of one
+/// drawing are shared out among them and drawn side by side. [`RenderQueue::stop`] ends them.
 pub(crate) struct RenderQueue {
-    worker: Worker<RenderJob>,
+    workers: Vec<Worker<RenderJob>>,
+    /// Which thread the next drawing's first camera goes to, so single cameras share the load.
+    next: AtomicUsize,
 }
 
 impl RenderQueue {
-    /// Starts the render thread for a model; the thread holds `lifeline`.
-    pub fn spawn(model: &MjModel, lifeline: Lifeline) -> Result<Self, TwinError> {
-        let model = model.clone();
-        let worker = Worker::spawn("render", lifeline, move |jobs| RenderThread::new(model).run(jobs))
-            .map_err(|e| TwinError::RenderUnavailable(format!("cannot start the render thread: {e}")))?;
-        Ok(RenderQueue { worker })
+    /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model; each holds
+    /// a lifeline reporting to `ended`.
+    pub fn spawn(model: &MjModel, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
+        let queue = RenderQueue {
+            workers: Vec::new(),
+            next: AtomicUsize::new(0),
+        };
+        THREAD_NAMES
+            .iter()
+            .take(threads.clamp(1, MAX_RENDER_THREADS))
+            .try_fold(queue, |mut queue, &name| {
+                let model = model.clone();
+                let body = move |jobs| RenderThread::new(model).run(jobs);
+                match Worker::spawn(name, Lifeline::new(name, ended), body) {
+                    Ok(worker) => {
+                        queue.workers.push(worker);
+                        Ok(queue)
+                    }
+                    Err(e) => {
+                        queue.stop();
+                        Err(TwinError::RenderUnavailable(format!(
+                            "cannot start a render thread: {e}"
+                        )))
+                    }
+                }
+            })
     }
 
-    /// Ends the render thread after the jobs already queued and waits for it (idempotent).
+    /// Ends the render threads after the jobs already queued and waits for them (idempotent).
     pub fn stop(&self) {
-        self.worker.stop();
+        for worker in &self.workers {
+            worker.stop();
+        }
     }
 
-    /// Draws the frames of one job.
-    pub async fn render(
-        &self,
-        job: impl FnOnce(oneshot::Sender<Result<Vec<Frame>, TwinError>>) -> RenderJob,
-    ) -> Result<Vec<Frame>, TwinError> {
-        let (reply, rx) = oneshot::channel();
-        self.worker.send(job(reply))?;
-        rx.await.map_err(|_| TwinError::Stopped)?
+    /// Draws a drawing's frames, in its camera order: camera k on thread (start + k) mod n.
+    pub async fn render(&self, drawing: Drawing) -> Result<Vec<Frame>, TwinError> {
+        let threads = self.workers.len().min(drawing.cameras.len()).max(1);
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut replies = Vec::with_capacity(threads);
+        for part in 0..threads {
+            let cameras = drawing.cameras.iter().skip(part).step_by(threads).copied().collect();
+            let (reply, rx) = oneshot::channel();
+            let job = RenderJob {
+                drawing: Drawing {
+                    cameras,
+                    ..drawing.clone()
+                },
+                reply,
+            };
+            self.workers[(start + part) % self.workers.len()].send(job)?;
+            replies.push(rx);
+        }
+        let mut parts = Vec::with_capacity(threads);
+        for rx in replies {
+            parts.push(rx.await.map_err(|_| TwinError::Stopped)??.into_iter());
+        }
+        let mut frames = Vec::with_capacity(drawing.cameras.len());
+        for k in 0..drawing.cameras.len() {
+            frames.extend(parts[k % threads].next());
+        }
+        Ok(frames)
     }
 }
 
@@ -87,7 +144,7 @@ impl RenderThread {
 
     fn run(mut self, jobs: Jobs<RenderJob>) {
         for job in jobs {
-            let result = guarded("render", || self.draw(&job)).and_then(|frames| frames);
+            let result = guarded("render", || self.draw(&job.drawing)).and_then(|frames| frames);
             if result.as_ref().is_err_and(|e| matches!(e, TwinError::Fault { .. })) {
                 // A context a panic interrupted is not trusted again: fresh ones are made.
                 self.renderers.clear();
@@ -97,7 +154,7 @@ impl RenderThread {
         }
     }
 
-    fn draw(&mut self, job: &RenderJob) -> Result<Vec<Frame>, TwinError> {
+    fn draw(&mut self, job: &Drawing) -> Result<Vec<Frame>, TwinError> {
         if let Some(reason) = &self.unavailable {
             return Err(TwinError::RenderUnavailable(reason.clone()));
         }

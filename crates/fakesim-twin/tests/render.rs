@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_twin::image::{encode_depth_png, encode_rgb_png};
-use fakesim_twin::{TwinConfig, TwinError, TwinHandle};
+use fakesim_twin::{RenderQuality, TwinConfig, TwinError, TwinHandle};
 
 #[tokio::test]
 async fn both_cameras_render_at_the_requested_size_and_are_not_blank() {
@@ -63,4 +63,42 @@ async fn the_handle_serialises_calls_on_one_thread() {
             "calls interleaved: {times:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn cameras_shared_out_to_render_threads_come_back_in_request_order_and_as_drawn_on_one() {
+    let cameras = ["robot0_eye_in_hand", "agentview", "agentview"];
+    let mut drawn = Vec::new();
+    for render_threads in [1, 2, 3] {
+        let twin = TwinHandle::spawn(TwinConfig {
+            render_threads,
+            ..TwinConfig::default()
+        })
+        .unwrap();
+        for quality in RenderQuality::ALL {
+            let shot = twin.snapshot_cameras(&cameras, 48, 32, false).await.unwrap();
+            drawn.push((
+                render_threads,
+                quality,
+                twin.draw(shot.at(Some(quality))).await.unwrap(),
+            ));
+        }
+    }
+    for (threads, quality, frames) in &drawn {
+        let on_one = &drawn.iter().find(|(t, q, _)| *t == 1 && q == quality).unwrap().2;
+        assert_eq!(frames, on_one, "{threads} threads at {quality}");
+        assert_eq!(frames[1], frames[2], "the same camera twice");
+        assert_ne!(frames[0], frames[1], "the wrist camera first, as asked");
+    }
+    let fast = &drawn
+        .iter()
+        .find(|(t, q, _)| *t == 2 && *q == RenderQuality::Fast)
+        .unwrap()
+        .2;
+    let full = &drawn
+        .iter()
+        .find(|(t, q, _)| *t == 2 && *q == RenderQuality::Full)
+        .unwrap()
+        .2;
+    assert_ne!(fast, full, "each drawing at its own quality");
 }

@@ -87,11 +87,19 @@ impl TickDriver for ArmTicks {
 
     /// A refusal by a layer (a target into the table, out of range, the emergency stop) sends
     /// nothing and ends the loop with that refusal; the arm keeps its last safe goal. Once the
-    /// shadow held the arm during the call, nothing more is sent: the arm stays held.
+    /// shadow held the arm during the call, nothing more is sent: the arm stays held. A client's
+    /// tick held since the previous one sends nothing either and reports `blocked`.
     async fn apply(&mut self, targets: [f64; 6], hold: Hold) -> Result<Observed, BridgeError> {
         self.check_still_hil()?;
         if self.bridge.obstructions() > self.obstructions {
             return self.read().await;
+        }
+        if matches!(hold, Hold::Period(_)) && self.bridge.held_since_last_tick() {
+            // Held since the client's last tick: this one sends nothing and says so.
+            return Ok(Observed {
+                blocked: true,
+                ..self.read().await?
+            });
         }
         let lasts = match hold {
             Hold::Tick => Some(self.bridge.control_period()),
@@ -107,7 +115,11 @@ impl TickDriver for ArmTicks {
         };
         self.bridge.command(targets, measured).await?;
         let Some(lasts) = lasts else {
-            return self.read().await;
+            let after = self.read().await?;
+            return Ok(Observed {
+                blocked: self.bridge.held_since_last_tick(),
+                ..after
+            });
         };
         let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
         self.deadline = Some(deadline);

@@ -90,6 +90,9 @@ struct Inner {
     shadow: Mutex<Shadow>,
     /// Obstructions the shadow held the arm for, since the bridge started.
     obstructions: AtomicU64,
+    /// The obstructions the client's ticks have been told of (see
+    /// [`HardwareBridge::held_since_last_tick`]).
+    told_ticks: AtomicU64,
 }
 
 /// The pairing of the real arm and the twin. Cheap to clone.
@@ -179,6 +182,7 @@ impl HardwareBridge {
             mirror: tokio::sync::Mutex::new(None),
             shadow: Mutex::new(shadow),
             obstructions: AtomicU64::new(0),
+            told_ticks: AtomicU64::new(0),
         });
         let bridge = HardwareBridge { inner };
         if let Some(arm) = bridge.arm().cloned() {
@@ -266,6 +270,13 @@ impl HardwareBridge {
     /// sees the count rise ends its call stalled.
     pub fn obstructions(&self) -> u64 {
         self.inner.obstructions.load(Ordering::Acquire)
+    }
+
+    /// Whether the shadow held the arm since a client's tick last asked, which counts it as
+    /// told: client ticks return between their goals, so a hold mostly falls between two.
+    pub(crate) fn held_since_last_tick(&self) -> bool {
+        let now = self.obstructions();
+        self.inner.told_ticks.swap(now, Ordering::AcqRel) < now
     }
 
     /// The goals last sent to the real arm.
