@@ -7,6 +7,10 @@ and counts the frames a 4 s episode gets (LeRobot's 30 fps: 120); unpaced it run
 Run against a release daemon, e.g. `target/release/fakesim-hil --listen 127.0.0.1:50051`:
 
     python python/bench/lerobot_loop.py --address 127.0.0.1:50051 [--paced]
+
+``--mode hil`` drives a daemon in hil (e.g. on the virtual bus: `fakesim-hil emulate
+--write-calibration cal.json`, then `fakesim-hil --port DEVICE --calibration cal.json --mode hil`),
+where each tick writes the goals through the safety layers and returns.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ SIZES = ((256, 256), (640, 480))
 CAMERAS = (["agentview"], ["agentview", "robot0_eye_in_hand"])
 
 
-def loop(address: str, cameras: list[str], size: tuple[int, int], quality: str, seconds: float, paced: bool) -> list[float]:
+def loop(
+    address: str, mode: str, cameras: list[str], size: tuple[int, int], quality: str, seconds: float, paced: bool
+) -> list[float]:
     """Durations of the loop's iterations (get_observation + send_action), seconds."""
     width, height = size
     config = FakesimHilConfig(
         address=address,
+        mode=mode,
         camera_names=cameras,
         image_width=width,
         image_height=height,
@@ -66,22 +73,22 @@ def main() -> None:
     parser.add_argument("--address", default="127.0.0.1:50051")
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--paced", action="store_true", help="sleep to 1/fps per frame as lerobot-record does")
+    parser.add_argument("--mode", choices=("sim", "hil"), default="sim")
     args = parser.parse_args()
     print(f"LeRobot's default rate: {LEROBOT_FPS} fps ({1000 / LEROBOT_FPS:.1f} ms per frame); load {os.getloadavg()}")
+    print(f"{args.mode}, {'paced to 30 fps as lerobot-record' if args.paced else 'unthrottled'}, {args.seconds:g} s each")
     print("| cameras | size | render | loop rate | vs 30 fps | p50 | p99 |")
     print("|---|---|---|---|---|---|---|")
-    for size in SIZES:
-        for cameras in CAMERAS:
-            for quality in ("fast", "full"):
-                durations = loop(args.address, cameras, size, quality, args.seconds, args.paced)
-                rate = len(durations) / args.seconds if args.paced else len(durations) / sum(durations)
-                ordered = sorted(durations)
-                p50 = statistics.median(ordered) * 1e3
-                p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3
-                print(
-                    f"| {len(cameras)} | {size[0]}x{size[1]} | {quality} | {rate:.1f} Hz | {rate / LEROBOT_FPS:.2f}x "
-                    f"| {p50:.1f} ms | {p99:.1f} ms |"
-                )
+    # Joints only, then each size, camera set and render level.
+    runs = [([], SIZES[0], "fast")] + [(c, size, q) for size in SIZES for c in CAMERAS for q in ("fast", "full")]
+    for cameras, size, quality in runs:
+        durations = loop(args.address, args.mode, cameras, size, quality, args.seconds, args.paced)
+        rate = len(durations) / args.seconds if args.paced else len(durations) / sum(durations)
+        ordered = sorted(durations)
+        p50 = statistics.median(ordered) * 1e3
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3
+        shown = f"{size[0]}x{size[1]} | {quality}" if cameras else "- | -"
+        print(f"| {len(cameras)} | {shown} | {rate:.1f} Hz | {rate / LEROBOT_FPS:.2f}x | {p50:.1f} ms | {p99:.1f} ms |")
     print(f"load {os.getloadavg()}")
 
 
