@@ -72,11 +72,6 @@ def leader_reading(port: str, home: Path) -> list[float]:
     return [action[f"{motor}.pos"] for motor in MOTORS]
 
 
-def leader_args(port: str) -> list[str]:
-    """lerobot-record's arguments for the virtual leader."""
-    return ["--teleop.type=so101_leader", f"--teleop.port={port}", "--teleop.id=virtual"]
-
-
 @dataclass(frozen=True)
 class Run:
     """One daemon run as its artifacts tell it."""
@@ -115,9 +110,19 @@ def runs_of(runs_dir: Path) -> list[Run]:
     return [run for _, run in sorted(found, key=lambda item: item[0])]
 
 
-def record_args(root: Path, repo_id: str, *, episodes: int, seconds: float, reset_s: float = 0) -> list[str]:
-    """lerobot-record's dataset arguments at 30 fps, kept local and quiet."""
-    return [
+def lerobot_record(
+    address: str, leader: str, root: Path, repo_id: str, *robot: str, episodes: int, seconds: float, reset_s: float = 0
+) -> subprocess.CompletedProcess[str]:
+    """LeRobot's lerobot-record at 30 fps on the plugin (``robot``: more of its arguments), led by
+    the virtual leader, the dataset kept local and quiet."""
+    return lerobot_cli(
+        "lerobot-record",
+        "--robot.type=fakesim_hil",
+        f"--robot.address={address}",
+        *robot,
+        "--teleop.type=so101_leader",
+        f"--teleop.port={leader}",
+        "--teleop.id=virtual",
         f"--dataset.repo_id={repo_id}",
         f"--dataset.root={root}",
         "--dataset.no_stamp=true",
@@ -129,4 +134,4 @@ def record_args(root: Path, repo_id: str, *, episodes: int, seconds: float, rese
         "--dataset.single_task=lift the red cube",
         "--display_data=false",
         "--play_sounds=false",
-    ]
+    )

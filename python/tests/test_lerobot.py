@@ -13,7 +13,7 @@ from lerobot.robots.config import RobotConfig
 from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig
 from lerobot.robots.utils import make_robot_from_config
 from lerobot.utils.import_utils import register_third_party_plugins
-from lerobot_support import MOTORS, leader_reading, lerobot_cli, lerobot_home, virtual_leader  # noqa: F401
+from lerobot_support import leader_reading, lerobot_cli, lerobot_home, virtual_leader  # noqa: F401
 
 from fakesim_hil import Client, FakesimError
 

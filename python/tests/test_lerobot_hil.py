@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from camera_server import SolidColourCamera
 from lerobot.datasets import LeRobotDataset
-from lerobot_support import leader_args, leader_reading, lerobot_cli, lerobot_home, record_args, runs_of, virtual_leader  # noqa: F401
+from lerobot_support import leader_reading, lerobot_home, lerobot_record, runs_of, virtual_leader  # noqa: F401
 
 
 
@@ -21,15 +21,16 @@ def test_lerobot_record_in_hil_sends_every_frame_through_the_pipeline_and_record
     daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
     root = lerobot_home / "datasets" / "hil"
     with SolidColourCamera("front", (30, 160, 220), 64, 48) as camera:
-        lerobot_cli(
-            "lerobot-record",
-            "--robot.type=fakesim_hil",
-            f"--robot.address={daemon.address}",
+        lerobot_record(
+            daemon.address,
+            virtual_leader,
+            root,
+            "local/fakesim_hil",
             "--robot.mode=hil",
             "--robot.camera_names=[]",
             f"--robot.cameras={{{camera.config()}}}",
-            *leader_args(virtual_leader),
-            *record_args(root, "local/fakesim_hil", episodes=1, seconds=2),
+            episodes=1,
+            seconds=2,
         )
     dataset = LeRobotDataset("local/fakesim_hil", root=root, video_backend="pyav")
     frames = dataset.num_frames

@@ -13,11 +13,9 @@ from lerobot.datasets import LeRobotDataset
 from lerobot_support import (  # noqa: F401
     MOTORS,
     Run,
-    leader_args,
-    leader_reading,
     lerobot_cli,
     lerobot_home,
-    record_args,
+    lerobot_record,
     runs_of,
     virtual_leader,
 )
@@ -49,13 +47,7 @@ def recording(daemon_factory, virtual_leader: str, lerobot_home: Path) -> Record
     """Two 4 s episodes with a 1 s reset phase between them, the plugin's default cameras."""
     daemon = daemon_factory()
     root = lerobot_home / "datasets" / "twin"
-    lerobot_cli(
-        "lerobot-record",
-        "--robot.type=fakesim_hil",
-        f"--robot.address={daemon.address}",
-        *leader_args(virtual_leader),
-        *record_args(root, "local/fakesim_twin", episodes=2, seconds=EPISODE_S, reset_s=1),
-    )
+    lerobot_record(daemon.address, virtual_leader, root, "local/fakesim_twin", episodes=2, seconds=EPISODE_S, reset_s=1)
     with Client(daemon.address) as twin:
         timestep_s = twin.model_info().timestep_s
     return Recording(daemon.address, root, "local/fakesim_twin", runs_of(daemon.runs_dir), timestep_s)
@@ -151,14 +143,7 @@ def test_a_60_s_episode_records_to_its_end(daemon_factory, virtual_leader: str, 
     # Without cameras, to keep CI short: the length is the daemon's budget's business, not the frames'.
     daemon = daemon_factory()
     root = lerobot_home / "datasets" / "long"
-    lerobot_cli(
-        "lerobot-record",
-        "--robot.type=fakesim_hil",
-        f"--robot.address={daemon.address}",
-        "--robot.camera_names=[]",
-        *leader_args(virtual_leader),
-        *record_args(root, "local/fakesim_long", episodes=1, seconds=60),
-    )
+    lerobot_record(daemon.address, virtual_leader, root, "local/fakesim_long", "--robot.camera_names=[]", episodes=1, seconds=60)
     dataset = LeRobotDataset("local/fakesim_long", root=root)
     (length,) = episode_lengths(dataset)
     assert abs(length - 60 * FPS) <= 3
