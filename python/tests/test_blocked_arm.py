@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from fakesim_hil import Client
