@@ -104,7 +104,10 @@ fn main() -> anyhow::Result<()> {
             "the daemon ran {ran} physics steps for {ticks} ticks"
         );
         let [direct, handle, chunked, one_by_one] = samples.map(median_per_tick_us);
-        println!("{CHUNK} ticks of {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median per tick of {SAMPLES} rounds after {WARMUP}, paths in turn:");
+        println!(
+            "{CHUNK} ticks of {DEFAULT_SUBSTEPS_PER_TICK} physics steps, no images; median per tick of {SAMPLES} rounds after {WARMUP}, paths in turn (daemon on {}):",
+            daemon.addr
+        );
         println!("  in process, Sim on this thread       : {direct:8.1} us");
         println!("  in process, through TwinHandle       : {handle:8.1} us  ({:.2} of Sim)", handle / direct);
         println!(

@@ -5,8 +5,10 @@
 mod common;
 
 use common::*;
-use fakesim_arm::Arm;
-use fakesim_safety::{GuardError, Layers, Pace, PipelineTiming, SafetyPipeline};
+use fakesim_arm::{Arm, BoxFuture};
+use fakesim_safety::{
+    CommandPreview, EstopLatch, GuardError, Layers, Pace, PipelineTiming, SafetyError, SafetyPipeline,
+};
 use std::sync::Arc;
 
 /// Where both arms stand when torque comes on: the pan just short of where the preview refuses.
@@ -95,4 +97,40 @@ async fn after_a_refusal_by_each_layer_the_next_command_writes_what_it_would_hav
         undisturbed,
         "after a refusal while the stop was latched"
     );
+}
+
+/// A preview during which somebody latches the emergency stop.
+struct StopDuringPreview {
+    estop: EstopLatch,
+}
+
+impl CommandPreview for StopDuringPreview {
+    fn check(&self, _goals: [f64; 6], _measured: [f64; 6]) -> BoxFuture<'_, Result<(), SafetyError>> {
+        self.estop.trip("pressed while the command was previewed");
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn a_stop_latched_while_a_command_is_previewed_is_caught_before_the_bus() {
+    let arm = ScriptedArm::at(HELD);
+    let estop = EstopLatch::new();
+    let layers = Layers {
+        estop: estop.clone(),
+        preview: Some(Arc::new(StopDuringPreview { estop: estop.clone() })),
+        ..layers()
+    };
+    let timing = PipelineTiming {
+        ramp_speed_rad_s: f64::INFINITY,
+        period: PERIOD,
+        watchdog_timeout: WATCHDOG,
+    };
+    let guard = SafetyPipeline::new(Some(arm.clone() as Arc<dyn Arm>), layers, timing, clock);
+    let refused = guard.command(HELD, Some(HELD), Pace::Ramped).await;
+    assert!(
+        matches!(refused, Err(GuardError::Refused(SafetyError::EstopLatched { .. }))),
+        "{refused:?}"
+    );
+    assert_eq!(arm.commands(), Vec::<[f64; 6]>::new(), "nothing reached the arm");
+    assert_eq!(guard.last_goals(), None, "nothing changed");
 }
