@@ -72,6 +72,7 @@ mod tests {
                 "SaveState",
                 "LoadState",
                 "Tick",
+                "TickChunk",
                 "SetControlPeriod"
             ]
         );
