@@ -1,11 +1,13 @@
 //! The run journal on disk: `events.jsonl` appended line by line, `frames/` written as produced,
 //! `summary.json` at the end. Every line reaches the file before the call that made it returns.
 
+use crate::tap::{JournalTap, TapEntry};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A journal file could not be written.
@@ -41,6 +43,7 @@ pub struct Journal {
     artifacts: Artifacts,
     events: File,
     frame_count: u64,
+    tap: JournalTap,
 }
 
 impl Journal {
@@ -66,7 +69,14 @@ impl Journal {
             },
             events,
             frame_count: 0,
+            tap: JournalTap::default(),
         })
+    }
+
+    /// Hands every line and frame written from now on to `tap` as well.
+    pub fn with_tap(mut self, tap: JournalTap) -> Self {
+        self.tap = tap;
+        self
     }
 
     /// Where this run's files are.
@@ -88,7 +98,9 @@ impl Journal {
         bytes.push(b'\n');
         let path = &self.artifacts.events;
         self.events.write_all(&bytes).map_err(io_at(path))?;
-        self.events.flush().map_err(io_at(path))
+        self.events.flush().map_err(io_at(path))?;
+        self.tap.offer(|| TapEntry::Line(Arc::new(line)));
+        Ok(())
     }
 
     /// Writes one PNG frame and returns its file name.
@@ -97,6 +109,10 @@ impl Journal {
         let name = format!("{:05}_{label}_{camera}.png", self.frame_count);
         let path = self.artifacts.frames.join(&name);
         fs::write(&path, png).map_err(io_at(&path))?;
+        self.tap.offer(|| TapEntry::Frame {
+            camera: camera.to_owned(),
+            png: Arc::from(png),
+        });
         Ok(name)
     }
 

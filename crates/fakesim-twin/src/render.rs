@@ -5,7 +5,7 @@ use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::Lifeline;
 use crate::quality::RenderQuality;
-use crate::sim::{RENDER_STATE, RenderSnapshot};
+use crate::sim::RenderSnapshot;
 use crate::worker::{Jobs, Worker};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
@@ -97,11 +97,10 @@ impl RenderThread {
         if let Some(reason) = &self.unavailable {
             return Err(TwinError::RenderUnavailable(reason.clone()));
         }
-        self.data
-            .set_state(&job.snapshot.0, RENDER_STATE)
-            .map_err(|e| TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}")))?;
         // Drawing needs only the poses of bodies, geoms, cameras and lights.
-        self.data.kinematics();
+        job.snapshot
+            .pose(&mut self.data)
+            .map_err(TwinError::RenderUnavailable)?;
         self.data.camlight();
         let renderer = renderer(
             &mut self.renderers,
