@@ -10,13 +10,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from rerun.experimental import RrdReader
 
-from conftest import VirtualBus, start_daemon
-from fakesim.v1 import session_pb2
-from fakesim_hil import Client
+# rerun-sdk==0.33.1 (and pyarrow with it) is in python/requirements-test.txt once the test
+# environment has LeRobot 0.6.1, whose `rerun-sdk<0.34` it matches; LeRobot 0.4.4 pins <0.27.
+pytest.importorskip("rerun", minversion="0.33", reason="rerun-sdk==0.33.1 is not in the test environment")
+import pyarrow as pa  # noqa: E402
+from rerun.experimental import RrdReader  # noqa: E402
+
+from fakesim.v1 import session_pb2  # noqa: E402
+from fakesim_hil import Client  # noqa: E402
 
 JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 ARM_BODIES = ["shoulder", "upper_arm", "lower_arm", "wrist", "gripper", "moving_jaw"]
@@ -68,9 +71,9 @@ def control_period(client: Client) -> float:
     return 1.0 / info.control_rate_hz
 
 
-def test_a_saved_session_reads_back_with_its_ticks_move_and_robot_state(tmp_path: Path) -> None:
+def test_a_saved_session_reads_back_with_its_ticks_move_and_robot_state(tmp_path: Path, daemon_factory) -> None:
     recording_file = tmp_path / "live.rrd"
-    daemon = start_daemon(tmp_path / "runs", "--live-view", f"save={recording_file}")
+    daemon = daemon_factory("--live-view", f"save={recording_file}")
     try:
         with Client(daemon.address) as client:
             client.wait_ready()
@@ -148,11 +151,12 @@ def wait_for_drift(client: Client, joint: str, readings: int = 2000) -> float:
     pytest.fail(f"no calibration drift on {joint} within {readings} readings")
 
 
-def test_a_mirrored_arm_with_an_offset_wrist_records_its_residual_and_the_drift(tmp_path: Path, emulate) -> None:
-    bus: VirtualBus = emulate("--joint-offset", "wrist_roll=12")
+def test_a_mirrored_arm_with_an_offset_wrist_records_its_residual_and_the_drift(
+    tmp_path: Path, daemon_factory, emulate
+) -> None:
+    bus = emulate("--joint-offset", "wrist_roll=12")
     recording_file = tmp_path / "mirror.rrd"
-    daemon = start_daemon(
-        tmp_path / "runs",
+    daemon = daemon_factory(
         "--port",
         bus.device,
         "--calibration",

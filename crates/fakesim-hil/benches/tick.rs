@@ -14,116 +14,22 @@
 //! Run with `cargo bench -p fakesim-hil --bench tick`. Prints the median of each path and the
 //! ratios.
 
-use anyhow::{Context, ensure};
+mod daemon;
+
+use anyhow::ensure;
+use daemon::{Daemon, median_us, timed};
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::{GetRobotStateRequest, TickRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
-use hyper_util::rt::TokioIo;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-use tokio::net::UnixStream;
-use tonic::transport::{Channel, Endpoint};
+use std::time::Duration;
+use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
 const WARMUP: usize = 100;
 const SAMPLES: usize = 2000;
 const TICKS: u64 = (WARMUP + SAMPLES) as u64;
-/// The unit of the times in `/proc/PID/task/TID/stat` (Linux's `USER_HZ`, 100 on x86 and ARM).
-const USER_HZ: f64 = 100.0;
-
-/// A daemon process, killed when dropped.
-struct Daemon {
-    child: Child,
-    channel: Channel,
-}
-
-impl Daemon {
-    /// Starts the daemon binary on `listen` and connects to the address it prints.
-    async fn start(listen: &str) -> anyhow::Result<Self> {
-        let runs = std::env::temp_dir().join(format!("fakesim-bench-runs-{}", std::process::id()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fakesim-hil"))
-            .args(["--listen", listen, "--runs-dir"])
-            .arg(runs)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start the daemon")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
-        let addr = line.trim().to_owned();
-        let channel = match addr.strip_prefix("unix:") {
-            Some(path) => unix_channel(PathBuf::from(path)).await?,
-            None => Endpoint::from_shared(format!("http://{addr}"))?.connect().await?,
-        };
-        Ok(Daemon { child, channel })
-    }
-
-    /// CPU time the daemon has used so far: (its physics thread, every other thread).
-    fn cpu(&self) -> anyhow::Result<(Duration, Duration)> {
-        let tasks = PathBuf::from(format!("/proc/{}/task", self.child.id()));
-        let (mut physics, mut rest) = (Duration::ZERO, Duration::ZERO);
-        for task in std::fs::read_dir(tasks)? {
-            let (name, used) = thread_cpu(&task?.path().join("stat"))?;
-            if name == "twin-physics" {
-                physics += used;
-            } else {
-                rest += used;
-            }
-        }
-        Ok((physics, rest))
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A thread's name and its user plus system time, from its `/proc/PID/task/TID/stat`.
-fn thread_cpu(stat: &Path) -> anyhow::Result<(String, Duration)> {
-    let text = std::fs::read_to_string(stat)?;
-    let (open, close) = (text.find('(').context("no name")?, text.rfind(')').context("no name")?);
-    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    // After the name: state is field 3 of the file, utime 14 and stime 15, in clock ticks.
-    let ticks: u64 =
-        fields.get(11).context("no utime")?.parse::<u64>()? + fields.get(12).context("no stime")?.parse::<u64>()?;
-    Ok((
-        text[open + 1..close].to_owned(),
-        Duration::from_secs_f64(ticks as f64 / USER_HZ),
-    ))
-}
-
-/// A channel over a Unix domain socket.
-async fn unix_channel(path: PathBuf) -> anyhow::Result<Channel> {
-    let connector = tower::service_fn(move |_| {
-        let path = path.clone();
-        async move { UnixStream::connect(path).await.map(TokioIo::new) }
-    });
-    // The URI is required by the API and unused by the connector.
-    Ok(Endpoint::try_from("http://[::1]:50051")?
-        .connect_with_connector(connector)
-        .await?)
-}
-
-/// Times one call.
-async fn timed<T>(samples: &mut Vec<Duration>, call: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
-    let start = Instant::now();
-    let out = call.await?;
-    samples.push(start.elapsed());
-    Ok(out)
-}
-
-fn median_us(mut samples: Vec<Duration>) -> f64 {
-    samples.sort_unstable();
-    samples[samples.len() / 2].as_secs_f64() * 1e6
-}
-
 /// The three calls timed on one daemon.
 struct Calls {
     robot: RobotServiceClient<Channel>,
@@ -171,8 +77,8 @@ fn main() -> anyhow::Result<()> {
         let socket = std::env::temp_dir().join(format!("fakesim-bench-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&socket);
         let daemons = [
-            Daemon::start("127.0.0.1:0").await?,
-            Daemon::start(&format!("unix:{}", socket.display())).await?,
+            Daemon::start("127.0.0.1:0", &[]).await?,
+            Daemon::start(&format!("unix:{}", socket.display()), &[]).await?,
         ];
         let mut calls = daemons.each_ref().map(Calls::new);
         let mut start_steps = [0; 2];
@@ -186,7 +92,7 @@ fn main() -> anyhow::Result<()> {
         for i in 0..WARMUP + SAMPLES {
             if i == WARMUP {
                 for (at, daemon) in cpu_start.iter_mut().zip(&daemons) {
-                    *at = daemon.cpu()?;
+                    *at = daemon.cpu(["twin-physics"]).map(|([physics], rest)| (physics, rest))?;
                 }
             }
             let mut round: Vec<Vec<Duration>> = (0..8).map(|_| Vec::new()).collect();
@@ -221,7 +127,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .zip(cpu_start)
             .map(|(daemon, (physics, rest))| {
-                let (physics_now, rest_now) = daemon.cpu()?;
+                let ([physics_now], rest_now) = daemon.cpu(["twin-physics"])?;
                 // Each call of the round: a tick, a state read and a health check.
                 let per = |used: Duration| used.as_secs_f64() * 1e6 / SAMPLES as f64;
                 Ok((per(physics_now - physics), per(rest_now - rest)))
