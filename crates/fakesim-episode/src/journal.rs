@@ -152,6 +152,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tap_gets_each_line_and_frame_as_written_and_nothing_is_made_while_nobody_listens() {
+        let dir = tempfile::tempdir().unwrap();
+        let tap = JournalTap::default();
+        let mut j = Journal::create(dir.path(), "r1").unwrap().with_tap(tap.clone());
+        j.event("unheard", json!({})).unwrap();
+        assert!(!tap.is_watched());
+        let mut entries = tap.subscribe();
+        j.event("move", json!({"stop_reason": "stalled"})).unwrap();
+        j.frame("move", "agentview", b"\x89PNG").unwrap();
+        let text = fs::read_to_string(&j.artifacts().events).unwrap();
+        let written: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let Ok(TapEntry::Line(line)) = entries.try_recv() else {
+            panic!("the line first");
+        };
+        assert_eq!(*line, written);
+        let Ok(TapEntry::Frame { camera, png }) = entries.try_recv() else {
+            panic!("then the frame");
+        };
+        assert_eq!((camera.as_str(), &png[..]), ("agentview", &b"\x89PNG"[..]));
+        assert!(entries.try_recv().is_err(), "nothing from before the subscription");
+    }
+
+    #[test]
     fn run_ids_cannot_leave_the_runs_directory() {
         let dir = tempfile::tempdir().unwrap();
         let runs = dir.path().join("runs");

@@ -33,3 +33,51 @@ impl RenderSnapshot {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::sim::{DEFAULT_SUBSTEPS_PER_TICK, Sim, TCP_SITE};
+    use crate::{JointValues, Scene};
+
+    #[test]
+    fn every_physics_advance_hands_on_a_snapshot_that_poses_a_copy_of_the_model_alike() {
+        let mut sim = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        sim.set_tick_observer(Some(Box::new(move |snapshot| {
+            let _ = tx.send(snapshot);
+        })));
+        let mut targets = sim.arm_ctrl();
+        targets[1] -= 0.3;
+        sim.set_arm_ctrl(&targets);
+        sim.step_tick();
+        sim.step_tick();
+        sim.step(3).unwrap();
+        sim.send_action(&JointValues::Ordered(targets.to_vec()), DEFAULT_SUBSTEPS_PER_TICK)
+            .unwrap();
+        let (time, ctrl, tcp_pos) = (sim.time(), sim.arm_ctrl(), sim.tcp_pose().pos);
+        sim.set_joint_positions(&JointValues::Ordered(sim.arm_qpos().to_vec()), true)
+            .unwrap();
+        let snapshots: Vec<TickSnapshot> = rx.try_iter().collect();
+        // 0.05 s, 0.10 s, 0.115 s (3 steps of 5 ms are not a tick), 0.165 s; a teleport is no advance.
+        let ticks: Vec<u64> = snapshots.iter().map(|s| s.tick).collect();
+        assert_eq!(ticks, [1, 2, 2, 3]);
+        let last = snapshots.last().unwrap();
+        assert_eq!((last.time, last.ctrl), (time, ctrl));
+
+        let mut copy = MjData::new(sim.model().clone());
+        last.positions.pose(&mut copy).unwrap();
+        let tcp = sim.model().name_to_id(MjtObjBase::mjOBJ_SITE, TCP_SITE).unwrap();
+        assert_eq!(copy.site_xpos()[tcp], sim.tcp_pose().pos);
+        assert_ne!(
+            sim.tcp_pose().pos,
+            Sim::load(&Scene::Tabletop, 10).unwrap().tcp_pose().pos
+        );
+
+        sim.set_tick_observer(None);
+        sim.step_tick();
+        assert!(rx.try_recv().is_err(), "nothing after the observer is removed");
+    }
+}
