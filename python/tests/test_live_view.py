@@ -111,11 +111,15 @@ def test_a_saved_session_reads_back_with_its_ticks_move_and_robot_state(tmp_path
     # reset's settling, the 50 ticks and the move's steps; every one on wall time too; no readings.
     last_tick = round(state.time_s / period)
     assert last_tick >= 50 + moved.action.executed_steps
-    for path in ("/joints/shoulder_pan/twin", "/observation.gripper.pos", "/action.elbow_flex.pos", "/world/twin/wrist"):
+    for path in ("/joints/shoulder_pan/twin", "/observation.gripper.pos", "/action.elbow_flex.pos"):
         ticks = [row["tick"] for row in rec.on(path, "tick")]
         assert ticks == list(range(last_tick + 1)), (path, ticks[:5], ticks[-5:], last_tick)
         assert len(rec.on(path, "wall_time")) == len(rec.rows[path]), path
         assert rec.on(path, "reading") == []
+
+    # The 3D scene at most every 20 ms of wall time, and always the last tick's.
+    posed = [row["tick"] for row in rec.on("/world/twin/wrist", "tick")]
+    assert 1 <= len(posed) <= last_tick + 1 and posed[-1] == last_tick, posed
 
     # Values: the last tick's joints are GetRobotState's, in radians and in LeRobot's degrees.
     for i, joint in enumerate(JOINTS):

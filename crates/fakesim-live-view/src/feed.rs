@@ -10,18 +10,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::SystemTime;
 
-/// Updates queued for the logger at most; about 5 s of ticks in lock-step at full speed.
+/// Updates queued for the logger at most: about a second of ticks when a client ticks the
+/// twin as fast as it runs (a tick is about 0.25 ms), 200 s at the 20 Hz control rate.
 pub(crate) const CAPACITY: usize = 4096;
 
 /// Something to log.
 pub(crate) enum Update {
     /// The twin after a physics advance.
     Tick(Box<TickSnapshot>),
-    /// A reading of the real arm, with the goals last sent to it (torque on).
+    /// A reading of the real arm, with the goals in force on it (in `hil`).
     Sample {
         /// The reading, the twin mirroring it, the shadow's prediction.
         sample: Box<Sample>,
-        /// The goals in force on the real arm, if torque is on.
+        /// The goals in force on the real arm, in `hil`.
         goals: Option<[f64; 6]>,
     },
     /// The mode switched.

@@ -4,7 +4,7 @@
 use crate::feed::{Feed, Update};
 use crate::logger::{Logger, Opened};
 use crate::{LiveViewError, Sources, Target};
-use fakesim_bridge::hil::HardwareBridge;
+use fakesim_bridge::hil::{HardwareBridge, Mode};
 use fakesim_episode::tap::TapEntry;
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TwinHandle;
@@ -129,7 +129,8 @@ async fn follow_readings(bridge: HardwareBridge, feed: Feed) {
         last = Some(sample.at);
         feed.offer(Update::Sample {
             sample: Box::new(sample),
-            goals: bridge.last_goals(),
+            // Only `hil` drives the arm; goals left from an earlier `hil` are not in force.
+            goals: bridge.last_goals().filter(|_| bridge.mode() == Mode::Hil),
         });
     }
 }

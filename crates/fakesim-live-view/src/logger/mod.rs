@@ -18,9 +18,13 @@ use rerun::{
 use scene::Scene;
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::sync::mpsc::Receiver;
-use std::time::SystemTime;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant, SystemTime};
 
+/// Shortest wall time between two logged 3D scenes of the twin: faster ticks (a client ticking
+/// the lock-step twin as fast as it runs) log their joints every tick and the scene at this
+/// rate, and the last tick's scene once the logger has caught up.
+const POSE_GAP: Duration = Duration::from_millis(20);
 /// TCP positions kept for the drawn path.
 const TCP_PATH_POINTS: usize = 400;
 /// Colour of the measured real arm (RGBA).
@@ -42,6 +46,9 @@ pub(crate) struct Logger {
     tick: Option<u64>,
     mode: Mode,
     tcp_path: VecDeque<[f32; 3]>,
+    /// When the twin's 3D scene was last logged, and the tick skipped since, if any.
+    posed_at: Option<Instant>,
+    pending: Option<(SystemTime, Box<TickSnapshot>)>,
     /// Rerun errors met (logged once, then counted).
     errors: u64,
 }
@@ -67,6 +74,8 @@ impl Logger {
             tick: None,
             mode,
             tcp_path: VecDeque::with_capacity(TCP_PATH_POINTS),
+            posed_at: None,
+            pending: None,
             errors: 0,
         };
         let logged = logger
@@ -78,11 +87,26 @@ impl Logger {
 
     /// Logs updates until told to stop (or every sender is gone), then flushes.
     pub fn run(mut self, feed: Receiver<Stamped>) {
-        for stamped in feed {
+        loop {
+            let stamped = match feed.try_recv() {
+                Ok(stamped) => stamped,
+                Err(TryRecvError::Empty) => {
+                    // Caught up: the last tick's scene is drawn before waiting.
+                    let logged = self.log_pending();
+                    self.check(logged);
+                    match feed.recv() {
+                        Ok(stamped) => stamped,
+                        Err(_) => break,
+                    }
+                }
+                Err(TryRecvError::Disconnected) => break,
+            };
             let Some(update) = stamped.update else { break };
             let logged = self.log(stamped.wall, update);
             self.check(logged);
         }
+        let logged = self.log_pending();
+        self.check(logged);
         if let Err(e) = self.opened.rec.flush_blocking() {
             tracing::warn!(error = %e, "live view: the last updates may be lost");
         }
@@ -173,8 +197,9 @@ impl Logger {
         self.opened.rec.log(path, &TextLog::new(text).with_level(level))
     }
 
-    /// The twin after a physics advance: its arm and the moving objects in 3D, its TCP's
-    /// path, its joints; in `sim` also LeRobot's observation and action (the setpoints).
+    /// The twin after a physics advance: its joints, and in `sim` LeRobot's observation and
+    /// action (the setpoints), every tick; its arm, the moving objects and the TCP's path in
+    /// 3D at most every [`POSE_GAP`].
     fn tick(&mut self, wall: SystemTime, snapshot: &TickSnapshot) -> RecordingStreamResult<()> {
         if let Err(e) = self.scene.pose(&snapshot.positions) {
             tracing::warn!(error = %e, "live view: cannot pose the twin");
@@ -182,19 +207,11 @@ impl Logger {
         }
         self.tick = Some(snapshot.tick);
         self.at(wall, self.tick, None);
-        let rec = &self.opened.rec;
-        self.log_arm(Arm::Twin)?;
-        for body in &self.scene.moving {
-            rec.log(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
-        }
         if self.tcp_path.len() == TCP_PATH_POINTS {
             self.tcp_path.pop_front();
         }
         self.tcp_path.push_back(self.scene.tcp());
-        rec.log(
-            paths::TCP_PATH,
-            &LineStrips3D::new([self.tcp_path.iter().copied()]).with_radii([0.002]),
-        )?;
+        let rec = &self.opened.rec;
         let joints = self.scene.arm_joints();
         for (i, q) in joints.iter().enumerate() {
             rec.log(self.joints.series(i, Series::Twin), &Scalars::single(*q))?;
@@ -202,11 +219,46 @@ impl Logger {
         if self.mode == Mode::Sim {
             self.lerobot(&joints, Some(&snapshot.ctrl))?;
         }
-        Ok(())
+        let due = self.posed_at.is_none_or(|at| at.elapsed() >= POSE_GAP);
+        if due {
+            self.pending = None;
+            self.log_scene()
+        } else {
+            self.pending = Some((wall, Box::new(snapshot.clone())));
+            Ok(())
+        }
+    }
+
+    /// The twin's arm, the moving objects and the TCP's path as posed.
+    fn log_scene(&mut self) -> RecordingStreamResult<()> {
+        self.posed_at = Some(Instant::now());
+        let rec = &self.opened.rec;
+        self.log_arm(Arm::Twin)?;
+        for body in &self.scene.moving {
+            rec.log(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
+        }
+        rec.log(
+            paths::TCP_PATH,
+            &LineStrips3D::new([self.tcp_path.iter().copied()]).with_radii([0.002]),
+        )
+    }
+
+    /// Draws the last tick whose 3D scene was skipped, at its own tick and time.
+    fn log_pending(&mut self) -> RecordingStreamResult<()> {
+        let Some((wall, snapshot)) = self.pending.take() else {
+            return Ok(());
+        };
+        if let Err(e) = self.scene.pose(&snapshot.positions) {
+            tracing::warn!(error = %e, "live view: cannot pose the twin");
+            return Ok(());
+        }
+        self.at(wall, Some(snapshot.tick), None);
+        self.log_scene()
     }
 
     /// A reading of the real arm: the real and predicted arms in 3D, the twin mirroring it,
-    /// every joint series and LeRobot's observation (the reading) and action (the goals).
+    /// every joint series and, in `mirror` and `hil`, LeRobot's observation (the reading) and
+    /// action (the goals in force).
     fn sample(&mut self, wall: SystemTime, sample: &Sample, goals: Option<[f64; 6]>) -> RecordingStreamResult<()> {
         let Some(real) = sample.real_rad else {
             return Ok(());
@@ -235,6 +287,10 @@ impl Logger {
                     &Scalars::single(joint.residual_rad),
                 )?;
             }
+        }
+        // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
+        if self.mode == Mode::Sim {
+            return Ok(());
         }
         self.lerobot(&real, goals.as_ref())
     }
