@@ -1,11 +1,13 @@
 //! The run journal on disk: `events.jsonl` appended line by line, `frames/` written as produced,
 //! `summary.json` at the end. Every line reaches the file before the call that made it returns.
 
+use crate::tap::{JournalTap, TapEntry};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A journal file could not be written.
@@ -99,6 +101,7 @@ pub struct Journal {
     artifacts: Artifacts,
     events: File,
     frame_count: u64,
+    tap: JournalTap,
 }
 
 impl Journal {
@@ -124,7 +127,14 @@ impl Journal {
             },
             events,
             frame_count: 0,
+            tap: JournalTap::default(),
         })
+    }
+
+    /// Hands every line and frame written from now on to `tap` as well.
+    pub fn with_tap(mut self, tap: JournalTap) -> Self {
+        self.tap = tap;
+        self
     }
 
     /// Where this run's files are.
@@ -147,7 +157,9 @@ impl Journal {
         bytes.push(b'\n');
         let path = &self.artifacts.events;
         self.events.write_all(&bytes).map_err(io_at(path))?;
-        self.events.flush().map_err(io_at(path))
+        self.events.flush().map_err(io_at(path))?;
+        self.tap.offer(|| TapEntry::Line(Arc::new(line)));
+        Ok(())
     }
 
     /// Writes one PNG frame and returns its file name.
@@ -156,6 +168,10 @@ impl Journal {
         let name = format!("{:05}_{label}_{camera}.png", self.frame_count);
         let path = self.artifacts.frames.join(&name);
         fs::write(&path, png).map_err(io_at(&path))?;
+        self.tap.offer(|| TapEntry::Frame {
+            camera: camera.to_owned(),
+            png: Arc::from(png),
+        });
         Ok(name)
     }
 
@@ -192,6 +208,29 @@ mod tests {
             Journal::create(dir.path(), "r1").is_err(),
             "a run directory is never reused"
         );
+    }
+
+    #[test]
+    fn a_tap_gets_each_line_and_frame_as_written_and_nothing_is_made_while_nobody_listens() {
+        let dir = tempfile::tempdir().unwrap();
+        let tap = JournalTap::default();
+        let mut j = Journal::create(dir.path(), "r1").unwrap().with_tap(tap.clone());
+        j.event("unheard", json!({})).unwrap();
+        assert!(!tap.is_watched());
+        let mut entries = tap.subscribe();
+        j.event("move", json!({"stop_reason": "stalled"})).unwrap();
+        j.frame("move", "agentview", b"\x89PNG").unwrap();
+        let text = fs::read_to_string(&j.artifacts().events).unwrap();
+        let written: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let Ok(TapEntry::Line(line)) = entries.try_recv() else {
+            panic!("the line first");
+        };
+        assert_eq!(*line, written);
+        let Ok(TapEntry::Frame { camera, png }) = entries.try_recv() else {
+            panic!("then the frame");
+        };
+        assert_eq!((camera.as_str(), &png[..]), ("agentview", &b"\x89PNG"[..]));
+        assert!(entries.try_recv().is_err(), "nothing from before the subscription");
     }
 
     #[test]

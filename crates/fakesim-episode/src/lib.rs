@@ -11,6 +11,7 @@ pub mod journal;
 pub mod motion;
 pub mod names;
 pub mod session;
+pub mod tap;
 pub mod tasks;
 pub mod ticks;
 

@@ -8,7 +8,8 @@ use crate::gripper::GripperReport;
 use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::{Artifacts, Journal, Kind};
 use crate::motion::MoveReport;
-use crate::motion::MoveStop;
+use crate::motion::{MoveStop, MoveTarget};
+use crate::tap::{JournalTap, TapEntry};
 use crate::tasks::{self, N_INIT_STATES, SUITE, TASKS, TaskDef, TaskRef};
 use crate::ticks::GRIPPER_OPEN_RAD;
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
@@ -359,6 +360,7 @@ pub struct Engine {
     session: Mutex<Session>,
     progress: watch::Sender<Progress>,
     actuation: Arc<dyn Actuation>,
+    tap: JournalTap,
 }
 
 impl Engine {
@@ -379,7 +381,13 @@ impl Engine {
             progress: watch::Sender::new(Progress::of(&session)),
             session: Mutex::new(session),
             actuation,
+            tap: JournalTap::default(),
         }
+    }
+
+    /// The tap every run's journal lines and frames, and each move's target, are handed to.
+    pub fn tap(&self) -> &JournalTap {
+        &self.tap
     }
 
     /// Locks the session for a call; every change is published when the call lets go.
@@ -511,7 +519,7 @@ impl Engine {
             })
             .await?;
         let id = new_run_id(&self.config.runs_dir);
-        let mut journal = Journal::create(&self.config.runs_dir, &id)?;
+        let mut journal = Journal::create(&self.config.runs_dir, &id)?.with_tap(self.tap.clone());
         journal.event(
             Kind::ResetTask,
             json!({
@@ -573,6 +581,11 @@ impl Engine {
         let steps_left = run.budget.check(run.step)?;
         let cap = self.config.max_steps_per_call;
         let command = run.gripper.command();
+        if self.tap.is_watched() {
+            let start = self.twin.with_sim(|sim| sim.tcp_pose()).await?;
+            let target = MoveTarget::from_delta(&start, delta_xyz, delta_rpy).position;
+            self.tap.offer(|| TapEntry::MoveTarget(target.into()));
+        }
         let report = self
             .actuation
             .run_move(&self.twin, delta_xyz, delta_rpy, cap, steps_left)

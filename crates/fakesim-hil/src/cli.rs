@@ -153,6 +153,11 @@ pub struct DaemonArgs {
     /// With --mcp-listen, serve only the tools that move nothing.
     #[arg(long)]
     pub mcp_observe_only: bool,
+    /// Log the twin, the real arm, the shadow and the events to Rerun as they happen: spawn (the
+    /// `rerun` viewer on PATH), connect[=HOST:PORT] (a running viewer), serve[=HOST:PORT[,GRPC_PORT]]
+    /// (the web viewer, loopback only) or save=PATH.rrd [default: off].
+    #[arg(long, value_name = "TARGET")]
+    pub live_view: Option<fakesim_live_view::Target>,
     /// Log filter, a level or tracing directives such as `info,fakesim_hil=debug` [default: info].
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,

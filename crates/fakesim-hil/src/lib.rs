@@ -11,6 +11,7 @@ pub mod hardware;
 pub mod hardware_service;
 pub mod lease;
 pub mod listen;
+pub mod live_view;
 pub mod logging;
 pub mod mcp;
 pub mod mcp_http;

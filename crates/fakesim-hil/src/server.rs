@@ -142,6 +142,9 @@ pub async fn serve_with(
         let _ = std::fs::remove_file(path);
     }
     session.on_shutdown().await;
+    if let Some(live_view) = &state.live_view {
+        live_view.stop().await;
+    }
     state.bridge.stop().await;
     // MuJoCo and the GL contexts are freed on their own threads, and those threads joined,
     // before the process exits.

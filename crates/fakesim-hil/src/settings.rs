@@ -63,6 +63,8 @@ pub struct Settings {
     pub mcp_listen: Option<SocketAddr>,
     /// The MCP endpoint serves only the tools that move nothing.
     pub mcp_observe_only: bool,
+    /// Where the live view goes, if anywhere.
+    pub live_view: Option<fakesim_live_view::Target>,
     /// Log filter (`tracing_subscriber::EnvFilter` syntax).
     pub log_level: String,
     /// TLS files; `None` serves plaintext (loopback only).
@@ -96,6 +98,7 @@ impl Default for Settings {
             render_quality: RenderQuality::default(),
             mcp_listen: None,
             mcp_observe_only: false,
+            live_view: None,
             log_level: "info".to_owned(),
             tls: None,
             token: None,
@@ -131,6 +134,7 @@ struct FileConfig {
     render_quality: Option<String>,
     mcp_listen: Option<SocketAddr>,
     mcp_observe_only: Option<bool>,
+    live_view: Option<String>,
     log_level: Option<String>,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
@@ -173,6 +177,11 @@ impl Settings {
             (Some(quality), _) => quality,
             (None, Some(name)) => name.parse().context("invalid render-quality in the config file")?,
             (None, None) => RenderQuality::default(),
+        };
+        let live_view = match (&args.live_view, &file.live_view) {
+            (Some(target), _) => Some(target.clone()),
+            (None, Some(text)) => Some(text.parse().context("invalid live-view in the config file")?),
+            (None, None) => None,
         };
         let defaults = Settings::default();
         let listen = match (&args.listen, &file.listen) {
@@ -225,6 +234,7 @@ impl Settings {
             render_quality,
             mcp_listen: args.mcp_listen.or(file.mcp_listen),
             mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
+            live_view,
             log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
             tls: tls_files(
                 access.tls_cert.clone().or(file.tls_cert),
@@ -613,6 +623,29 @@ mod tests {
             let err = Settings::from_args(&args(&[flag, value])).unwrap_err();
             assert!(format!("{err:#}").starts_with(&flag[2..]), "{flag}: {err:#}");
         }
+    }
+
+    #[test]
+    fn the_live_view_target_comes_from_the_flag_over_the_file_and_serves_loopback_only() {
+        use fakesim_live_view::Target;
+        let file = config_file("live-view = \"save=from-file.rrd\"\n");
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&["--config", path])).unwrap();
+        assert_eq!(settings.live_view, Some(Target::Save("from-file.rrd".into())));
+        let settings =
+            Settings::from_args(&args(&["--config", path, "--live-view", "serve=127.0.0.1:0,9999"])).unwrap();
+        assert_eq!(
+            settings.live_view,
+            Some(Target::Serve {
+                web: "127.0.0.1:0".parse().unwrap(),
+                grpc_port: 9999
+            })
+        );
+        let err = Cli::try_parse_from(["fakesim-hil", "--live-view", "serve=0.0.0.0:9090"]).unwrap_err();
+        assert!(err.to_string().contains("loopback only"), "{err}");
+        let off_loopback = config_file("live-view = \"serve=[::]:9090\"\n");
+        let err = Settings::from_args(&args(&["--config", off_loopback.path().to_str().unwrap()])).unwrap_err();
+        assert!(format!("{err:#}").contains("no TLS and no authentication"), "{err:#}");
     }
 
     #[test]

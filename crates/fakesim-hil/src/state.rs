@@ -12,6 +12,7 @@ use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::session::{HOME_POSE, within_limits};
 use fakesim_episode::{Engine, EngineConfig};
+use fakesim_live_view::LiveView;
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::{ModelInfo, TwinConfig, TwinFault, TwinHandle};
 use std::sync::Arc;
@@ -38,6 +39,8 @@ pub struct AppState {
     pub leases: Leases,
     /// Where authentication failures and lease changes are recorded.
     pub audit: Audit,
+    /// The live view, when `--live-view` asked for one.
+    pub live_view: Option<LiveView>,
 }
 
 impl AppState {
@@ -87,7 +90,11 @@ impl AppState {
             Arc::new(BridgeActuation::new(bridge.clone())),
         );
         let engine = Arc::new(engine);
-        tokio::spawn(journal_safety_events(engine.clone(), events));
+        let live_view = match &settings.live_view {
+            Some(target) => Some(crate::live_view::start(target, &twin, &bridge, &engine, &units).await?),
+            None => None,
+        };
+        tokio::spawn(journal_safety_events(engine.clone(), events, live_view.clone()));
         tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
         let (audit, access_events) = Audit::channel();
         tokio::spawn(journal_access_events(engine.clone(), access_events));
@@ -95,6 +102,7 @@ impl AppState {
         let drive = Arc::new(Mutex::new(()));
         tokio::spawn(hold_on_expiry(leases.expiries(), bridge.clone(), drive.clone()));
         Ok(AppState {
+            live_view,
             leases,
             audit,
             engine,
@@ -120,9 +128,17 @@ impl AppState {
     }
 }
 
-/// Writes every safety event into the live run's journal as it happens.
-async fn journal_safety_events(engine: Arc<Engine>, mut events: mpsc::UnboundedReceiver<SafetyEvent>) {
+/// Writes every safety event into the live run's journal as it happens, and hands it to the
+/// live view.
+async fn journal_safety_events(
+    engine: Arc<Engine>,
+    mut events: mpsc::UnboundedReceiver<SafetyEvent>,
+    live_view: Option<LiveView>,
+) {
     while let Some(event) = events.recv().await {
+        if let Some(live_view) = &live_view {
+            live_view.safety_event(&event);
+        }
         let fields = serde_json::json!({ "safety": event });
         if let Err(e) = engine.journal_event(Kind::Safety, fields).await {
             tracing::error!(error = %e, "cannot journal a safety event");

@@ -16,6 +16,7 @@ pub mod quote;
 pub mod render;
 pub mod scene;
 pub mod sim;
+pub mod tap;
 pub mod values;
 pub mod watch;
 mod worker;
@@ -27,7 +28,8 @@ pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;
-pub use sim::{ModelInfo, Pose, RobotState, Sim};
+pub use sim::{ModelInfo, Pose, RenderSnapshot, RobotState, Sim};
+pub use tap::{TickObserver, TickSnapshot};
 pub use values::JointValues;
 pub use watch::Watch;
 

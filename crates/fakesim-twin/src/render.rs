@@ -5,7 +5,7 @@ use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
 use crate::quality::RenderQuality;
-use crate::sim::{RENDER_STATE, RenderSnapshot};
+use crate::sim::RenderSnapshot;
 use crate::worker::{Jobs, Worker};
 use mujoco_rs::prelude::*;
 use mujoco_rs::renderer::MjRenderer;
@@ -163,10 +163,8 @@ impl RenderThread {
             .scenes
             .entry(job.quality)
             .or_insert_with(|| MjData::new(Arc::new(job.quality.render_model(model))));
-        data.set_state(&job.snapshot.0, RENDER_STATE)
-            .map_err(|e| TwinError::RenderUnavailable(format!("snapshot does not fit the model: {e}")))?;
         // Drawing needs only the poses of bodies, geoms, cameras and lights.
-        data.kinematics();
+        job.snapshot.pose(data).map_err(TwinError::RenderUnavailable)?;
         data.camlight();
         let renderer = renderer(
             &mut self.renderers,

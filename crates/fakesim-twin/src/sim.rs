@@ -4,6 +4,7 @@ use crate::clock::TickClock;
 use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, ROBOT_NAME};
 use crate::scene::Scene;
+use crate::tap::{TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
 use mujoco_rs::mujoco_c::mjtState;
@@ -194,6 +195,8 @@ pub struct Sim {
     watch: Watch,
     /// The preview's scratch data, made at the first preview.
     pub(crate) scratch: Option<Box<crate::preview::Scratch>>,
+    /// Who is handed a snapshot after every physics advance, if anyone.
+    observer: Option<TickObserver>,
 }
 
 impl Sim {
@@ -222,6 +225,7 @@ impl Sim {
             substeps_per_tick,
             watch: Watch::default(),
             scratch: None,
+            observer: None,
         };
         sim.reset();
         Ok(sim)
@@ -344,6 +348,36 @@ impl Sim {
         }
         self.data.forward();
         self.sample_watch();
+        self.offer_snapshot();
+    }
+
+    /// Hands a [`TickSnapshot`] to `observer` after every physics advance from now on
+    /// (`None`: to nobody). The observer runs on the physics thread and must not wait.
+    pub fn set_tick_observer(&mut self, observer: Option<TickObserver>) {
+        self.observer = observer;
+    }
+
+    fn offer_snapshot(&mut self) {
+        if self.observer.is_none() {
+            return;
+        }
+        let snapshot = self.tick_snapshot();
+        if let Some(observer) = self.observer.as_mut() {
+            observer(snapshot);
+        }
+    }
+
+    /// The twin now, as a tick observer receives it.
+    pub fn tick_snapshot(&self) -> TickSnapshot {
+        let time = self.time();
+        let period = self.model.opt().timestep * f64::from(self.substeps_per_tick);
+        TickSnapshot {
+            time,
+            // Saturating float-to-int conversion; time is never negative.
+            tick: (time / period).round() as u64,
+            positions: self.render_snapshot(),
+            ctrl: self.arm_ctrl(),
+        }
     }
 
     /// Joint-limit hits and the lowest tool height since [`Sim::reset_watch`].

@@ -1,0 +1,370 @@
+//! The logger thread: takes updates off the feed, poses the model on its own data, and logs
+//! them to the recording stream.
+
+mod open;
+mod scene;
+
+pub(crate) use open::Opened;
+
+use crate::ToLeRobot;
+use crate::feed::{Stamped, Update};
+use crate::paths::{self, Arm, JointPaths, Series};
+use fakesim_bridge::hil::{Mode, Sample};
+use fakesim_safety::SafetyEvent;
+use fakesim_twin::TickSnapshot;
+use rerun::{
+    Color, EncodedImage, LineStrips3D, Points3D, RecordingStreamResult, Scalars, TextLog, TextLogLevel, ViewCoordinates,
+};
+use scene::Scene;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Shortest wall time between two logged 3D scenes of the twin: faster ticks (a client ticking
+/// the lock-step twin as fast as it runs) log their joints every tick and the scene at this
+/// rate, and the last tick's scene once the logger has caught up.
+const POSE_GAP: Duration = Duration::from_millis(20);
+/// TCP positions kept for the drawn path.
+const TCP_PATH_POINTS: usize = 400;
+/// Colour of the measured real arm (RGBA).
+const REAL_TINT: [u8; 4] = [255, 140, 0, 200];
+/// Colour of the shadow's prediction (RGBA).
+const PREDICTED_TINT: [u8; 4] = [70, 150, 255, 120];
+
+fn tint([r, g, b, a]: [u8; 4]) -> Option<Color> {
+    Some(Color::from_unmultiplied_rgba(r, g, b, a))
+}
+
+/// What the logger thread owns.
+pub(crate) struct Logger {
+    opened: Opened,
+    scene: Scene,
+    joints: JointPaths,
+    to_lerobot: ToLeRobot,
+    /// The last tick seen: frames and text entries are placed there too.
+    tick: Option<u64>,
+    mode: Mode,
+    tcp_path: VecDeque<[f32; 3]>,
+    /// When the twin's 3D scene was last logged, and the tick skipped since, if any.
+    posed_at: Option<Instant>,
+    pending: Option<(SystemTime, Box<TickSnapshot>)>,
+    /// Rerun errors met (logged once, then counted).
+    errors: u64,
+}
+
+impl Logger {
+    /// A logger over `opened`, drawing the twin's model posed at `start`; with a real arm
+    /// attached the real and predicted poses get their geometry too. Logs the static parts.
+    pub fn new(
+        opened: Opened,
+        model: std::sync::Arc<mujoco_rs::prelude::MjModel>,
+        start: &TickSnapshot,
+        has_arm: bool,
+        to_lerobot: ToLeRobot,
+        mode: Mode,
+    ) -> Result<Self, String> {
+        let mut scene = Scene::new(model)?;
+        scene.pose(&start.positions)?;
+        let mut logger = Logger {
+            opened,
+            scene,
+            joints: JointPaths::new(),
+            to_lerobot,
+            tick: None,
+            mode,
+            tcp_path: VecDeque::with_capacity(TCP_PATH_POINTS),
+            posed_at: None,
+            pending: None,
+            errors: 0,
+        };
+        let logged = logger
+            .log_static(has_arm)
+            .and_then(|()| logger.tick(SystemTime::now(), start));
+        logger.check(logged);
+        Ok(logger)
+    }
+
+    /// Logs updates until told to stop (or every sender is gone), then flushes.
+    pub fn run(mut self, feed: Receiver<Stamped>) {
+        loop {
+            let stamped = match feed.try_recv() {
+                Ok(stamped) => stamped,
+                Err(TryRecvError::Empty) => {
+                    // Caught up: the last tick's scene is drawn before waiting.
+                    let logged = self.log_pending();
+                    self.check(logged);
+                    match feed.recv() {
+                        Ok(stamped) => stamped,
+                        Err(_) => break,
+                    }
+                }
+                Err(TryRecvError::Disconnected) => break,
+            };
+            let Some(update) = stamped.update else { break };
+            let logged = self.log(stamped.wall, update);
+            self.check(logged);
+        }
+        let logged = self.log_pending();
+        self.check(logged);
+        if let Err(e) = self.opened.rec.flush_blocking() {
+            tracing::warn!(error = %e, "live view: the last updates may be lost");
+        }
+        if self.errors > 0 {
+            tracing::warn!(errors = self.errors, "live view: Rerun refused some updates");
+        }
+    }
+
+    fn check(&mut self, logged: RecordingStreamResult<()>) {
+        if let Err(e) = logged {
+            if self.errors == 0 {
+                tracing::warn!(error = %e, "live view: Rerun refused an update (later ones are counted)");
+            }
+            self.errors += 1;
+        }
+    }
+
+    fn log_static(&self, has_arm: bool) -> RecordingStreamResult<()> {
+        let rec = &self.opened.rec;
+        rec.log_static(paths::WORLD, &ViewCoordinates::RIGHT_HAND_Z_UP())?;
+        self.scene.log_geometry(rec, paths::SCENE, &self.scene.fixed, None)?;
+        self.scene.log_geometry(rec, paths::SCENE, &self.scene.moving, None)?;
+        self.scene.log_geometry(rec, Arm::Twin.root(), &self.scene.arm, None)?;
+        if has_arm {
+            self.scene
+                .log_geometry(rec, Arm::Real.root(), &self.scene.arm, tint(REAL_TINT))?;
+            self.scene
+                .log_geometry(rec, Arm::Predicted.root(), &self.scene.arm, tint(PREDICTED_TINT))?;
+        }
+        for body in &self.scene.fixed {
+            rec.log_static(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
+        }
+        Ok(())
+    }
+
+    /// Sets the timelines of the next rows: the tick when there is one, the reading when
+    /// there is one, and the wall time.
+    fn at(&self, wall: SystemTime, tick: Option<u64>, reading: Option<u64>) {
+        let rec = &self.opened.rec;
+        rec.reset_time();
+        if let Some(tick) = tick {
+            rec.set_time_sequence(paths::TICK, i64::try_from(tick).unwrap_or(i64::MAX));
+        }
+        if let Some(reading) = reading {
+            rec.set_time_sequence(paths::READING, i64::try_from(reading).unwrap_or(i64::MAX));
+        }
+        rec.set_time(paths::WALL_TIME, wall);
+    }
+
+    fn log(&mut self, wall: SystemTime, update: Update) -> RecordingStreamResult<()> {
+        match update {
+            Update::Tick(snapshot) => self.tick(wall, &snapshot),
+            Update::Sample { sample, goals } => self.sample(wall, &sample, goals),
+            Update::Mode(mode) => {
+                let from = std::mem::replace(&mut self.mode, mode);
+                self.at(wall, self.tick, None);
+                let text = format!("mode: {} -> {}", from.name(), mode.name());
+                self.text(paths::EVENTS_MODE, text, TextLogLevel::INFO)
+            }
+            Update::Safety(event) => {
+                self.at(wall, self.tick, None);
+                self.text(paths::EVENTS_SAFETY, safety_text(&event), TextLogLevel::WARN)
+            }
+            Update::Journal(line) => {
+                self.at(wall, self.tick, None);
+                self.text(paths::EVENTS_EPISODE, journal_text(&line), TextLogLevel::INFO)
+            }
+            Update::Frame { camera, png } => {
+                self.at(wall, self.tick, None);
+                self.opened
+                    .rec
+                    .log(paths::camera(&camera), &EncodedImage::from_file_contents(png.to_vec()))
+            }
+            Update::MoveTarget(target) => {
+                self.at(wall, self.tick, None);
+                let point = target.map(|v| v as f32);
+                self.opened.rec.log(
+                    paths::MOVE_TARGET,
+                    &Points3D::new([point])
+                        .with_radii([0.008])
+                        .with_colors([Color::from_rgb(230, 40, 200)]),
+                )
+            }
+        }
+    }
+
+    fn text(&self, path: &str, text: String, level: &str) -> RecordingStreamResult<()> {
+        self.opened.rec.log(path, &TextLog::new(text).with_level(level))
+    }
+
+    /// The twin after a physics advance: its joints, and in `sim` LeRobot's observation and
+    /// action (the setpoints), every tick; its arm, the moving objects and the TCP's path in
+    /// 3D at most every [`POSE_GAP`].
+    fn tick(&mut self, wall: SystemTime, snapshot: &TickSnapshot) -> RecordingStreamResult<()> {
+        if let Err(e) = self.scene.pose(&snapshot.positions) {
+            tracing::warn!(error = %e, "live view: cannot pose the twin");
+            return Ok(());
+        }
+        self.tick = Some(snapshot.tick);
+        self.at(wall, self.tick, None);
+        if self.tcp_path.len() == TCP_PATH_POINTS {
+            self.tcp_path.pop_front();
+        }
+        self.tcp_path.push_back(self.scene.tcp());
+        let rec = &self.opened.rec;
+        let joints = self.scene.arm_joints();
+        for (i, q) in joints.iter().enumerate() {
+            rec.log(self.joints.series(i, Series::Twin), &Scalars::single(*q))?;
+        }
+        if self.mode == Mode::Sim {
+            self.lerobot(&joints, Some(&snapshot.ctrl))?;
+        }
+        let due = self.posed_at.is_none_or(|at| at.elapsed() >= POSE_GAP);
+        if due {
+            self.pending = None;
+            self.log_scene()
+        } else {
+            self.pending = Some((wall, Box::new(snapshot.clone())));
+            Ok(())
+        }
+    }
+
+    /// The twin's arm, the moving objects and the TCP's path as posed.
+    fn log_scene(&mut self) -> RecordingStreamResult<()> {
+        self.posed_at = Some(Instant::now());
+        let rec = &self.opened.rec;
+        self.log_arm(Arm::Twin)?;
+        for body in &self.scene.moving {
+            rec.log(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
+        }
+        rec.log(
+            paths::TCP_PATH,
+            &LineStrips3D::new([self.tcp_path.iter().copied()]).with_radii([0.002]),
+        )
+    }
+
+    /// Draws the last tick whose 3D scene was skipped, at its own tick and time.
+    fn log_pending(&mut self) -> RecordingStreamResult<()> {
+        let Some((wall, snapshot)) = self.pending.take() else {
+            return Ok(());
+        };
+        if let Err(e) = self.scene.pose(&snapshot.positions) {
+            tracing::warn!(error = %e, "live view: cannot pose the twin");
+            return Ok(());
+        }
+        self.at(wall, Some(snapshot.tick), None);
+        self.log_scene()
+    }
+
+    /// A reading of the real arm: the real and predicted arms in 3D, the twin mirroring it,
+    /// every joint series and, in `mirror` and `hil`, LeRobot's observation (the reading) and
+    /// action (the goals in force).
+    fn sample(&mut self, wall: SystemTime, sample: &Sample, goals: Option<[f64; 6]>) -> RecordingStreamResult<()> {
+        let Some(real) = sample.real_rad else {
+            return Ok(());
+        };
+        self.at(wall, None, Some(sample.seq));
+        let rec = &self.opened.rec;
+        self.scene.pose_arm(&sample.twin_rad);
+        self.log_arm(Arm::Twin)?;
+        self.scene.pose_arm(&real);
+        self.log_arm(Arm::Real)?;
+        for (i, (twin, real)) in sample.twin_rad.iter().zip(&real).enumerate() {
+            rec.log(self.joints.series(i, Series::Twin), &Scalars::single(*twin))?;
+            rec.log(self.joints.series(i, Series::Real), &Scalars::single(*real))?;
+        }
+        if let Some(shadow) = &sample.shadow {
+            let predicted = shadow.map(|s| s.predicted_rad);
+            self.scene.pose_arm(&predicted);
+            self.log_arm(Arm::Predicted)?;
+            for (i, joint) in shadow.iter().enumerate() {
+                rec.log(
+                    self.joints.series(i, Series::Predicted),
+                    &Scalars::single(joint.predicted_rad),
+                )?;
+                rec.log(
+                    self.joints.series(i, Series::Residual),
+                    &Scalars::single(joint.residual_rad),
+                )?;
+            }
+        }
+        // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
+        if self.mode == Mode::Sim {
+            return Ok(());
+        }
+        self.lerobot(&real, goals.as_ref())
+    }
+
+    /// `observation.<joint>.pos` and, when given, `action.<joint>.pos`, in LeRobot's units.
+    fn lerobot(&self, observed: &[f64; 6], action: Option<&[f64; 6]>) -> RecordingStreamResult<()> {
+        let rec = &self.opened.rec;
+        for (path, value) in self.joints.observation.iter().zip((self.to_lerobot)(observed)) {
+            rec.log(path.as_str(), &Scalars::single(value))?;
+        }
+        if let Some(action) = action {
+            for (path, value) in self.joints.action.iter().zip((self.to_lerobot)(action)) {
+                rec.log(path.as_str(), &Scalars::single(value))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The arm's bodies as posed, under the root of `arm`.
+    fn log_arm(&self, arm: Arm) -> RecordingStreamResult<()> {
+        for body in &self.scene.arm {
+            self.opened
+                .rec
+                .log(format!("{}/{}", arm.root(), body.name), &self.scene.transform(body))?;
+        }
+        Ok(())
+    }
+}
+
+/// A safety event as one line: its kind, then its fields as JSON.
+fn safety_text(event: &SafetyEvent) -> String {
+    match serde_json::to_value(event) {
+        Ok(Value::Object(mut fields)) => {
+            let kind = fields
+                .remove("event")
+                .and_then(|k| k.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "safety".to_owned());
+            format!("{kind} {}", Value::Object(fields))
+        }
+        _ => format!("{event:?}"),
+    }
+}
+
+/// A journal line as one line: its kind, the stop reason when it has one, then the rest.
+fn journal_text(line: &Value) -> String {
+    let kind = line.get("kind").and_then(Value::as_str).unwrap_or("event");
+    let mut fields = line.as_object().cloned().unwrap_or_default();
+    for dropped in ["t", "kind", "state", "step_distances_m", "openings_m"] {
+        fields.remove(dropped);
+    }
+    match fields.remove("stop_reason") {
+        Some(Value::String(reason)) => format!("{kind}: {reason} {}", Value::Object(fields)),
+        _ => format!("{kind} {}", Value::Object(fields)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use fakesim_arm::mapping::Joint;
+
+    #[test]
+    fn safety_and_journal_lines_read_as_their_kind_first() {
+        let drift = SafetyEvent::calibration_drift(Joint::WristRoll, 0.2);
+        let text = safety_text(&drift);
+        assert!(text.starts_with("calibration_drift {"), "{text}");
+        assert!(text.contains("wrist_roll") && text.contains("0.2"), "{text}");
+        let line = serde_json::json!({
+            "t": 1.0, "kind": "move", "stop_reason": "reached", "executed_steps": 7, "state": {"q": 1}
+        });
+        assert_eq!(journal_text(&line), r#"move: reached {"executed_steps":7}"#);
+        let line = serde_json::json!({"t": 1.0, "kind": "reset_task", "run": "r1"});
+        assert_eq!(journal_text(&line), r#"reset_task {"run":"r1"}"#);
+    }
+}

@@ -1,0 +1,216 @@
+//! The model as the logger sees it: a private copy of the MuJoCo data posed from snapshots or
+//! from joint readings, the arm's and the scene's bodies, and their geometry for Rerun.
+
+use fakesim_twin::RenderSnapshot;
+use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::sim::TCP_SITE;
+use mujoco_rs::prelude::*;
+use rerun::{
+    Boxes3D, Capsules3D, Color, Cylinders3D, Ellipsoids3D, FillMode, Quaternion, RecordingStream,
+    RecordingStreamResult, Transform3D,
+};
+use std::sync::Arc;
+
+/// Geom group of collision-only geoms (the arm draws its visual geoms, group 2).
+const COLLISION_GROUP: i32 = 3;
+
+/// A body logged under its name.
+#[derive(Debug, Clone)]
+pub(crate) struct Body {
+    id: usize,
+    /// Its entity under the arm's or the scene's root.
+    pub name: String,
+}
+
+/// The model posed on the logger's thread.
+pub(crate) struct Scene {
+    data: MjData<Arc<MjModel>>,
+    /// qpos address of each arm joint, action-key order.
+    arm_qpos: [usize; 6],
+    /// The arm's bodies (the tree holding joint `1`).
+    pub arm: Vec<Body>,
+    /// Bodies that move besides the arm: free objects and mocap bodies.
+    pub moving: Vec<Body>,
+    /// Bodies that never move (the table): logged once.
+    pub fixed: Vec<Body>,
+    tcp_site: usize,
+}
+
+impl Scene {
+    /// The scene of the twin's model.
+    pub fn new(model: Arc<MjModel>) -> Result<Self, String> {
+        let mut arm_qpos = [0; 6];
+        let mut arm_root = None;
+        for (slot, joint) in arm_qpos.iter_mut().zip(ARM_JOINTS) {
+            let id = model
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, joint.id)
+                .ok_or_else(|| format!("the model has no joint {:?}", joint.id))?;
+            *slot = model.jnt_qposadr()[id] as usize;
+            let body = model.jnt_bodyid()[id] as usize;
+            arm_root.get_or_insert(model.body_rootid()[body]);
+        }
+        let tcp_site = model
+            .name_to_id(MjtObjBase::mjOBJ_SITE, TCP_SITE)
+            .ok_or_else(|| format!("the model has no site {TCP_SITE:?}"))?;
+        let (mut arm, mut moving, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
+        for id in 0..model.ffi().nbody as usize {
+            let name = model
+                .id_to_name(MjtObjBase::mjOBJ_BODY, id)
+                .map_or_else(|| format!("body{id}"), str::to_owned);
+            let body = Body { id, name };
+            if Some(model.body_rootid()[id]) == arm_root {
+                arm.push(body);
+            } else if model.body_dofnum()[id] > 0 || model.body_mocapid()[id] >= 0 {
+                moving.push(body);
+            } else {
+                fixed.push(body);
+            }
+        }
+        Ok(Scene {
+            data: MjData::new(model),
+            arm_qpos,
+            arm,
+            moving,
+            fixed,
+            tcp_site,
+        })
+    }
+
+    /// Poses every body from a snapshot of the twin.
+    pub fn pose(&mut self, snapshot: &RenderSnapshot) -> Result<(), String> {
+        snapshot.pose(&mut self.data)
+    }
+
+    /// Poses the arm at these joints (rad, action-key order), the rest as last posed.
+    pub fn pose_arm(&mut self, joints: &[f64; 6]) {
+        let qpos = self.data.qpos_mut();
+        for (adr, q) in self.arm_qpos.iter().zip(joints) {
+            qpos[*adr] = *q;
+        }
+        self.data.kinematics();
+    }
+
+    /// The arm's joints as posed (rad, action-key order).
+    pub fn arm_joints(&self) -> [f64; 6] {
+        let qpos = self.data.qpos();
+        self.arm_qpos.map(|adr| qpos[adr])
+    }
+
+    /// A body's world pose as posed.
+    pub fn transform(&self, body: &Body) -> Transform3D {
+        let [x, y, z] = self.data.xpos()[body.id];
+        let [qw, qx, qy, qz] = self.data.xquat()[body.id];
+        Transform3D::from_translation_rotation(
+            [x as f32, y as f32, z as f32],
+            Quaternion::from_wxyz([qw as f32, qx as f32, qy as f32, qz as f32]),
+        )
+    }
+
+    /// The TCP's world position as posed.
+    pub fn tcp(&self) -> [f32; 3] {
+        self.data.site_xpos()[self.tcp_site].map(|v| v as f32)
+    }
+
+    /// Logs, as static data, the geometry of `bodies` under `root/<body>/<geom>`, each geom
+    /// placed in its body's frame: in the model's colours, or all in `tint`.
+    pub fn log_geometry(
+        &self,
+        rec: &RecordingStream,
+        root: &str,
+        bodies: &[Body],
+        tint: Option<Color>,
+    ) -> RecordingStreamResult<()> {
+        let model = self.data.model();
+        for body in bodies {
+            for geom in 0..model.ffi().ngeom as usize {
+                if model.geom_bodyid()[geom] as usize != body.id || model.geom_group()[geom] >= COLLISION_GROUP {
+                    continue;
+                }
+                let colour = tint.unwrap_or_else(|| geom_colour(model, geom));
+                let Some(shape) = Shape::of(model, geom, colour) else {
+                    continue;
+                };
+                let name = model
+                    .id_to_name(MjtObjBase::mjOBJ_GEOM, geom)
+                    .map_or_else(|| format!("geom{geom}"), str::to_owned);
+                let path = format!("{root}/{}/{name}", body.name);
+                let [x, y, z] = model.geom_pos()[geom];
+                let [qw, qx, qy, qz] = model.geom_quat()[geom];
+                rec.log_static(
+                    path.as_str(),
+                    &Transform3D::from_translation_rotation(
+                        [x as f32, y as f32, z as f32],
+                        Quaternion::from_wxyz([qw as f32, qx as f32, qy as f32, qz as f32]),
+                    ),
+                )?;
+                shape.log(rec, &path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A geom's colour: its material's, else its own.
+fn geom_colour(model: &MjModel, geom: usize) -> Color {
+    let rgba = match usize::try_from(model.geom_matid()[geom]) {
+        Ok(material) => model.mat_rgba()[material],
+        Err(_) => model.geom_rgba()[geom],
+    };
+    let [r, g, b, a] = rgba.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
+    Color::from_unmultiplied_rgba(r, g, b, a)
+}
+
+/// A geom as one of Rerun's primitives, in the geom's own frame.
+enum Shape {
+    Box(Boxes3D),
+    Capsule(Capsules3D),
+    Cylinder(Cylinders3D),
+    Ellipsoid(Ellipsoids3D),
+}
+
+impl Shape {
+    /// The primitive of a geom; planes, height fields and meshes are not drawn.
+    fn of(model: &MjModel, geom: usize, colour: Color) -> Option<Self> {
+        let [a, b, c] = model.geom_size()[geom].map(|v| v as f32);
+        Some(match model.geom_type()[geom] {
+            MjtGeomBase::mjGEOM_BOX => Shape::Box(
+                Boxes3D::from_half_sizes([[a, b, c]])
+                    .with_colors([colour])
+                    .with_fill_mode(FillMode::Solid),
+            ),
+            // MuJoCo's capsule and cylinder are centred on the origin along z, with half-length b;
+            // Rerun's capsule starts at the origin.
+            MjtGeomBase::mjGEOM_CAPSULE => Shape::Capsule(
+                Capsules3D::from_lengths_and_radii([2.0 * b], [a])
+                    .with_translations([[0.0, 0.0, -b]])
+                    .with_colors([colour])
+                    .with_fill_mode(FillMode::Solid),
+            ),
+            MjtGeomBase::mjGEOM_CYLINDER => Shape::Cylinder(
+                Cylinders3D::from_lengths_and_radii([2.0 * b], [a])
+                    .with_colors([colour])
+                    .with_fill_mode(FillMode::Solid),
+            ),
+            MjtGeomBase::mjGEOM_SPHERE => Shape::Ellipsoid(
+                Ellipsoids3D::from_radii([a])
+                    .with_colors([colour])
+                    .with_fill_mode(FillMode::Solid),
+            ),
+            MjtGeomBase::mjGEOM_ELLIPSOID => Shape::Ellipsoid(
+                Ellipsoids3D::from_half_sizes([[a, b, c]])
+                    .with_colors([colour])
+                    .with_fill_mode(FillMode::Solid),
+            ),
+            _ => return None,
+        })
+    }
+
+    fn log(&self, rec: &RecordingStream, path: &str) -> RecordingStreamResult<()> {
+        match self {
+            Shape::Box(shape) => rec.log_static(path, shape),
+            Shape::Capsule(shape) => rec.log_static(path, shape),
+            Shape::Cylinder(shape) => rec.log_static(path, shape),
+            Shape::Ellipsoid(shape) => rec.log_static(path, shape),
+        }
+    }
+}
