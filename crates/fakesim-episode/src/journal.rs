@@ -215,10 +215,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tap = JournalTap::default();
         let mut j = Journal::create(dir.path(), "r1").unwrap().with_tap(tap.clone());
-        j.event("unheard", json!({})).unwrap();
+        j.event(Kind::Observe, json!({})).unwrap();
         assert!(!tap.is_watched());
         let mut entries = tap.subscribe();
-        j.event("move", json!({"stop_reason": "stalled"})).unwrap();
+        j.event(Kind::Move, json!({"stop_reason": "stalled"})).unwrap();
         j.frame("move", "agentview", b"\x89PNG").unwrap();
         let text = fs::read_to_string(&j.artifacts().events).unwrap();
         let written: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();

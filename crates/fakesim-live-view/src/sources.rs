@@ -150,7 +150,7 @@ async fn follow_journal(mut journal: broadcast::Receiver<TapEntry>, feed: Feed) 
     loop {
         let update = match journal.recv().await {
             Ok(TapEntry::Line(line)) => {
-                if line.get("kind").and_then(Value::as_str) == Some(fakesim_episode::session::SAFETY_EVENT) {
+                if line.get("kind").and_then(Value::as_str) == Some(fakesim_episode::journal::Kind::Safety.name()) {
                     continue;
                 }
                 Update::Journal(line)
