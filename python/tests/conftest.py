@@ -14,25 +14,10 @@ import pytest
 
 from fakesim.v1 import session_pb2
 from fakesim_hil import Client
+from fakesim_hil.daemon import LocalDaemon
 
-
-@dataclass
-class Daemon:
-    """A running daemon: its process, bound address and runs directory."""
-
-    process: subprocess.Popen[str]
-    address: str
-    runs_dir: Path
-
-    def stop(self) -> None:
-        """Terminates the daemon (SIGTERM) and waits for it."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+#: A running daemon of the tests (process, address, runs directory).
+Daemon = LocalDaemon
 
 
 def daemon_binary() -> str:
@@ -44,22 +29,11 @@ def daemon_binary() -> str:
 
 
 def start_daemon(runs_dir: Path, *args: str) -> Daemon:
-    """Starts a sim-only daemon on 127.0.0.1:0 and reads its bound address from stdout's first line."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    log = open(runs_dir / "daemon.log", "w")  # noqa: SIM115 - lives as long as the daemon
-    process = subprocess.Popen(
-        [daemon_binary(), "--listen", "127.0.0.1:0", "--runs-dir", str(runs_dir), *args],
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline().strip()
-    if not line:
-        process.wait()
-        log.close()
-        pytest.fail(f"the daemon ended ({process.returncode}) before listening:\n{(runs_dir / 'daemon.log').read_text()}")
-    return Daemon(process, line, runs_dir)
+    """Starts a sim-only daemon on 127.0.0.1:0 (its bound address read from stdout's first line)."""
+    try:
+        return LocalDaemon.start(runs_dir, *args, binary=daemon_binary())
+    except RuntimeError as ended:
+        pytest.fail(str(ended))
 
 
 @pytest.fixture(scope="session")

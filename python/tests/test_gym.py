@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -116,3 +118,36 @@ def test_step_before_reset_and_a_wrong_action_shape_are_refused(daemon) -> None:
             env.step(np.zeros(5))
     finally:
         env.close()
+
+
+def test_gymnasiums_check_env_passes_with_an_env_that_starts_its_own_daemon(fakesim_bin: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    # Made without an address, as check_env makes its second env: each starts a daemon of its own.
+    env = gym.make(ENV_IDS[0], daemon_bin=fakesim_bin, image_size=(32, 32), cameras=["agentview"], episode_ticks=5)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # gymnasium reports its findings as warnings
+            # Two pieces of advice the env declines: actions stay joint targets in radians (not
+            # [-1, 1]) and joint velocities have no bound.
+            warnings.filterwarnings("ignore", message=".*recommend using a symmetric and normalized space")
+            warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is .*infinity")
+            check_env(env.unwrapped)
+    finally:
+        env.close()
+    assert env.unwrapped.daemon.process.poll() is not None, "closing the env stops its daemon"
+
+
+def test_two_envs_run_episodes_side_by_side(fakesim_bin: str) -> None:
+    envs = [FakesimEnv(task, daemon_bin=fakesim_bin, image_size=(32, 32), cameras=["agentview"], episode_ticks=3) for task in (0, 1)]
+    try:
+        started = [env.reset(seed=3)[1] for env in envs]
+        assert [info["task"] for info in started] == ["lift_cube", "cube_in_bowl"]
+        for _ in range(3):
+            results = [env.step(env.action_space.sample()) for env in envs]
+        for _, reward, terminated, truncated, info in results:
+            assert truncated and not terminated
+            assert info["is_success"] is False and reward == 0.0, "judged by each env's own daemon, over the API"
+    finally:
+        for env in envs:
+            env.close()

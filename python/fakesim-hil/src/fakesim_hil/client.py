@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,13 @@ _UNITS: dict[str, int] = {
     "rad": common_pb2.JOINT_UNIT_RADIANS,
     "lerobot_degrees": common_pb2.JOINT_UNIT_LEROBOT_DEGREES,
     "lerobot_range": common_pb2.JOINT_UNIT_LEROBOT_RANGE,
+}
+
+#: Render levels by name: ``fast`` (no multisampling, shadows or reflections) or ``full``.
+RenderQualityName = Literal["fast", "full"]
+_QUALITIES: dict[str, int] = {
+    "fast": common_pb2.RENDER_QUALITY_FAST,
+    "full": common_pb2.RENDER_QUALITY_FULL,
 }
 
 #: The session service's camera names, in the order `Images` carries them.
@@ -194,15 +202,27 @@ class Client:
         return list(self.call(self.session.ListTasks, session_pb2.ListTasksRequest(suite=suite)).tasks)
 
     def reset(
-        self, suite: str | None = None, task_index: int | None = None, init_state_index: int | None = None
+        self,
+        suite: str | None = None,
+        task_index: int | None = None,
+        init_state_index: int | None = None,
+        *,
+        max_steps: int | None = None,
     ) -> session_pb2.ResetTaskResponse:
-        """Starts an episode (the default scene when every argument is None)."""
-        request = session_pb2.ResetTaskRequest(suite=suite, task_index=task_index, init_state_index=init_state_index)
+        """Starts an episode (the default scene when suite, task and layout are None).
+
+        ``max_steps`` is its step budget in control ticks: None the daemon's ``--max-steps``,
+        0 none (a recorder's episode), N that many."""
+        request = session_pb2.ResetTaskRequest(
+            suite=suite, task_index=task_index, init_state_index=init_state_index, max_steps=max_steps
+        )
         return self.call(self.session.ResetTask, request)
 
-    def observe(self) -> Observation:
-        """The current images and end-effector state, without advancing anything."""
-        answer = self.call(self.session.GetObservation, session_pb2.GetObservationRequest())
+    def observe(self, render_quality: RenderQualityName | None = None) -> Observation:
+        """The current images and end-effector state, without advancing anything; the images
+        drawn at ``render_quality`` (None: the daemon's ``--render-quality``)."""
+        request = session_pb2.GetObservationRequest(render_quality=_quality(render_quality))
+        answer = self.call(self.session.GetObservation, request)
         return Observation.from_proto(answer.images, answer.state, answer.step, answer.steps_left)
 
     def move(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0, *, rpy: Sequence[float] | None = None) -> session_pb2.MoveResponse:
@@ -220,7 +240,9 @@ class Client:
         return self.call(self.session.Gripper, session_pb2.GripperRequest(command=_GRIPPER[command]))
 
     def stop(self) -> session_pb2.StopEpisodeResponse:
-        """Ends the episode; the answer names its artifacts (summary.json, events, frames)."""
+        """Ends the episode; the answer holds the daemon's judgement (``success``), the
+        validation report (``validation_json``, see `validation_report`) and the paths of its
+        artifacts (summary.json, events, frames)."""
         return self.call(self.session.StopEpisode, session_pb2.StopEpisodeRequest())
 
     def session_info(self) -> session_pb2.GetSessionInfoResponse:
@@ -230,10 +252,17 @@ class Client:
     # --- robot -----------------------------------------------------------------------------
 
     def model_info(self) -> robot_pb2.GetModelInfoResponse:
-        """Joints, action keys, control rate and cameras (fetched once, then cached)."""
+        """Joints, action keys, control rate and cameras (fetched once, then cached; its
+        ``control_period_s`` is the period at that time, `set_control_period` answers the new one)."""
         if self._model is None:
             self._model = self.call(self.robot.GetModelInfo, robot_pb2.GetModelInfoRequest())
         return self._model
+
+    def set_control_period(self, period_s: float) -> robot_pb2.SetControlPeriodResponse:
+        """Sets the twin time each `tick` advances in sim, seconds, for the daemon's session
+        (0: back to the model's tick); the answer holds the period in force and its physics
+        steps per tick."""
+        return self.call(self.robot.SetControlPeriod, robot_pb2.SetControlPeriodRequest(period_s=period_s))
 
     def robot_state(self, unit: UnitName = "rad") -> robot_pb2.GetRobotStateResponse:
         """Joint positions and targets (in ``unit``), velocities (rad/s) and the TCP pose."""
@@ -262,11 +291,15 @@ class Client:
         depth: bool = False,
         unit: UnitName = "rad",
         raw_images: bool = True,
+        period_s: float | None = None,
+        render_quality: RenderQualityName | None = None,
     ) -> TickResult:
         """One control tick with an ordered action vector; images rendered after it on request.
 
         With a LeRobot ``unit`` the action and the observation's joint positions are in it.
-        ``raw_images`` asks for unencoded RGB (cheapest on one machine), else PNG."""
+        ``raw_images`` asks for unencoded RGB (cheapest on one machine), else PNG. ``period_s``
+        is this tick's twin time in sim (None: the control period in force);
+        ``render_quality`` how its frames are drawn (None: the daemon's ``--render-quality``)."""
         request = robot_pb2.TickRequest(
             action=[float(v) for v in action],
             want_images=images,
@@ -277,6 +310,8 @@ class Client:
             depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
             color_encoding=robot_pb2.COLOR_ENCODING_RAW if raw_images else robot_pb2.COLOR_ENCODING_PNG,
             unit=_unit(unit),
+            period_s=period_s,
+            render_quality=_quality(render_quality),
         )
         answer = self.call(self.robot.Tick, request)
         return TickResult(
@@ -390,6 +425,20 @@ def _unit(unit: str) -> int:
     if unit not in _UNITS:
         raise ValueError(f"unit must be one of {sorted(_UNITS)}, not {unit!r}")
     return _UNITS[unit]
+
+
+def _quality(quality: str | None) -> int | None:
+    """The `fakesim.v1.RenderQuality` value of a render level name (None stays None)."""
+    if quality is None:
+        return None
+    if quality not in _QUALITIES:
+        raise ValueError(f"render quality must be one of {sorted(_QUALITIES)}, not {quality!r}")
+    return _QUALITIES[quality]
+
+
+def validation_report(stopped: session_pb2.StopEpisodeResponse) -> dict[str, Any]:
+    """The validation report a `Client.stop` answer carries (summary.json's ``validation``)."""
+    return json.loads(stopped.validation_json) if stopped.validation_json else {}
 
 
 def _guarded(stream: Iterator[Response]) -> Iterator[Response]:

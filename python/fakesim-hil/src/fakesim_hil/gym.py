@@ -3,19 +3,24 @@
 Importing this module registers one id per task of the ``so101_tabletop`` suite
 (``fakesim_hil/LiftCube-v0`` ...); ``gymnasium.make("fakesim_hil.gym:fakesim_hil/LiftCube-v0")``
 imports and registers in one go. Observations carry joint positions and velocities and the camera
-images rendered after each tick. The task's success is judged by the daemon only when the episode
-ends; it is reported as ``info["is_success"]`` (and a reward of 1.0) on the last step, never in an
+images rendered after each tick (at the fast render level unless asked otherwise). The task's
+success is judged by the daemon when the episode ends and comes back with ``StopEpisode``; it is
+reported as ``info["is_success"]`` (and a reward of 1.0) on the last step, never in an
 observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.make``; its
 ``max_episode_steps`` adds a TimeLimit wrapper that truncates without the judgement, so use
-``env.unwrapped.end_episode()`` with it). The episode's ``summary.json`` must be readable from this process (daemon on the same
-machine or a shared runs directory).
+``env.unwrapped.end_episode()`` with it).
+
+A daemon runs one episode at a time, so an env given no address (and no ``$FAKESIM_HIL_ADDRESS``)
+starts a sim-only daemon of its own on 127.0.0.1:0 (``fakesim-hil`` from ``daemon_bin``,
+``$FAKESIM_HIL_BIN`` or PATH) and stops it on ``close()``: envs made side by side, as
+gymnasium's ``check_env`` makes them, each have theirs.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
+import shutil
+import tempfile
 from typing import Any
 
 import gymnasium as gym
@@ -24,7 +29,8 @@ from gymnasium import spaces
 
 from fakesim.v1 import session_pb2
 
-from .client import Client
+from .client import Client, RenderQualityName
+from .daemon import LocalDaemon
 
 #: The suite the registered envs run.
 SUITE = "so101_tabletop"
@@ -54,12 +60,28 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         episode_ticks: int = 200,
         image_size: tuple[int, int] | None = (96, 96),
         cameras: list[str] | None = None,
+        render_quality: RenderQualityName = "fast",
         render_mode: str | None = None,
+        daemon_bin: str | None = None,
+        runs_dir: str | None = None,
         **connection: Any,
     ) -> None:
-        self.client = client or Client(address or os.environ.get(ADDRESS_ENV, "127.0.0.1:50051"), **connection)
+        address = address or os.environ.get(ADDRESS_ENV)
+        #: The daemon this env started (None when it was given a client or an address).
+        self.daemon: LocalDaemon | None = None
+        # The runs directory made for that daemon (removed on close), when none was given.
+        self._scratch: str | None = None
+        if client is None and address is None:
+            if runs_dir is None:
+                runs_dir = self._scratch = tempfile.mkdtemp(prefix="fakesim-gym-")
+            self.daemon = LocalDaemon.start(runs_dir, binary=daemon_bin)
+            address = self.daemon.address
+        self.client = client or Client(address, **connection)
         self._owns_client = client is None
+        self.render_quality = render_quality
         model = self.client.model_info()
+        # A frame per control tick.
+        self.metadata = {**self.metadata, "render_fps": 1.0 / model.control_period_s}
         task = self.client.tasks(SUITE)[task_index]
         self.task_index = task_index
         self.instruction = task.instruction
@@ -85,11 +107,14 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         )
         self._steps = 0
         self._running = False
+        self._closed = False
         self._last: dict[str, Any] | None = None
 
     def _observe(self, action: np.ndarray) -> dict[str, Any]:
         width, height = self._size
-        result = self.client.tick(action, images=True, cameras=self.cameras, width=width, height=height)
+        result = self.client.tick(
+            action, images=True, cameras=self.cameras, width=width, height=height, render_quality=self.render_quality
+        )
         n = self.action_space.shape[0]
         return {
             "joint_pos": result.observation[:n].copy(),
@@ -105,7 +130,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
             layout = int(options["init_state_index"])
         else:
             layout = int(self.init_states[self.np_random.integers(len(self.init_states))])
-        started = self.client.reset(SUITE, self.task_index, layout)
+        # No daemon step budget: the env ends its episodes itself after episode_ticks.
+        started = self.client.reset(SUITE, self.task_index, layout, max_steps=0)
         self._running = True
         self._steps = 0
         # A hold tick on the current targets renders the first frames and settles the layout.
@@ -136,15 +162,13 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         return bool(self._finish())
 
     def _finish(self) -> bool | None:
-        """Stops our running episode, if any, and reads its success from summary.json."""
+        """Stops our running episode, if any, and returns the daemon's judgement of it."""
         if not self._running:
             return None
         self._running = False
         if self.client.session_info().status != session_pb2.EPISODE_STATUS_RUNNING:
             return None
-        stopped = self.client.stop()
-        summary = json.loads(Path(stopped.artifacts.summary).read_text(encoding="utf-8"))
-        return bool(summary["success"])
+        return bool(self.client.stop().success)
 
     def render(self) -> np.ndarray | None:
         """The first camera's latest frame (``rgb_array``)."""
@@ -153,10 +177,18 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         return self._last["pixels"][self.cameras[0]]
 
     def close(self) -> None:
-        """Ends a running episode and closes the connection the env opened."""
+        """Ends a running episode and closes the connection and the daemon the env opened
+        (again: nothing)."""
+        if self._closed:
+            return
+        self._closed = True
         self._finish()
         if self._owns_client:
             self.client.close()
+        if self.daemon is not None:
+            self.daemon.stop()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def register_envs() -> None:

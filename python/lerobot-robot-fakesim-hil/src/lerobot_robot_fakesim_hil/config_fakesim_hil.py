@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lerobot.cameras import CameraConfig
 from lerobot.robots.config import RobotConfig
+
+#: Render levels of the twin's cameras.
+RENDER_QUALITIES = ("fast", "full")
 
 
 @RobotConfig.register_subclass("fakesim_hil")
@@ -26,14 +30,37 @@ class FakesimHilConfig(RobotConfig):
     # Holder name of the control lease, taken at connect when the daemon requires it (a real arm
     # attached, or --lease-in-sim) and renewed while connected.
     lease_holder: str = "lerobot fakesim_hil"
-    # The episode each connection runs (its summary.json is the run's validation report);
+    # Frames per second of the loop driving the robot (set it to --dataset.fps): each action
+    # holds 1/fps of twin time in sim (the daemon's control period, set at connect).
+    fps: int = 30
+    # The episodes the plugin starts (one daemon run each, its summary.json the run's
+    # validation report): their task, the layout of the first (each recorded episode N takes
+    # layout init_state_index + N, wrapping), and their step budget in control ticks (0: none).
     # task_index -1 drives the robot without an episode.
     suite: str = "so101_tabletop"
     task_index: int = 0
     init_state_index: int = 0
+    max_steps: int = 0
     # Joint units as LeRobot's so101_follower: degrees (default) or -100..100 for joints 1-5.
     use_degrees: bool = True
-    # Daemon cameras recorded as observation features, and their frame size.
+    # Twin cameras rendered by the daemon as observation features, their frame size and their
+    # render level ("fast": no multisampling, shadows or reflections; "full").
     camera_names: list[str] = field(default_factory=lambda: ["agentview", "robot0_eye_in_hand"])
     image_width: int = 256
     image_height: int = 256
+    render_quality: str = "fast"
+    # LeRobot cameras (real ones in hil), as so101_follower takes them:
+    # --robot.cameras="{front: {type: opencv, index_or_path: 0, width: 640, height: 480, fps: 30}}".
+    cameras: dict[str, CameraConfig] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.fps <= 0:
+            raise ValueError(f"fps must be positive, not {self.fps}")
+        if self.max_steps < 0:
+            raise ValueError(f"max_steps must be 0 (no budget) or positive, not {self.max_steps}")
+        if self.render_quality not in RENDER_QUALITIES:
+            raise ValueError(f"render_quality must be one of {RENDER_QUALITIES}, not {self.render_quality!r}")
+        shared = sorted(set(self.camera_names) & set(self.cameras))
+        if shared:
+            raise ValueError(f"camera names {shared} are both twin cameras (camera_names) and LeRobot cameras (cameras)")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import time
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+from lerobot.cameras import Camera, make_cameras_from_configs
 from lerobot.robots.robot import Robot
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
@@ -15,19 +15,23 @@ from fakesim.v1 import session_pb2
 from fakesim_hil import Client
 
 from .config_fakesim_hil import FakesimHilConfig
+from .lease import LeaseKeeper
+from .phases import Phase, RecordPhases
 
 logger = logging.getLogger(__name__)
 
 #: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
 MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 
-#: Time to live asked for the control lease; it is renewed after a third of it.
-LEASE_TTL_MS = 5000
-
 
 class FakesimHil(Robot):
-    """Each action is one daemon control tick (lock-step on the twin, 50 ms of real time in hil);
-    joint values are in LeRobot's units, converted by the daemon through the calibration."""
+    """Each action is one daemon control tick: 1/fps of twin time in sim, goals written and
+    returned at once in hil (the loop paces itself, as with so101_follower); joint values are in
+    LeRobot's units, converted by the daemon through the calibration.
+
+    Frame k's observation is the state after action k-1 (the first of an episode, one physics
+    step after its reset, that step taken off its first action's tick), so an episode of N
+    frames holds N/fps of twin time, as its dataset does."""
 
     config_class = FakesimHilConfig
     name = "fakesim_hil"
@@ -36,13 +40,23 @@ class FakesimHil(Robot):
         super().__init__(config)
         self.config = config
         self.unit = "lerobot_degrees" if config.use_degrees else "lerobot_range"
-        # The daemon renders the frames; LeRobot's scripts only count the cameras.
-        self.cameras: dict[str, str] = {name: name for name in config.camera_names}
+        #: LeRobot cameras (config.cameras), read beside the twin's renders.
+        self.lerobot_cameras: dict[str, Camera] = make_cameras_from_configs(config.cameras)
+        #: Every camera feature, twin (rendered by the daemon) and LeRobot's; LeRobot's scripts count them.
+        self.cameras: dict[str, Camera | str] = {**{name: name for name in config.camera_names}, **self.lerobot_cameras}
         self.client: Client | None = None
+        #: The running episode's run id, and the dataset episode it records (None: connect's).
         self.run: str | None = None
+        self._episode: int | None = None
+        self._n_layouts = 1
+        self._phases = RecordPhases(self._follow)
+        self._period_s = 1.0 / config.fps
+        self._timestep_s = 0.0
+        # Twin time the current frame's observation advanced, taken off its action's tick.
+        self._advanced_s = 0.0
         self._targets: list[float] | None = None
         self._last: dict[str, Any] | None = None
-        self._lease_renewed: float | None = None
+        self._lease: LeaseKeeper | None = None
 
     @property
     def _motors_ft(self) -> dict[str, type]:
@@ -50,8 +64,9 @@ class FakesimHil(Robot):
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        cameras = {name: (self.config.image_height, self.config.image_width, 3) for name in self.config.camera_names}
-        return {**self._motors_ft, **cameras}
+        twin = {name: (self.config.image_height, self.config.image_width, 3) for name in self.config.camera_names}
+        lerobot = {key: (camera.height, camera.width, 3) for key, camera in self.lerobot_cameras.items()}
+        return {**self._motors_ft, **twin, **lerobot}
 
     @cached_property
     def action_features(self) -> dict[str, type]:
@@ -62,7 +77,8 @@ class FakesimHil(Robot):
         return self.client is not None
 
     def connect(self, calibrate: bool = True) -> None:
-        """Connects, switches to the configured mode and starts the configured episode."""
+        """Connects, switches to the configured mode, sets the control period to 1/fps, starts
+        the configured episode and connects the LeRobot cameras."""
         if self.client is not None:
             raise DeviceAlreadyConnectedError(f"{self} is already connected")
         config = self.config
@@ -72,17 +88,58 @@ class FakesimHil(Robot):
         client.wait_ready()
         status = client.status()
         if status.lease_required or status.port:
-            client.acquire_lease(config.lease_holder, ttl_ms=LEASE_TTL_MS)
-            self._lease_renewed = time.monotonic()
+            self._lease = LeaseKeeper(client, config.lease_holder)
         if client.mode() != config.mode:
             client.set_mode(config.mode, sync=config.sync)
+        self._period_s = client.set_control_period(1.0 / config.fps).period_s
+        self._timestep_s = client.model_info().timestep_s
+        self.client = client
+        # Cameras first: an episode in hil starts the watchdog, which a camera's warm-up would trip.
+        for camera in self.lerobot_cameras.values():
+            camera.connect()
         if config.task_index >= 0:
+            self._n_layouts = client.tasks(config.suite)[config.task_index].n_init_states
             if client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
                 client.stop()
-            self.run = client.reset(config.suite, config.task_index, config.init_state_index).run
-        self.client = client
-        self._targets = list(client.robot_state(self.unit).ctrl_targets)
-        logger.info("%s connected to %s (%s mode, run %s)", self, config.address, config.mode, self.run)
+            self._start_episode(None)
+            self._phases.install()
+        else:
+            self._targets = list(client.robot_state(self.unit).ctrl_targets)
+        logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
+
+    def _start_episode(self, episode: int | None) -> None:
+        """Starts the run of a dataset episode (None: the one connect starts) on its layout."""
+        assert self.client is not None
+        config = self.config
+        layout = (config.init_state_index + (episode or 0)) % self._n_layouts
+        self.run = self.client.reset(config.suite, config.task_index, layout, max_steps=config.max_steps).run
+        self._episode = episode
+        self._targets = list(self.client.robot_state(self.unit).ctrl_targets)
+        self._last = None
+        self._advanced_s = 0.0
+        logger.info("%s: run %s for episode %s on layout %d", self, self.run, episode if episode is not None else 0, layout)
+
+    def _stop_episode(self) -> None:
+        """Stops the running episode, which writes its summary.json."""
+        assert self.client is not None
+        if self.run is not None and self.client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
+            stopped = self.client.stop()
+            logger.info("%s: run %s ended (success %s), report in %s", self, self.run, stopped.success, stopped.artifacts.summary)
+        self.run = None
+
+    def _follow(self, phase: Phase) -> None:
+        """Maps one lerobot-record phase to daemon runs: an episode is a run, a reset none."""
+        if phase.kind == "reset":
+            self._stop_episode()
+        elif phase.kind == "rerecord":
+            logger.info("%s: LeRobot discards the episode just recorded; its run stays on disk", self)
+        elif phase.kind == "episode":
+            fresh = self.run is not None and self._episode is None and self._last is None and self._advanced_s == 0.0
+            if fresh and phase.episode == 0:
+                self._episode = 0  # the run connect started is this episode's
+                return
+            self._stop_episode()
+            self._start_episode(phase.episode)
 
     @property
     def is_calibrated(self) -> bool:
@@ -94,32 +151,35 @@ class FakesimHil(Robot):
     def configure(self) -> None:
         """Nothing to do: the daemon configures the servos."""
 
-    def _tick(self, targets: list[float]) -> dict[str, Any]:
+    def _tick(self, targets: list[float], period_s: float | None) -> dict[str, Any]:
         assert self.client is not None
-        if self._lease_renewed is not None and time.monotonic() - self._lease_renewed > LEASE_TTL_MS / 3000:
-            self.client.renew_lease()
-            self._lease_renewed = time.monotonic()
+        config = self.config
         result = self.client.tick(
             targets,
-            images=bool(self.config.camera_names),
-            cameras=self.config.camera_names,
-            width=self.config.image_width,
-            height=self.config.image_height,
+            images=bool(config.camera_names),
+            cameras=config.camera_names,
+            width=config.image_width,
+            height=config.image_height,
             unit=self.unit,
+            period_s=period_s,
+            render_quality=config.render_quality,
         )
         observation: dict[str, Any] = {f"{motor}.pos": float(v) for motor, v in zip(MOTORS, result.observation[: len(MOTORS)])}
         observation.update(result.images)
         return observation
 
     def get_observation(self) -> dict[str, Any]:
-        """Joint positions (LeRobot units) and frames after the last action; before the first
-        action, one tick holding the current targets."""
-        if self.client is None:
+        """Joint positions (LeRobot units) and twin frames after the last action, and the
+        LeRobot cameras' latest frames; without an action since the last observation, one
+        physics step holding the targets."""
+        if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
         if self._last is None:
-            assert self._targets is not None
-            self._last = self._tick(self._targets)
+            self._last = self._tick(self._targets, self._timestep_s)
+            self._advanced_s += self._timestep_s
         observation, self._last = self._last, None
+        for key, camera in self.lerobot_cameras.items():
+            observation[key] = camera.read_latest()
         return observation
 
     def send_action(self, action: dict[str, Any]) -> dict[str, Any]:
@@ -127,19 +187,25 @@ class FakesimHil(Robot):
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
         targets = [float(np.asarray(action.get(f"{motor}.pos", old))) for motor, old in zip(MOTORS, self._targets)]
-        self._last = self._tick(targets)
+        period_s = None
+        if self._advanced_s > 0.0:
+            period_s = max(self._period_s - self._advanced_s, self._timestep_s)
+        self._last = self._tick(targets, period_s)
+        self._advanced_s = 0.0
         self._targets = targets
         return {f"{motor}.pos": value for motor, value in zip(MOTORS, targets)}
 
     def disconnect(self) -> None:
-        """Stops the episode (writing its summary.json) and closes the connection."""
+        """Stops the episode (writing its summary.json), the LeRobot cameras and the connection."""
         if self.client is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        if self.run is not None and self.client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
-            summary = self.client.stop().artifacts.summary
-            logger.info("%s: run %s ended, report in %s", self, self.run, summary)
-        if self.client.lease_id is not None:
-            self.client.release_lease()
-            self._lease_renewed = None
+        self._phases.remove()
+        self._stop_episode()
+        for camera in self.lerobot_cameras.values():
+            if camera.is_connected:
+                camera.disconnect()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
         self.client.close()
         self.client = None

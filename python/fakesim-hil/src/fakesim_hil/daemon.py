@@ -1,0 +1,65 @@
+"""A sim-only daemon of this process's own: started on 127.0.0.1:0, stopped with the object."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Environment variable naming the fakesim-hil binary to start.
+BINARY_ENV = "FAKESIM_HIL_BIN"
+
+
+def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
+    """The daemon binary: ``binary``, else ``$FAKESIM_HIL_BIN``, else ``fakesim-hil`` on PATH."""
+    found = binary or os.environ.get(BINARY_ENV) or shutil.which("fakesim-hil")
+    if not found or not Path(found).is_file():
+        raise FileNotFoundError(
+            f"no fakesim-hil binary to start (given {binary!r}, ${BINARY_ENV}={os.environ.get(BINARY_ENV)!r}, "
+            "none on PATH): pass its path or an address of a running daemon"
+        )
+    return str(found)
+
+
+@dataclass
+class LocalDaemon:
+    """A running daemon: its process, bound address and runs directory."""
+
+    process: subprocess.Popen[str]
+    address: str
+    runs_dir: Path
+
+    @classmethod
+    def start(cls, runs_dir: str | os.PathLike[str], *args: str, binary: str | os.PathLike[str] | None = None) -> LocalDaemon:
+        """Starts ``fakesim-hil --listen 127.0.0.1:0 --runs-dir RUNS_DIR ARGS...`` and waits for
+        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``."""
+        runs = Path(runs_dir)
+        runs.mkdir(parents=True, exist_ok=True)
+        with open(runs / "daemon.log", "w", encoding="utf-8") as log:
+            process = subprocess.Popen(
+                [find_binary(binary), "--listen", "127.0.0.1:0", "--runs-dir", str(runs), *args],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line:
+            process.wait()
+            log_text = (runs / "daemon.log").read_text(encoding="utf-8")
+            raise RuntimeError(f"the daemon ended ({process.returncode}) before listening:\n{log_text}")
+        return cls(process, line, runs)
+
+    def stop(self) -> None:
+        """Terminates the daemon (SIGTERM) and waits for it, killing it after 30 s."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()

@@ -1,0 +1,137 @@
+"""What the LeRobot tests share: LeRobot's directories, a virtual so101_leader, LeRobot's console
+scripts, and the daemon's record of each run (its journal and summary.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
+
+MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def lerobot_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """LeRobot's calibration and dataset directories in a temporary directory, for the scripts."""
+    home = tmp_path_factory.mktemp("lerobot")
+    settings = {
+        "HF_LEROBOT_CALIBRATION": str(home / "calibration"),
+        "HF_LEROBOT_HOME": str(home / "home"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    yield home
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
+    """A virtual SO-101 servo bus on a pty (`fakesim-hil emulate`), calibrated as leader `virtual`."""
+    calibration = lerobot_home / "calibration" / "teleoperators" / "so_leader" / "virtual.json"
+    process = subprocess.Popen(
+        [fakesim_bin, "emulate", "--write-calibration", str(calibration)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    assert first.startswith("Virtual servo bus on "), first
+    yield first.removeprefix("Virtual servo bus on ").split(":")[0]
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=30)
+
+
+def lerobot_cli(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Runs one of LeRobot's console scripts, unchanged, from this environment."""
+    done = subprocess.run([str(BIN / name), *args], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-12000:]}"
+    return done
+
+
+def leader_reading(port: str, home: Path) -> list[float]:
+    """What LeRobot's own so101_leader reads from the virtual bus now, in action order."""
+    calibration = home / "calibration" / "teleoperators" / "so_leader"
+    leader = SO101Leader(SO101LeaderConfig(port=port, id="virtual", calibration_dir=calibration))
+    leader.connect(calibrate=False)
+    try:
+        action = leader.get_action()
+    finally:
+        leader.disconnect()
+    return [action[f"{motor}.pos"] for motor in MOTORS]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One daemon run as its artifacts tell it."""
+
+    run: str
+    #: The layout it started on.
+    layout: int
+    #: Its step budget, control ticks (None: none).
+    max_steps: int | None
+    #: Twin time its ticks advanced, seconds (their periods, as the journal records them).
+    twin_time_s: float
+    #: Its control ticks.
+    ticks: int
+    #: Its summary.json.
+    summary: dict
+
+
+def runs_of(runs_dir: Path) -> list[Run]:
+    """The daemon's runs in the order they started."""
+    found = []
+    for events_file in runs_dir.glob("*/events.jsonl"):
+        events = [json.loads(line) for line in events_file.read_text().splitlines()]
+        reset = next(event for event in events if event["kind"] == "reset_task")
+        ticks = [e for e in events if e["kind"] == "robot_call" and e["call"] == "tick"]
+        summary = json.loads((events_file.parent / "summary.json").read_text())
+        run = Run(
+            run=reset["run"],
+            layout=reset["task"]["init_state_index"],
+            max_steps=reset["max_steps"],
+            # A tick without a period of its own runs the one in force, journaled at the reset.
+            twin_time_s=sum(tick["request"].get("period_s") or reset["control_period_s"] for tick in ticks),
+            ticks=len(ticks),
+            summary=summary,
+        )
+        found.append((reset["t"], run))
+    return [run for _, run in sorted(found, key=lambda item: item[0])]
+
+
+def lerobot_record(
+    address: str, leader: str, root: Path, repo_id: str, *robot: str, episodes: int, seconds: float, reset_s: float = 0
+) -> subprocess.CompletedProcess[str]:
+    """LeRobot's lerobot-record at 30 fps on the plugin (``robot``: more of its arguments), led by
+    the virtual leader, the dataset kept local and quiet."""
+    return lerobot_cli(
+        "lerobot-record",
+        "--robot.type=fakesim_hil",
+        f"--robot.address={address}",
+        *robot,
+        "--teleop.type=so101_leader",
+        f"--teleop.port={leader}",
+        "--teleop.id=virtual",
+        f"--dataset.repo_id={repo_id}",
+        f"--dataset.root={root}",
+        "--dataset.no_stamp=true",
+        f"--dataset.num_episodes={episodes}",
+        f"--dataset.episode_time_s={seconds}",
+        f"--dataset.reset_time_s={reset_s}",
+        "--dataset.fps=30",
+        "--dataset.push_to_hub=false",
+        "--dataset.single_task=lift the red cube",
+        "--display_data=false",
+        "--play_sounds=false",
+    )
