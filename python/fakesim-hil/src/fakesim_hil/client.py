@@ -135,6 +135,49 @@ class TickResult:
     #: True when, in hil, the arm was found blocked during the tick and held where it stood.
     blocked: bool
 
+    @classmethod
+    def from_proto(cls, answer: robot_pb2.TickResponse) -> TickResult:
+        """Decodes a Tick answer (its frames raw or PNG)."""
+        return cls(
+            observation=np.array(answer.observation, dtype=np.float64),
+            images={frame.camera: decode_color(frame) for frame in answer.frames},
+            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
+            physics_steps=answer.physics_steps,
+            time_s=answer.time_s,
+            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
+            blocked=answer.blocked,
+        )
+
+
+@dataclass(frozen=True)
+class ChunkStop:
+    """Why a chunk ended before its last tick: the refused tick and the refusal."""
+
+    #: Index of the refused tick (the number of ticks run).
+    tick_index: int
+    #: The refusal's gRPC status code.
+    code: grpc.StatusCode
+    #: The refusal's reason, e.g. ``step_limit``.
+    reason: str
+    #: The refusal's message.
+    message: str
+
+    @classmethod
+    def from_proto(cls, stopped: robot_pb2.ChunkStop) -> ChunkStop:
+        """The stop of a TickChunk answer."""
+        code = next((c for c in grpc.StatusCode if c.value[0] == stopped.code), grpc.StatusCode.UNKNOWN)
+        return cls(tick_index=stopped.tick_index, code=code, reason=stopped.reason, message=stopped.message)
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What a chunk of control ticks returned."""
+
+    #: One result per tick run, in order.
+    ticks: list[TickResult]
+    #: Set when a tick after the first was refused and the chunk ended there.
+    stopped: ChunkStop | None
+
 
 class Client:
     """A connection to one daemon; every failed call raises `FakesimError`."""
@@ -300,29 +343,29 @@ class Client:
         ``raw_images`` asks for unencoded RGB (cheapest on one machine), else PNG. ``period_s``
         is this tick's twin time in sim (None: the control period in force);
         ``render_quality`` how its frames are drawn (None: the daemon's ``--render-quality``)."""
-        request = robot_pb2.TickRequest(
-            action=[float(v) for v in action],
-            want_images=images,
-            cameras=list(cameras),
+        request = tick_request(
+            action,
+            images=images,
+            cameras=cameras,
             width=width,
             height=height,
-            want_depth=depth,
-            depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
-            color_encoding=robot_pb2.COLOR_ENCODING_RAW if raw_images else robot_pb2.COLOR_ENCODING_PNG,
-            unit=_unit(unit),
+            depth=depth,
+            unit=unit,
+            raw_images=raw_images,
             period_s=period_s,
-            render_quality=_quality(render_quality),
+            render_quality=render_quality,
         )
-        answer = self.call(self.robot.Tick, request)
-        return TickResult(
-            observation=np.array(answer.observation, dtype=np.float64),
-            images={frame.camera: decode_color(frame) for frame in answer.frames},
-            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
-            physics_steps=answer.physics_steps,
-            time_s=answer.time_s,
-            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
-            blocked=answer.blocked,
-        )
+        return TickResult.from_proto(self.call(self.robot.Tick, request))
+
+    def tick_chunk(self, actions: Sequence[Sequence[float]], **options: Any) -> ChunkResult:
+        """Runs a chunk of control ticks (1..256 actions, one per tick) in one round trip, each
+        tick as `tick` with the same keyword options would run it; the chunk ends early, with
+        ``stopped`` set, at a tick the daemon refuses after the first (a refused first tick
+        raises `FakesimError`)."""
+        request = robot_pb2.TickChunkRequest(ticks=[tick_request(action, **options) for action in actions])
+        answer = self.call(self.robot.TickChunk, request)
+        stopped = ChunkStop.from_proto(answer.stopped) if answer.HasField("stopped") else None
+        return ChunkResult(ticks=[TickResult.from_proto(tick) for tick in answer.ticks], stopped=stopped)
 
     def preview_actions(
         self,
@@ -411,6 +454,35 @@ class Client:
             yield from _guarded(stream)
         finally:
             stream.cancel()
+
+
+def tick_request(
+    action: Sequence[float],
+    *,
+    images: bool = False,
+    cameras: Sequence[str] = (),
+    width: int = 0,
+    height: int = 0,
+    depth: bool = False,
+    unit: UnitName = "rad",
+    raw_images: bool = True,
+    period_s: float | None = None,
+    render_quality: RenderQualityName | None = None,
+) -> robot_pb2.TickRequest:
+    """The Tick request of one action and its options (see `Client.tick`)."""
+    return robot_pb2.TickRequest(
+        action=[float(v) for v in action],
+        want_images=images,
+        cameras=list(cameras),
+        width=width,
+        height=height,
+        want_depth=depth,
+        depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
+        color_encoding=robot_pb2.COLOR_ENCODING_RAW if raw_images else robot_pb2.COLOR_ENCODING_PNG,
+        unit=_unit(unit),
+        period_s=period_s,
+        render_quality=_quality(render_quality),
+    )
 
 
 def decode_color(frame: robot_pb2.CameraFrame) -> np.ndarray:
