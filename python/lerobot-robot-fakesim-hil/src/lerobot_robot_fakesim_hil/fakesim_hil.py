@@ -101,11 +101,22 @@ class FakesimHil(Robot):
             self._n_layouts = client.tasks(config.suite)[config.task_index].n_init_states
             if client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
                 client.stop()
+            self._warm_up()
             self._start_episode(None)
             self._phases.install()
         else:
             self._targets = list(client.robot_state(self.unit).ctrl_targets)
         logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
+
+    def _warm_up(self) -> None:
+        """Two ticks holding the targets, outside any episode, with the twin's cameras: the
+        renderer's first frames at a size take several times a frame's time, which would
+        cost the first episode frames (LeRobot's clock runs on)."""
+        assert self.client is not None
+        if self.config.camera_names:
+            targets = list(self.client.robot_state(self.unit).ctrl_targets)
+            for _ in range(2):
+                self._tick(targets, None)
 
     def _start_episode(self, episode: int | None) -> None:
         """Starts the run of a dataset episode (None: the one connect starts) on its layout."""
