@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import grpc
 import numpy as np
+import pytest
 
 from fakesim_hil import Client
 
@@ -41,3 +42,8 @@ def test_a_chunk_past_the_step_budget_stops_at_the_refused_tick(client: Client) 
     assert chunk.stopped.tick_index == 3
     assert chunk.stopped.code != grpc.StatusCode.OK
     assert chunk.stopped.reason and chunk.stopped.message
+
+
+def test_an_unknown_tick_option_is_refused_before_any_call(client: Client) -> None:
+    with pytest.raises(TypeError, match="imagse"):
+        client.tick_chunk([list(client.robot_state().ctrl_targets)], imagse=True)  # type: ignore[call-arg]

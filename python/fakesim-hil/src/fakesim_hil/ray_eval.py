@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import ray
 from ray.exceptions import RayActorError
 
 from .client import Client
 from .daemon import LocalDaemon
+from .errors import FakesimError
 from .evaluation import EpisodeOptions, Job, Policy, aggregate, run_episode
 
 #: Custom resource a node declares per daemon it can host (``ray start --resources='{"fakesim_daemon": N}'``).
@@ -56,13 +59,26 @@ class EpisodeWorker:
         daemon ended under it."""
         try:
             return run_episode(self.client, policy, job, options)
-        except Exception:
-            if self.daemon.process.poll() is None:
+        except Exception as failed:
+            if not self._daemon_ended(failed):
                 raise
             self.client.close()
             self.daemon.stop()
             self._start_daemon()
             raise DaemonDied(f"the daemon ended ({self.daemon.process.returncode}) during {job}") from None
+
+    def _daemon_ended(self, failed: Exception) -> bool:
+        """Whether the daemon has ended: its process has, or the call found it gone (UNAVAILABLE)
+        and the process ends within 10 s (its sockets close before it is reaped)."""
+        if self.daemon.process.poll() is not None:
+            return True
+        if not (isinstance(failed, FakesimError) and failed.code == grpc.StatusCode.UNAVAILABLE):
+            return False
+        try:
+            self.daemon.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def stop(self) -> None:
         """Stops the daemon and removes its runs."""
