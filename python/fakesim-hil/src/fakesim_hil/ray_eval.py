@@ -4,6 +4,7 @@ died, into one aggregate report."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -41,6 +42,9 @@ class EpisodeWorker:
         self._scratch = tempfile.mkdtemp(prefix="fakesim-ray-")
         self._starts = 0
         self._start_daemon()
+        # An actor process that exits without `stop` (its handles gone, the cluster shut down)
+        # stops its daemon on the way out; one killed outright leaves it to the node.
+        atexit.register(self.stop)
 
     def _start_daemon(self) -> None:
         """Starts a daemon with a runs directory of its own and connects to it."""
@@ -81,7 +85,7 @@ class EpisodeWorker:
         return True
 
     def stop(self) -> None:
-        """Stops the daemon and removes its runs."""
+        """Stops the daemon and removes its runs (again: nothing)."""
         self.client.close()
         self.daemon.stop()
         shutil.rmtree(self._scratch, ignore_errors=True)
