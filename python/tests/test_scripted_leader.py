@@ -18,7 +18,7 @@ import pytest
 from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
 
 from fakesim_hil import Client, FakesimError
-from test_lerobot import BIN, MOTORS, lerobot_cli
+from lerobot_support import BIN, MOTORS, lerobot_cli
 
 # The hand's loop in LeRobot's units (joints 1-5 in degrees about the middle of the calibrated range,
 # the gripper 0..100), ending where it starts: 1.5 s a pass.
