@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypedDict, TypeVar
 
 import grpc
 import numpy as np
@@ -20,6 +20,9 @@ from fakesim.v1.session_pb2_grpc import SessionServiceStub
 from .connection import DEFAULT_ADDRESS, Connection
 from .errors import FakesimError
 from .images import decode_depth_png, decode_png
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Response = TypeVar("Response")
 
@@ -134,6 +137,49 @@ class TickResult:
     image_timing: ImageTiming | None
     #: True when, in hil, the arm was found blocked during the tick and held where it stood.
     blocked: bool
+
+    @classmethod
+    def from_proto(cls, answer: robot_pb2.TickResponse) -> TickResult:
+        """Decodes a Tick answer (its frames raw or PNG)."""
+        return cls(
+            observation=np.array(answer.observation, dtype=np.float64),
+            images={frame.camera: decode_color(frame) for frame in answer.frames},
+            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
+            physics_steps=answer.physics_steps,
+            time_s=answer.time_s,
+            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
+            blocked=answer.blocked,
+        )
+
+
+@dataclass(frozen=True)
+class ChunkStop:
+    """Why a chunk ended before its last tick: the refused tick and the refusal."""
+
+    #: Index of the refused tick (the number of ticks run).
+    tick_index: int
+    #: The refusal's gRPC status code.
+    code: grpc.StatusCode
+    #: The refusal's reason, e.g. ``step_limit``.
+    reason: str
+    #: The refusal's message.
+    message: str
+
+    @classmethod
+    def from_proto(cls, stopped: robot_pb2.ChunkStop) -> ChunkStop:
+        """The stop of a TickChunk answer."""
+        code = next((c for c in grpc.StatusCode if c.value[0] == stopped.code), grpc.StatusCode.UNKNOWN)
+        return cls(tick_index=stopped.tick_index, code=code, reason=stopped.reason, message=stopped.message)
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What a chunk of control ticks returned."""
+
+    #: One result per tick run, in order.
+    ticks: list[TickResult]
+    #: Set when a tick after the first was refused and the chunk ended there.
+    stopped: ChunkStop | None
 
 
 class Client:
@@ -280,49 +326,20 @@ class Client:
         request = robot_pb2.SetJointPositionsRequest(positions=joint_values(positions), hold=hold)
         return self.call(self.robot.SetJointPositions, request)
 
-    def tick(
-        self,
-        action: Sequence[float],
-        *,
-        images: bool = False,
-        cameras: Sequence[str] = (),
-        width: int = 0,
-        height: int = 0,
-        depth: bool = False,
-        unit: UnitName = "rad",
-        raw_images: bool = True,
-        period_s: float | None = None,
-        render_quality: RenderQualityName | None = None,
-    ) -> TickResult:
-        """One control tick with an ordered action vector; images rendered after it on request.
+    def tick(self, action: Sequence[float], **options: Unpack[TickOptions]) -> TickResult:
+        """One control tick with an ordered action vector; images rendered after it on request
+        (the options: `TickOptions`)."""
+        return TickResult.from_proto(self.call(self.robot.Tick, tick_request(action, options)))
 
-        With a LeRobot ``unit`` the action and the observation's joint positions are in it.
-        ``raw_images`` asks for unencoded RGB (cheapest on one machine), else PNG. ``period_s``
-        is this tick's twin time in sim (None: the control period in force);
-        ``render_quality`` how its frames are drawn (None: the daemon's ``--render-quality``)."""
-        request = robot_pb2.TickRequest(
-            action=[float(v) for v in action],
-            want_images=images,
-            cameras=list(cameras),
-            width=width,
-            height=height,
-            want_depth=depth,
-            depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
-            color_encoding=robot_pb2.COLOR_ENCODING_RAW if raw_images else robot_pb2.COLOR_ENCODING_PNG,
-            unit=_unit(unit),
-            period_s=period_s,
-            render_quality=_quality(render_quality),
-        )
-        answer = self.call(self.robot.Tick, request)
-        return TickResult(
-            observation=np.array(answer.observation, dtype=np.float64),
-            images={frame.camera: decode_color(frame) for frame in answer.frames},
-            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
-            physics_steps=answer.physics_steps,
-            time_s=answer.time_s,
-            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
-            blocked=answer.blocked,
-        )
+    def tick_chunk(self, actions: Sequence[Sequence[float]], **options: Unpack[TickOptions]) -> ChunkResult:
+        """Runs a chunk of control ticks (1..256 actions, one per tick) in one round trip, each
+        tick as `tick` with the same keyword options would run it; the chunk ends early, with
+        ``stopped`` set, at a tick the daemon refuses after the first (a refused first tick
+        raises `FakesimError`)."""
+        request = robot_pb2.TickChunkRequest(ticks=[tick_request(action, options) for action in actions])
+        answer = self.call(self.robot.TickChunk, request)
+        stopped = ChunkStop.from_proto(answer.stopped) if answer.HasField("stopped") else None
+        return ChunkResult(ticks=[TickResult.from_proto(tick) for tick in answer.ticks], stopped=stopped)
 
     def preview_actions(
         self,
@@ -411,6 +428,48 @@ class Client:
             yield from _guarded(stream)
         finally:
             stream.cancel()
+
+
+class TickOptions(TypedDict, total=False):
+    """Options of a control tick (`Client.tick`, `Client.tick_chunk`); unset, the default named."""
+
+    #: Render frames after the tick (False).
+    images: bool
+    #: The cameras to render (all).
+    cameras: Sequence[str]
+    #: Frame size (0: the model's default).
+    width: int
+    height: int
+    #: Depth images too (False).
+    depth: bool
+    #: Units of the action and the observation's joint positions (``rad``; or a LeRobot unit).
+    unit: UnitName
+    #: Unencoded RGB, cheapest on one machine (True), else PNG.
+    raw_images: bool
+    #: This tick's twin time in sim (None: the control period in force).
+    period_s: float | None
+    #: How its frames are drawn (None: the daemon's ``--render-quality``).
+    render_quality: RenderQualityName | None
+
+
+def tick_request(action: Sequence[float], options: TickOptions) -> robot_pb2.TickRequest:
+    """The Tick request of one action and its options (an unknown option raises TypeError)."""
+    unknown = sorted(set(options) - set(TickOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unknown tick options {unknown} (known: {sorted(TickOptions.__annotations__)})")
+    return robot_pb2.TickRequest(
+        action=[float(v) for v in action],
+        want_images=options.get("images", False),
+        cameras=list(options.get("cameras", ())),
+        width=options.get("width", 0),
+        height=options.get("height", 0),
+        want_depth=options.get("depth", False),
+        depth_encoding=robot_pb2.DEPTH_ENCODING_PNG,
+        color_encoding=robot_pb2.COLOR_ENCODING_RAW if options.get("raw_images", True) else robot_pb2.COLOR_ENCODING_PNG,
+        unit=_unit(options.get("unit", "rad")),
+        period_s=options.get("period_s"),
+        render_quality=_quality(options.get("render_quality")),
+    )
 
 
 def decode_color(frame: robot_pb2.CameraFrame) -> np.ndarray:

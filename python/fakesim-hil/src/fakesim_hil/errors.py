@@ -30,6 +30,10 @@ class FakesimError(Exception):
         #: The ErrorInfo metadata: every value named in the message.
         self.metadata = metadata or {}
 
+    def __reduce__(self) -> tuple[type[FakesimError], tuple[grpc.StatusCode, str, str | None, dict[str, str]]]:
+        """Pickles by the constructor's arguments (a vector env's worker sends its errors back)."""
+        return (type(self), (self.code, self.message, self.reason, self.metadata))
+
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> FakesimError:
         """Builds the exception from a failed call, reading the ErrorInfo detail when present."""

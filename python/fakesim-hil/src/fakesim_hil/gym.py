@@ -29,8 +29,9 @@ from gymnasium import spaces
 
 from fakesim.v1 import session_pb2
 
-from .client import Client, RenderQualityName
+from .client import Client, RenderQualityName, UnitName
 from .daemon import LocalDaemon
+from .errors import FakesimError
 
 #: The suite the registered envs run.
 SUITE = "so101_tabletop"
@@ -46,13 +47,15 @@ ADDRESS_ENV = "FAKESIM_HIL_ADDRESS"
 
 
 class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
-    """One task of the suite, an episode per reset, one daemon control tick per step."""
+    """One task of the suite (by index or name), an episode per reset, one daemon control tick
+    per step; ``unit`` the joint units of actions and positions, ``control_period_s`` the twin
+    time a step advances (None: the daemon's period)."""
 
     metadata = {"render_modes": ["rgb_array"]}
 
     def __init__(
         self,
-        task_index: int = 0,
+        task_index: int | str = 0,
         *,
         address: str | None = None,
         client: Client | None = None,
@@ -62,6 +65,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         cameras: list[str] | None = None,
         render_quality: RenderQualityName = "fast",
         render_mode: str | None = None,
+        unit: UnitName = "rad",
+        control_period_s: float | None = None,
         daemon_bin: str | None = None,
         runs_dir: str | None = None,
         **connection: Any,
@@ -79,12 +84,27 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.client = client or Client(address, **connection)
         self._owns_client = client is None
         self.render_quality = render_quality
+        #: Joint units of actions and joint positions (``rad``, or LeRobot's SO-101 units).
+        self.unit = unit
         model = self.client.model_info()
+        period_s = model.control_period_s
+        if control_period_s is not None:
+            period_s = self.client.set_control_period(control_period_s).period_s
         # A frame per control tick.
-        self.metadata = {**self.metadata, "render_fps": 1.0 / model.control_period_s}
-        task = self.client.tasks(SUITE)[task_index]
+        self.metadata = {**self.metadata, "render_fps": 1.0 / period_s}
+        tasks = self.client.tasks(SUITE)
+        if isinstance(task_index, str):
+            names = [t.name for t in tasks]
+            if task_index not in names:
+                raise ValueError(f"no task {task_index!r} in {SUITE} (tasks: {names})")
+            task_index = names.index(task_index)
+        task = tasks[task_index]
         self.task_index = task_index
+        #: The task's name (``lift_cube`` ...) and its instruction.
+        self.task = task.name
         self.instruction = task.instruction
+        #: The daemon's answer to the last StopEpisode of this env (None before one).
+        self.last_stop: session_pb2.StopEpisodeResponse | None = None
         self.init_states = list(init_states) if init_states is not None else list(range(task.n_init_states))
         self.episode_ticks = episode_ticks
         self.cameras = list(cameras) if cameras is not None else list(model.cameras)
@@ -93,8 +113,11 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._size = (width, height)
         self._keys = list(model.observation_keys)
         n = len(model.action_keys)
-        low = np.array([j.range_min for j in model.joints], dtype=np.float64)
-        high = np.array([j.range_max for j in model.joints], dtype=np.float64)
+        if unit == "rad":
+            low = np.array([j.range_min for j in model.joints], dtype=np.float64)
+            high = np.array([j.range_max for j in model.joints], dtype=np.float64)
+        else:
+            low, high = joint_ranges(self.client, unit)
         self.action_space = spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64)
         self.observation_space = spaces.Dict(
             {
@@ -113,7 +136,13 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
     def _observe(self, action: np.ndarray) -> dict[str, Any]:
         width, height = self._size
         result = self.client.tick(
-            action, images=True, cameras=self.cameras, width=width, height=height, render_quality=self.render_quality
+            action,
+            images=True,
+            cameras=self.cameras,
+            width=width,
+            height=height,
+            render_quality=self.render_quality,
+            unit=self.unit,
         )
         n = self.action_space.shape[0]
         return {
@@ -135,7 +164,7 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._running = True
         self._steps = 0
         # A hold tick on the current targets renders the first frames and settles the layout.
-        self._last = self._observe(np.array(self.client.robot_state().ctrl_targets))
+        self._last = self._observe(np.array(self.client.robot_state(self.unit).ctrl_targets))
         info = {"run": started.run, "task": started.task.name, "init_state_index": layout, "instruction": self.instruction}
         return self._last, info
 
@@ -152,8 +181,11 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         truncated = self._steps >= self.episode_ticks
         reward = 0.0
         if truncated:
-            success = self._finish()
+            success = bool(self._finish())
             info["is_success"] = success
+            if self.last_stop is not None:
+                info["run"] = self.last_stop.run
+                info["validation_json"] = self.last_stop.validation_json
             reward = 1.0 if success else 0.0
         return self._last, reward, False, truncated, info
 
@@ -168,7 +200,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._running = False
         if self.client.session_info().status != session_pb2.EPISODE_STATUS_RUNNING:
             return None
-        return bool(self.client.stop().success)
+        self.last_stop = self.client.stop()
+        return bool(self.last_stop.success)
 
     def render(self) -> np.ndarray | None:
         """The first camera's latest frame (``rgb_array``)."""
@@ -189,6 +222,27 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
             self.daemon.stop()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def joint_ranges(client: Client, unit: UnitName) -> tuple[np.ndarray, np.ndarray]:
+    """The twin's joint ranges in ``unit``, as the daemon's conversion states them: each joint's
+    from the refusal of a preview (which moves nothing) with that joint far out of range; held
+    1e-3 inside, the range being stated to three decimals."""
+    targets = list(client.robot_state(unit).ctrl_targets)
+    low, high = np.empty(len(targets)), np.empty(len(targets))
+    for i in range(len(targets)):
+        probe = list(targets)
+        probe[i] = 1e9
+        try:
+            client.preview_actions([probe], unit=unit)
+        except FakesimError as refused:
+            if refused.reason != "out_of_range" or "range" not in refused.metadata:
+                raise
+            lo, hi = (float(v) for v in refused.metadata["range"].strip("[]").split(","))
+        else:
+            raise RuntimeError(f"the daemon took joint {i} at 1e9 {unit}")
+        low[i], high[i] = lo + 1e-3, hi - 1e-3
+    return low, high
 
 
 def register_envs() -> None:

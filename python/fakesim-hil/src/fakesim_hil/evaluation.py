@@ -1,0 +1,144 @@
+"""Evaluation jobs (task × layout × seed), one episode per job on a daemon, and the aggregate report."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .client import Client
+from .gym import FakesimEnv
+
+#: A policy: observation (as `FakesimEnv` gives it) to joint targets in radians. One with a
+#: ``reset()`` method (LeRobot's policies have one) is reset at the start of every episode.
+Policy = Callable[[dict[str, Any]], np.ndarray]
+
+#: How far inside the joint ranges actions are held, in the joints' unit.
+RANGE_MARGIN = 1e-4
+#: z of a two-sided 95 % interval.
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: a task of the suite by name, its layout and the seed given to reset."""
+
+    task: str
+    init_state_index: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class EpisodeOptions:
+    """How every episode of an evaluation runs: its length, its frames and its control period."""
+
+    episode_ticks: int = 100
+    cameras: tuple[str, ...] = ("agentview",)
+    image_size: tuple[int, int] = (64, 48)
+    control_period_s: float | None = None
+
+
+def jobs_grid(tasks: Iterable[str], layouts: Iterable[int], seeds: Iterable[int]) -> list[Job]:
+    """Every task × layout × seed, in that order."""
+    layouts, seeds = list(layouts), list(seeds)
+    return [Job(task, layout, seed) for task in tasks for layout in layouts for seed in seeds]
+
+
+def run_episode(client: Client, policy: Policy, job: Job, options: EpisodeOptions = EpisodeOptions()) -> dict[str, Any]:
+    """Runs one job's episode on the daemon behind ``client`` and returns its summary: the job,
+    the daemon's judgement, the steps run and the validation report (no run id, no timings, so
+    the same job gives the same summary on any daemon)."""
+    env = FakesimEnv(
+        job.task,
+        client=client,
+        episode_ticks=options.episode_ticks,
+        cameras=list(options.cameras),
+        image_size=options.image_size,
+        control_period_s=options.control_period_s,
+    )
+    try:
+        if hasattr(policy, "reset"):
+            policy.reset()
+        # Actions held just inside the joint ranges (the stated ranges' last digit is rounded).
+        low, high = env.action_space.low + RANGE_MARGIN, env.action_space.high - RANGE_MARGIN
+        observation, _ = env.reset(seed=job.seed, options={"init_state_index": job.init_state_index})
+        info: dict[str, Any] = {}
+        truncated, steps = False, 0
+        while not truncated:
+            action = np.clip(np.asarray(policy(observation), dtype=np.float64), low, high)
+            observation, _, _, truncated, info = env.step(action)
+            steps += 1
+    finally:
+        env.close()
+    return {
+        **asdict(job),
+        "success": bool(info["is_success"]),
+        "steps": steps,
+        "validation": json.loads(info.get("validation_json") or "{}"),
+    }
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a success rate (0..1); (0, 1) without episodes."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _add_counts(total: dict[str, Any], counts: Mapping[str, Any]) -> None:
+    """Adds nested counts (stop reasons by call and reason) into ``total``."""
+    for key, value in counts.items():
+        if isinstance(value, Mapping):
+            _add_counts(total.setdefault(key, {}), value)
+        else:
+            total[key] = total.get(key, 0) + value
+
+
+def _group(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success rate with its Wilson 95 % interval and the summed validation figures of episodes."""
+    successes = sum(s["success"] for s in summaries)
+    lo, hi = wilson_interval(successes, len(summaries))
+    stop_reasons: dict[str, Any] = {}
+    joint_limit_hits: dict[str, int] = {}
+    for s in summaries:
+        _add_counts(stop_reasons, s["validation"].get("stop_reasons", {}))
+        _add_counts(joint_limit_hits, s["validation"].get("joint_limit_hits", {}))
+    clearances = [s["validation"]["min_table_clearance_m"] for s in summaries if "min_table_clearance_m" in s["validation"]]
+    return {
+        "episodes": len(summaries),
+        "successes": successes,
+        "success_rate": successes / len(summaries) if summaries else 0.0,
+        "success_rate_ci95": [lo, hi],
+        "stop_reasons": stop_reasons,
+        "safety_refusals": sum(s["validation"].get("safety_refusals", 0) for s in summaries),
+        "joint_limit_hits": joint_limit_hits,
+        "min_table_clearance_m": min(clearances) if clearances else None,
+    }
+
+
+def aggregate(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The report of an evaluation: overall, per task and per task and layout (``task/layout``)."""
+    summaries = sorted(summaries, key=lambda s: (s["task"], s["init_state_index"], s["seed"]))
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    by_layout: dict[str, list[dict[str, Any]]] = {}
+    for s in summaries:
+        by_task.setdefault(s["task"], []).append(s)
+        by_layout.setdefault(f"{s['task']}/{s['init_state_index']}", []).append(s)
+    return {
+        "overall": _group(summaries),
+        "per_task": {task: _group(group) for task, group in by_task.items()},
+        "per_task_layout": {key: _group(group) for key, group in by_layout.items()},
+        "episodes": summaries,
+    }
+
+
+def evaluate_sequential(client: Client, policy: Policy, jobs: Iterable[Job], options: EpisodeOptions = EpisodeOptions()) -> list[dict[str, Any]]:
+    """Runs the jobs one after another on one daemon; the summaries in job order."""
+    return [run_episode(client, policy, job, options) for job in jobs]

@@ -1,0 +1,63 @@
+"""Evaluation on a local Ray cluster the test starts (2 daemon actors, 12 jobs), in a network
+namespace with only loopback (Ray binds every interface): summaries equal the sequential run's,
+also when one daemon is killed mid-run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray")
+
+from fakesim_hil import Client  # noqa: E402
+from fakesim_hil.evaluation import evaluate_sequential  # noqa: E402
+from ray_cluster_run import JOBS, OPTIONS, Drift  # noqa: E402
+
+SCRIPT = Path(__file__).with_name("ray_cluster_run.py")
+
+
+def _key(summary: dict[str, Any]) -> tuple[str, int, int]:
+    return (summary["task"], summary["init_state_index"], summary["seed"])
+
+
+def run_on_ray(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """Runs ray_cluster_run.py in a fresh network namespace (loopback only) and reads its output."""
+    out = tmp_path / "ray.json"
+    isolated = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    done = subprocess.run(
+        [*isolated, sys.executable, str(SCRIPT), str(out), *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def sequential(daemon: Any) -> list[dict[str, Any]]:
+    """The 12 jobs run one after another on the session's daemon."""
+    with Client(daemon.address) as client:
+        return sorted(evaluate_sequential(client, Drift(), JOBS, OPTIONS), key=_key)
+
+
+def test_ray_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
+    report = run_on_ray(tmp_path)["report"]
+    assert report["episodes"] == sequential
+    assert len(report["episodes"]) == 12 and report["retried"] == 0
+    assert report["overall"]["episodes"] == 12 and set(report["per_task"]) == {"lift_cube", "push_to_target"}
+    assert len(report["per_task_layout"]) == 6
+    lift = report["per_task"]["lift_cube"]
+    assert 0.0 <= lift["success_rate_ci95"][0] <= lift["success_rate"] <= lift["success_rate_ci95"][1] <= 1.0
+    assert sum(report["overall"]["joint_limit_hits"].values()) > 0, "the drift drives joints onto their limits"
+    clearances = [s["validation"]["min_table_clearance_m"] for s in sequential]
+    assert report["overall"]["min_table_clearance_m"] == min(clearances)
+
+
+def test_a_killed_daemon_still_yields_every_job(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
+    run = run_on_ray(tmp_path, "--kill-first-daemon")
+    assert len(run["killed"]) == 1
+    assert run["report"]["retried"] >= 1, "the job on the killed daemon was run again"
+    assert run["report"]["episodes"] == sequential
