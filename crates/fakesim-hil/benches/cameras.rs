@@ -112,7 +112,7 @@ async fn draw_both(twin: &TwinHandle, size: (u32, u32), quality: RenderQuality) 
 }
 
 async fn over_grpc() -> anyhow::Result<()> {
-    let daemon = Daemon::start("127.0.0.1:0").await?;
+    let daemon = Daemon::start("127.0.0.1:0", &[]).await?;
     let adaptive = Endpoint::from_shared(format!("http://{}", daemon.addr))?
         .http2_adaptive_window(true)
         .connect()
@@ -145,7 +145,7 @@ async fn over_grpc() -> anyhow::Result<()> {
     let mut cpu_start = Duration::ZERO;
     for round in 0..WARMUP + SAMPLES {
         if round == WARMUP {
-            let (physics, rest) = daemon.cpu()?;
+            let (physics, rest) = daemon.physics_and_rest()?;
             cpu_start = physics + rest;
         }
         for path in &mut paths {
@@ -153,7 +153,7 @@ async fn over_grpc() -> anyhow::Result<()> {
             path.tick(client, &action, round >= WARMUP).await?;
         }
     }
-    let (physics, rest) = daemon.cpu()?;
+    let (physics, rest) = daemon.physics_and_rest()?;
     let cpu_ms = (physics + rest - cpu_start).as_secs_f64() * 1e3 / (SAMPLES * paths.len()) as f64;
     let ticks = ((WARMUP + SAMPLES) * paths.len()) as u64;
     let end = clients[0]

@@ -37,7 +37,7 @@ fn main() -> anyhow::Result<()> {
         let values = sim.arm_ctrl().to_vec();
         let action = JointValues::Ordered(values.clone());
         let twin = TwinHandle::spawn(TwinConfig::default())?;
-        let daemon = Daemon::start("127.0.0.1:0").await?;
+        let daemon = Daemon::start("127.0.0.1:0", &[]).await?;
         let mut robot = RobotServiceClient::new(daemon.channel.clone());
         let steps_at = |robot: &mut RobotServiceClient<_>| {
             let mut robot = robot.clone();
@@ -56,7 +56,7 @@ fn main() -> anyhow::Result<()> {
         let mut cpu_start = (Duration::ZERO, Duration::ZERO);
         for i in 0..WARMUP + SAMPLES {
             if i == WARMUP {
-                cpu_start = daemon.cpu()?;
+                cpu_start = daemon.physics_and_rest()?;
             }
             let mut round = [Duration::ZERO; 4];
             let start = Instant::now();
@@ -93,7 +93,7 @@ fn main() -> anyhow::Result<()> {
                 }
             }
         }
-        let (physics, rest) = daemon.cpu()?;
+        let (physics, rest) = daemon.physics_and_rest()?;
         // Per tick of the daemon's: a chunk's and the 8 Tick calls' of every round.
         let per_tick = |used: Duration| used.as_secs_f64() * 1e6 / (2 * CHUNK * SAMPLES) as f64;
         let (physics, rest) = (per_tick(physics - cpu_start.0), per_tick(rest - cpu_start.1));

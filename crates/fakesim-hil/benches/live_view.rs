@@ -7,15 +7,15 @@
 //!
 //! Run with `cargo bench -p fakesim-hil --features live-view --bench live_view`.
 
-mod daemon;
+mod support;
 
 use anyhow::ensure;
-use daemon::{Daemon, median_us, timed};
 use fakesim_proto::v1::TickRequest;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::{GetRobotStateRequest, ResetTaskRequest};
 use std::time::Duration;
+use support::{Daemon, median_us, timed};
 use tonic::transport::Channel;
 
 const WARMUP: usize = 100;

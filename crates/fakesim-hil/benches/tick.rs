@@ -21,8 +21,8 @@ use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::{GetRobotStateRequest, TickRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::{JointValues, Scene, Sim, TwinConfig, TwinHandle};
-use std::time::{Duration, Instant};
-use support::Daemon;
+use std::time::Duration;
+use support::{Daemon, median_us, timed};
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -30,19 +30,6 @@ use tonic_health::pb::health_client::HealthClient;
 const WARMUP: usize = 100;
 const SAMPLES: usize = 2000;
 const TICKS: u64 = (WARMUP + SAMPLES) as u64;
-
-/// Times one call.
-async fn timed<T>(samples: &mut Vec<Duration>, call: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
-    let start = Instant::now();
-    let out = call.await?;
-    samples.push(start.elapsed());
-    Ok(out)
-}
-
-fn median_us(mut samples: Vec<Duration>) -> f64 {
-    samples.sort_unstable();
-    samples[samples.len() / 2].as_secs_f64() * 1e6
-}
 
 /// The three calls timed on one daemon.
 struct Calls {
@@ -91,8 +78,8 @@ fn main() -> anyhow::Result<()> {
         let socket = std::env::temp_dir().join(format!("fakesim-bench-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&socket);
         let daemons = [
-            Daemon::start("127.0.0.1:0").await?,
-            Daemon::start(&format!("unix:{}", socket.display())).await?,
+            Daemon::start("127.0.0.1:0", &[]).await?,
+            Daemon::start(&format!("unix:{}", socket.display()), &[]).await?,
         ];
         let mut calls = daemons.each_ref().map(Calls::new);
         let mut start_steps = [0; 2];
@@ -106,7 +93,7 @@ fn main() -> anyhow::Result<()> {
         for i in 0..WARMUP + SAMPLES {
             if i == WARMUP {
                 for (at, daemon) in cpu_start.iter_mut().zip(&daemons) {
-                    *at = daemon.cpu()?;
+                    *at = daemon.physics_and_rest()?;
                 }
             }
             let mut round: Vec<Vec<Duration>> = (0..8).map(|_| Vec::new()).collect();
@@ -141,7 +128,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .zip(cpu_start)
             .map(|(daemon, (physics, rest))| {
-                let (physics_now, rest_now) = daemon.cpu()?;
+                let (physics_now, rest_now) = daemon.physics_and_rest()?;
                 // Each call of the round: a tick, a state read and a health check.
                 let per = |used: Duration| used.as_secs_f64() * 1e6 / SAMPLES as f64;
                 Ok((per(physics_now - physics), per(rest_now - rest)))

@@ -1,12 +1,14 @@
-//! What the benches that time the daemon binary share: starting it in a process of its own on
-//! a loopback port or a Unix domain socket, connecting, and reading its CPU time per thread.
+//! What the daemon benches share: the `fakesim-hil` binary started in a process of its own on a
+//! loopback port or a Unix domain socket and connected to, its threads' CPU time, and the timing
+//! helpers. Each bench uses a part of it.
+#![allow(dead_code)]
 
 use anyhow::Context;
 use hyper_util::rt::TokioIo;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint};
 
@@ -18,17 +20,19 @@ pub struct Daemon {
     child: Child,
     /// The address it printed: `HOST:PORT` or `unix:PATH`.
     pub addr: String,
-    /// A connection to it.
+    /// The connection to it.
     pub channel: Channel,
 }
 
 impl Daemon {
-    /// Starts the daemon binary on `listen` and connects to the address it prints.
-    pub async fn start(listen: &str) -> anyhow::Result<Self> {
+    /// Starts the daemon binary on `listen` with `extra` arguments and connects to the address
+    /// it prints.
+    pub async fn start(listen: &str, extra: &[&str]) -> anyhow::Result<Self> {
         let runs = std::env::temp_dir().join(format!("fakesim-bench-runs-{}", std::process::id()));
         let mut child = Command::new(env!("CARGO_BIN_EXE_fakesim-hil"))
             .args(["--listen", listen, "--runs-dir"])
             .arg(runs)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -44,18 +48,23 @@ impl Daemon {
     }
 
     /// CPU time the daemon has used so far: (its physics thread, every other thread).
-    pub fn cpu(&self) -> anyhow::Result<(Duration, Duration)> {
+    pub fn physics_and_rest(&self) -> anyhow::Result<(Duration, Duration)> {
+        let ([physics], rest) = self.cpu(["twin-physics"])?;
+        Ok((physics, rest))
+    }
+
+    /// CPU time the daemon has used so far: that of each thread named, then of every other.
+    pub fn cpu<const N: usize>(&self, threads: [&str; N]) -> anyhow::Result<([Duration; N], Duration)> {
         let tasks = PathBuf::from(format!("/proc/{}/task", self.child.id()));
-        let (mut physics, mut rest) = (Duration::ZERO, Duration::ZERO);
+        let (mut named, mut rest) = ([Duration::ZERO; N], Duration::ZERO);
         for task in std::fs::read_dir(tasks)? {
             let (name, used) = thread_cpu(&task?.path().join("stat"))?;
-            if name == "twin-physics" {
-                physics += used;
-            } else {
-                rest += used;
+            match threads.iter().position(|t| *t == name) {
+                Some(i) => named[i] += used,
+                None => rest += used,
             }
         }
-        Ok((physics, rest))
+        Ok((named, rest))
     }
 }
 
@@ -90,4 +99,18 @@ async fn unix_channel(path: PathBuf) -> anyhow::Result<Channel> {
     Ok(Endpoint::try_from("http://[::1]:50051")?
         .connect_with_connector(connector)
         .await?)
+}
+
+/// Times one call.
+pub async fn timed<T>(samples: &mut Vec<Duration>, call: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    let start = Instant::now();
+    let out = call.await?;
+    samples.push(start.elapsed());
+    Ok(out)
+}
+
+/// The median, in microseconds.
+pub fn median_us(mut samples: Vec<Duration>) -> f64 {
+    samples.sort_unstable();
+    samples[samples.len() / 2].as_secs_f64() * 1e6
 }
