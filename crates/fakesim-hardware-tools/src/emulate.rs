@@ -67,7 +67,7 @@ impl EmulateArgs {
 
 /// Serves the virtual bus until Ctrl-C.
 pub async fn run(args: EmulateArgs, io: Console) -> anyhow::Result<()> {
-    serve_until(args, io, tokio::signal::ctrl_c()).await
+    serve_until(args, io, crate::interrupt::installed()?).await
 }
 
 /// Serves the virtual bus until `stop` completes; prints the device path and how to use it.

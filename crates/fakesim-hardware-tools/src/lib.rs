@@ -10,6 +10,7 @@ pub mod align;
 pub mod calibrate;
 pub mod console;
 pub mod emulate;
+mod interrupt;
 pub mod port;
 pub mod progress;
 pub mod scan;

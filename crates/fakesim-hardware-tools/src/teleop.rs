@@ -85,7 +85,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 /// Runs teleoperation until Ctrl-C.
 pub async fn run(args: TeleopArgs, io: Console) -> anyhow::Result<()> {
-    run_until(args, io, tokio::signal::ctrl_c()).await
+    run_until(args, io, crate::interrupt::installed()?).await
 }
 
 /// Runs teleoperation until `stop` completes (or `--cycles` were run), then switches the
