@@ -259,7 +259,7 @@ fn run_sequence(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn every_goal_on_the_bus_was_previewed_and_lies_in_the_effective_range(ops in prop::collection::vec(op(), 1..24)) {
