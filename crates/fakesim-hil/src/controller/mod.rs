@@ -59,15 +59,16 @@ impl AppState {
                 .route(VerbKind::SimOnly)
                 .map_err(|e| status::from_bridge(&e))?;
         }
+        // A chunk checks, charges and journals each of its ticks itself.
+        if let Motion::TickChunk(ticks) = motion {
+            return self.chunk(ticks).await;
+        }
         let charged = motion.counts_against_budget();
         if charged {
             self.engine
                 .check_robot_call()
                 .await
                 .map_err(|e| status::from_episode(&e))?;
-        }
-        if let Motion::TickChunk(ticks) = motion {
-            return self.chunk(ticks).await;
         }
         let (done, physics_steps, fields) = self.execute(motion).await?;
         if charged {
