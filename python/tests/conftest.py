@@ -71,6 +71,13 @@ class VirtualBus:
 
     device: str
     calibration_path: Path
+    process: subprocess.Popen[str]
+
+    def stop(self) -> None:
+        """Stops the bus (SIGINT) and checks it exited cleanly, writing its files (e.g. --write-log)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        assert self.process.wait(timeout=30) == 0
 
     @property
     def calibration(self) -> dict:
@@ -81,23 +88,23 @@ class VirtualBus:
 @pytest.fixture
 def emulate(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., VirtualBus]]:
     """Starts virtual buses with extra `emulate` arguments; each is stopped (SIGINT, exit 0) after the test."""
-    started: list[subprocess.Popen[str]] = []
+    started: list[VirtualBus] = []
 
     def start(*args: str) -> VirtualBus:
         calibration = tmp_path_factory.mktemp("emulate") / "virtual.json"
         process = subprocess.Popen(
             [fakesim_bin, "emulate", "--write-calibration", str(calibration), *args], stdout=subprocess.PIPE, text=True
         )
-        started.append(process)
         assert process.stdout is not None
         first = process.stdout.readline()
+        bus = VirtualBus(first.removeprefix("Virtual servo bus on ").split(":")[0], calibration, process)
+        started.append(bus)
         assert first.startswith("Virtual servo bus on "), first
-        return VirtualBus(first.removeprefix("Virtual servo bus on ").split(":")[0], calibration)
+        return bus
 
     yield start
-    for process in started:
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0
+    for bus in started:
+        bus.stop()
 
 
 @pytest.fixture

@@ -10,14 +10,31 @@ from pathlib import Path
 import numpy as np
 from camera_server import SolidColourCamera
 from lerobot.datasets import LeRobotDataset
-from lerobot_support import leader_reading, lerobot_home, lerobot_record, runs_of, virtual_leader  # noqa: F401
+from lerobot_support import MOTORS, leader_reading, lerobot_home, lerobot_record, runs_of, virtual_leader  # noqa: F401
 
+#: Goal_Position in the STS3215 control table (2 bytes, little-endian steps).
+GOAL_POSITION = 42
+#: The daemon's default per-tick delta cap in hil (rad), in servo steps (4096 a turn).
+DELTA_CAP_STEPS = 0.35 * 4096 / (2 * np.pi)
+
+
+def goal_writes(log: Path) -> list[dict]:
+    """The Goal_Position writes in emulate's write log, each with the servo's position just before."""
+    goals = []
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        offset = GOAL_POSITION - record["addr"]
+        if 0 <= offset and offset + 2 <= len(record["data"]):
+            low, high = record["data"][offset : offset + 2]
+            goals.append({**record, "goal": low | high << 8})
+    return goals
 
 
 def test_lerobot_record_in_hil_sends_every_frame_through_the_pipeline_and_records_the_real_camera(
     emulate, daemon_factory, virtual_leader: str, lerobot_home: Path
 ) -> None:
-    bus = emulate()
+    write_log = lerobot_home / "hil-writes.jsonl"
+    bus = emulate("--write-log", str(write_log))
     daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
     root = lerobot_home / "datasets" / "hil"
     with SolidColourCamera("front", (30, 160, 220), 64, 48) as camera:
@@ -49,3 +66,21 @@ def test_lerobot_record_in_hil_sends_every_frame_through_the_pipeline_and_record
     events = [json.loads(line) for line in (daemon.runs_dir / run.run / "events.jsonl").read_text().splitlines()]
     safety = {event["safety"]["event"] for event in events if event["kind"] == "safety"}
     assert "delta_capped" in safety and "watchdog_hold" not in safety, safety
+
+    # What reached the bus: every goal the daemon wrote was one the layers let through, within the
+    # delta cap of where the servo stood and inside its calibrated range (LeRobot's so101_follower,
+    # with no max_relative_target, would have written the leader's far pose at once). Each tick
+    # wrote one goal round; holds (torque on, the watchdog after the recording) wrote the others.
+    daemon.stop()
+    bus.stop()
+    goals = goal_writes(write_log)
+    ids = {motor: bus.calibration[motor]["id"] for motor in MOTORS}
+    rounds = sum(1 for goal in goals if goal["id"] == ids["shoulder_pan"])
+    assert rounds >= frames, (rounds, frames)
+    for motor, servo in ids.items():
+        calibration = bus.calibration[motor]
+        written = [goal for goal in goals if goal["id"] == servo]
+        assert len(written) == rounds, (motor, len(written), rounds)
+        for goal in written:
+            assert calibration["range_min"] <= goal["goal"] <= calibration["range_max"], (motor, goal)
+            assert abs(goal["goal"] - goal["present_before"]) <= DELTA_CAP_STEPS + 8, (motor, goal)

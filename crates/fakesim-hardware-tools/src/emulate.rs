@@ -2,11 +2,11 @@
 //! command can be tried without an arm.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use feetech_emu::cli::{ArmArgs, FaultArgs, ScriptArgs};
-use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
+use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, WriteRecord, serve_pty};
 
 use super::Console;
 
@@ -24,6 +24,11 @@ pub struct EmulateArgs {
     /// --calibration FILE`.
     #[arg(long, value_name = "FILE", conflicts_with = "new_servo")]
     pub write_calibration: Option<PathBuf>,
+    /// When emulate stops, write every host write the servos executed to FILE, one JSON object
+    /// a line (`at_us`, `id`, `addr`, `data`, `present_before`, `torque_before`), so a test can
+    /// check what reached the bus.
+    #[arg(long, value_name = "FILE")]
+    pub write_log: Option<PathBuf>,
     /// The emulated arm: the calibration its servos hold, joint offsets, obstacles, slips.
     #[command(flatten)]
     pub arm: ArmArgs,
@@ -113,6 +118,32 @@ pub async fn serve_until(
     }
     io.say("Press Ctrl-C to stop.")?;
     let stopped = stop.await.context("waiting for Ctrl-C");
+    let writes = bus.servos().write_log();
     bus.shutdown().await.context("stopping the virtual servo bus")?;
+    if let Some(file) = &args.write_log {
+        save_write_log(file, &writes)
+            .await
+            .with_context(|| format!("writing the bus write log to {}", file.display()))?;
+    }
     stopped
+}
+
+/// Writes `writes` as JSON lines to `file`, whole or not at all (a temporary file renamed).
+async fn save_write_log(file: &Path, writes: &[WriteRecord]) -> std::io::Result<()> {
+    let mut text = String::new();
+    for record in writes {
+        let line = serde_json::json!({
+            "at_us": record.at.as_micros(),
+            "id": record.id,
+            "addr": record.addr,
+            "data": record.data,
+            "present_before": record.present_before,
+            "torque_before": record.torque_before,
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    let partial = file.with_extension("partial");
+    tokio::fs::write(&partial, text).await?;
+    tokio::fs::rename(&partial, file).await
 }
