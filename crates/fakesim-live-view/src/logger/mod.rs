@@ -1,6 +1,7 @@
 //! The logger thread: takes updates off the feed, poses the model on its own data, and logs
 //! them to the recording stream.
 
+mod columns;
 mod open;
 mod scene;
 
@@ -9,16 +10,17 @@ pub(crate) use open::Opened;
 use crate::ToLeRobot;
 use crate::feed::{Stamped, Update};
 use crate::paths::{self, Arm, JointPaths, Series};
+use columns::{At, Clock, Columns};
 use fakesim_bridge::hil::{Mode, Sample};
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TickSnapshot;
 use rerun::{
-    Color, EncodedImage, LineStrips3D, Points3D, RecordingStreamResult, Scalars, TextLog, TextLogLevel, ViewCoordinates,
+    Color, EncodedImage, LineStrips3D, Points3D, RecordingStreamResult, TextLog, TextLogLevel, ViewCoordinates,
 };
 use scene::Scene;
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Shortest wall time between two logged 3D scenes of the twin: faster ticks (a client ticking
@@ -41,6 +43,8 @@ pub(crate) struct Logger {
     opened: Opened,
     scene: Scene,
     joints: JointPaths,
+    /// The joint scalars waiting to be sent.
+    columns: Columns,
     to_lerobot: ToLeRobot,
     /// The last tick seen: frames and text entries are placed there too.
     tick: Option<u64>,
@@ -70,6 +74,7 @@ impl Logger {
             opened,
             scene,
             joints: JointPaths::new(),
+            columns: Columns::new(),
             to_lerobot,
             tick: None,
             mode,
@@ -91,27 +96,48 @@ impl Logger {
             let stamped = match feed.try_recv() {
                 Ok(stamped) => stamped,
                 Err(TryRecvError::Empty) => {
-                    // Caught up: the last tick's scene is drawn before waiting.
+                    // Caught up: the last tick's scene is drawn before waiting, and the
+                    // gathered joints are sent when their time comes, updates or not.
                     let logged = self.log_pending();
                     self.check(logged);
-                    match feed.recv() {
-                        Ok(stamped) => stamped,
-                        Err(_) => break,
+                    match self.wait(&feed) {
+                        Some(stamped) => stamped,
+                        None => break,
                     }
                 }
                 Err(TryRecvError::Disconnected) => break,
             };
             let Some(update) = stamped.update else { break };
-            let logged = self.log(stamped.wall, update);
+            let logged = self
+                .log(stamped.wall, update)
+                .and_then(|()| self.columns.send_if_due(&self.opened.rec));
             self.check(logged);
         }
-        let logged = self.log_pending();
+        let logged = self.log_pending().and_then(|()| self.columns.send(&self.opened.rec));
         self.check(logged);
         if let Err(e) = self.opened.rec.flush_blocking() {
             tracing::warn!(error = %e, "live view: the last updates may be lost");
         }
         if self.errors > 0 {
             tracing::warn!(errors = self.errors, "live view: Rerun refused some updates");
+        }
+    }
+
+    /// The next update, sending the gathered joints whenever they fall due while waiting;
+    /// `None` once every sender is gone.
+    fn wait(&mut self, feed: &Receiver<Stamped>) -> Option<Stamped> {
+        loop {
+            let Some(left) = self.columns.due_in() else {
+                return feed.recv().ok();
+            };
+            match feed.recv_timeout(left) {
+                Ok(stamped) => return Some(stamped),
+                Err(RecvTimeoutError::Timeout) => {
+                    let sent = self.columns.send(&self.opened.rec);
+                    self.check(sent);
+                }
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
         }
     }
 
@@ -206,22 +232,22 @@ impl Logger {
             return Ok(());
         }
         self.tick = Some(snapshot.tick);
-        self.at(wall, self.tick, None);
         if self.tcp_path.len() == TCP_PATH_POINTS {
             self.tcp_path.pop_front();
         }
         self.tcp_path.push_back(self.scene.tcp());
-        let rec = &self.opened.rec;
         let joints = self.scene.arm_joints();
+        let at = (Clock::Tick, snapshot.tick, wall);
         for (i, q) in joints.iter().enumerate() {
-            rec.log(self.joints.series(i, Series::Twin), &Scalars::single(*q))?;
+            self.columns.push(self.joints.series(i, Series::Twin), at, *q);
         }
         if self.mode == Mode::Sim {
-            self.lerobot(&joints, Some(&snapshot.ctrl))?;
+            self.lerobot(at, &joints, Some(&snapshot.ctrl));
         }
         let due = self.posed_at.is_none_or(|at| at.elapsed() >= POSE_GAP);
         if due {
             self.pending = None;
+            self.at(wall, self.tick, None);
             self.log_scene()
         } else {
             self.pending = Some((wall, Box::new(snapshot.clone())));
@@ -264,49 +290,43 @@ impl Logger {
             return Ok(());
         };
         self.at(wall, None, Some(sample.seq));
-        let rec = &self.opened.rec;
         self.scene.pose_arm(&sample.twin_rad);
         self.log_arm(Arm::Twin)?;
         self.scene.pose_arm(&real);
         self.log_arm(Arm::Real)?;
+        let at = (Clock::Reading, sample.seq, wall);
         for (i, (twin, real)) in sample.twin_rad.iter().zip(&real).enumerate() {
-            rec.log(self.joints.series(i, Series::Twin), &Scalars::single(*twin))?;
-            rec.log(self.joints.series(i, Series::Real), &Scalars::single(*real))?;
+            self.columns.push(self.joints.series(i, Series::Twin), at, *twin);
+            self.columns.push(self.joints.series(i, Series::Real), at, *real);
         }
         if let Some(shadow) = &sample.shadow {
             let predicted = shadow.map(|s| s.predicted_rad);
             self.scene.pose_arm(&predicted);
             self.log_arm(Arm::Predicted)?;
             for (i, joint) in shadow.iter().enumerate() {
-                rec.log(
-                    self.joints.series(i, Series::Predicted),
-                    &Scalars::single(joint.predicted_rad),
-                )?;
-                rec.log(
-                    self.joints.series(i, Series::Residual),
-                    &Scalars::single(joint.residual_rad),
-                )?;
+                self.columns
+                    .push(self.joints.series(i, Series::Predicted), at, joint.predicted_rad);
+                self.columns
+                    .push(self.joints.series(i, Series::Residual), at, joint.residual_rad);
             }
         }
         // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
-        if self.mode == Mode::Sim {
-            return Ok(());
+        if self.mode != Mode::Sim {
+            self.lerobot(at, &real, goals.as_ref());
         }
-        self.lerobot(&real, goals.as_ref())
+        Ok(())
     }
 
     /// `observation.<joint>.pos` and, when given, `action.<joint>.pos`, in LeRobot's units.
-    fn lerobot(&self, observed: &[f64; 6], action: Option<&[f64; 6]>) -> RecordingStreamResult<()> {
-        let rec = &self.opened.rec;
+    fn lerobot(&mut self, at: At, observed: &[f64; 6], action: Option<&[f64; 6]>) {
         for (path, value) in self.joints.observation.iter().zip((self.to_lerobot)(observed)) {
-            rec.log(path.as_str(), &Scalars::single(value))?;
+            self.columns.push(path, at, value);
         }
         if let Some(action) = action {
             for (path, value) in self.joints.action.iter().zip((self.to_lerobot)(action)) {
-                rec.log(path.as_str(), &Scalars::single(value))?;
+                self.columns.push(path, at, value);
             }
         }
-        Ok(())
     }
 
     /// The arm's bodies as posed, under the root of `arm`.
