@@ -10,6 +10,7 @@ from lerobot.configs import FeatureType, NormalizationMode, PolicyFeature
 from lerobot.policies.act import ACTConfig, ACTPolicy
 from lerobot.policies.factory import make_pre_post_processors
 
+from conftest import start_daemon
 from lerobot_support import lerobot_cli, lerobot_home  # noqa: F401 (fixture)
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
@@ -46,11 +47,25 @@ def tiny_act_policy(directory: Path) -> Path:
     return directory
 
 
+@pytest.mark.parametrize("daemons", ["started by the env", "at addresses given"])
 def test_lerobot_eval_counts_the_daemons_judgements(
-    lerobot_home: Path, fakesim_bin: str, tmp_path: Path  # noqa: F811 (fixture)
+    lerobot_home: Path, fakesim_bin: str, tmp_path: Path, daemons: str  # noqa: F811 (fixture)
 ) -> None:
     policy = tiny_act_policy(tmp_path / "policy")
     runs, output = tmp_path / "runs", tmp_path / "eval"
+    # Given daemons keep their runs where the env's own would, so the checks below read both alike.
+    given = [start_daemon(runs / f"env-{i}") for i in range(2)] if daemons == "at addresses given" else []
+    where = [f"--env.addresses=[{','.join(d.address for d in given)}]"] if given else [f"--env.daemon_bin={fakesim_bin}"]
+    try:
+        evaluate(policy, runs, output, where)
+    finally:
+        for daemon in given:
+            daemon.stop()
+    check_judgements(runs, output)
+
+
+def evaluate(policy: Path, runs: Path, output: Path, where: list[str]) -> None:
+    """lerobot-eval of `policy`: 4 episodes of lift_cube over 2 slots, on the daemons `where` says."""
     lerobot_cli(
         "lerobot-eval",
         "--env.type=fakesim_hil",
@@ -59,7 +74,7 @@ def test_lerobot_eval_counts_the_daemons_judgements(
         "--env.fps=20",
         f"--env.observation_width={WIDTH}",
         f"--env.observation_height={HEIGHT}",
-        f"--env.daemon_bin={fakesim_bin}",
+        *where,
         f"--env.runs_dir={runs}",
         f"--policy.path={policy}",
         "--policy.device=cpu",
@@ -69,6 +84,10 @@ def test_lerobot_eval_counts_the_daemons_judgements(
         "--eval.use_async_envs=false",
         f"--output_dir={output}",
     )
+
+
+def check_judgements(runs: Path, output: Path) -> None:
+    """lerobot-eval's results are the daemons' own judgements, episode by episode."""
     info = json.loads((output / "eval_info.json").read_text())
     # Each slot's own daemon judged its episodes, in the order lerobot-eval ran them.
     slots = [[json.loads(line) for line in (runs / f"env-{i}" / "episodes.jsonl").read_text().splitlines()] for i in range(2)]
