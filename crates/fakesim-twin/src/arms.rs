@@ -5,7 +5,7 @@ use crate::joints::ARM_JOINTS;
 
 /// Which arm a twin holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ArmKind {
+pub enum ArmType {
     /// TheRobotStudio's SO-101, the default.
     #[default]
     So101,
@@ -13,15 +13,15 @@ pub enum ArmKind {
     So100,
 }
 
-impl ArmKind {
+impl ArmType {
     /// Every arm, the default first.
-    pub const ALL: [ArmKind; 2] = [ArmKind::So101, ArmKind::So100];
+    pub const ALL: [ArmType; 2] = [ArmType::So101, ArmType::So100];
 
     /// What the twin and its drivers know of this arm.
     pub fn spec(self) -> &'static ArmSpec {
         match self {
-            ArmKind::So101 => &SO101,
-            ArmKind::So100 => &SO100,
+            ArmType::So101 => &SO101,
+            ArmType::So100 => &SO100,
         }
     }
 }
@@ -41,7 +41,7 @@ pub struct ArmJoint {
 #[derive(Debug)]
 pub struct ArmSpec {
     /// Which arm this is.
-    pub kind: ArmKind,
+    pub kind: ArmType,
     /// Short name (`so101`, `so100`): the robot of qualified joint names such as
     /// `so100/shoulder_pan`.
     pub name: &'static str,
@@ -55,7 +55,8 @@ pub struct ArmSpec {
     pub joints: [ArmJoint; 6],
     /// LeRobot's robot type of the follower arm (`--robot.type`).
     pub lerobot_robot: &'static str,
-    /// The directory under LeRobot's `robots/` calibration directory its follower's files live in.
+    /// The directory under LeRobot's `robots/` calibration directory its follower's files live
+    /// in (LeRobot 0.6 keeps both arms' in `so_follower`, as `feetech::calibration` knows).
     pub calibration_dir: &'static str,
     /// The pose episodes start from (rad, action order), gripper open.
     pub home: [f64; 6],
@@ -63,7 +64,7 @@ pub struct ArmSpec {
 
 /// The SO-101: joints named by servo id (`assets/so101`).
 pub const SO101: ArmSpec = ArmSpec {
-    kind: ArmKind::So101,
+    kind: ArmType::So101,
     name: "so101",
     files: &[
         ("so101/so101.xml", include_bytes!("../../../assets/so101/so101.xml")),
@@ -84,7 +85,7 @@ pub const SO101: ArmSpec = ArmSpec {
 /// The SO-100: joints named by CAD term (`assets/so100`). Its home puts the TCP where the
 /// SO-101's home puts it, the jaws pointing the same way.
 pub const SO100: ArmSpec = ArmSpec {
-    kind: ArmKind::So100,
+    kind: ArmType::So100,
     name: "so100",
     files: &[
         ("so100/so100.xml", include_bytes!("../../../assets/so100/so100.xml")),
@@ -138,26 +139,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_arm_has_the_labels_and_servo_ids_of_lerobot_s_so_follower() {
-        for kind in ArmKind::ALL {
+    fn every_arm_has_the_joint_table_s_labels_and_servo_ids_1_to_6() {
+        for kind in ArmType::ALL {
             let arm = kind.spec();
             assert_eq!(arm.kind, kind);
-            let labels: Vec<_> = arm.joints.iter().map(|j| j.label).collect();
-            assert_eq!(
-                labels,
-                [
-                    "shoulder_pan",
-                    "shoulder_lift",
-                    "elbow_flex",
-                    "wrist_flex",
-                    "wrist_roll",
-                    "gripper"
-                ]
-            );
-            let ids: Vec<_> = arm.joints.iter().map(|j| j.servo_id).collect();
-            assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+            for (i, (joint, table)) in arm.joints.iter().zip(&ARM_JOINTS).enumerate() {
+                assert_eq!(joint.label, table.label, "{}", arm.name);
+                assert_eq!(usize::from(joint.servo_id), i + 1, "{}", arm.name);
+            }
         }
-        assert_eq!(SO101.joints[0].name, "1");
+        assert_eq!(SO101.joints.map(|j| j.name), ["1", "2", "3", "4", "5", "6"]);
         assert_eq!(SO100.joints[5].name, "Jaw");
+        assert_eq!(SO100.joints[5].label, "gripper");
     }
 }

@@ -22,7 +22,7 @@ pub mod values;
 pub mod watch;
 mod worker;
 
-pub use arms::{ArmKind, ArmSpec};
+pub use arms::{ArmSpec, ArmType};
 pub use clock::TickClock;
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};

@@ -1,6 +1,6 @@
 //! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
-use crate::arms::{ArmKind, ArmSpec};
+use crate::arms::{ArmSpec, ArmType};
 use crate::error::TwinError;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
@@ -27,7 +27,7 @@ pub enum Scene {
     /// [`Scene::Tabletop`] and [`Scene::EmptyTable`].
     Builtin {
         /// The arm on the table.
-        arm: ArmKind,
+        arm: ArmType,
         /// Whether the task objects are on it.
         objects: bool,
     },
@@ -37,10 +37,10 @@ pub enum Scene {
 
 impl Scene {
     /// The built-in table with `arm` on it, and the task objects when `objects`.
-    pub fn builtin(arm: ArmKind, objects: bool) -> Scene {
+    pub fn builtin(arm: ArmType, objects: bool) -> Scene {
         match (arm, objects) {
-            (ArmKind::So101, true) => Scene::Tabletop,
-            (ArmKind::So101, false) => Scene::EmptyTable,
+            (ArmType::So101, true) => Scene::Tabletop,
+            (ArmType::So101, false) => Scene::EmptyTable,
             (arm, objects) => Scene::Builtin { arm, objects },
         }
     }
@@ -49,18 +49,18 @@ impl Scene {
     pub fn arm(&self) -> &'static ArmSpec {
         match self.source() {
             Source::Builtin { arm, .. } => arm.spec(),
-            Source::File(_) => ArmKind::default().spec(),
+            Source::File(_) => ArmType::default().spec(),
         }
     }
 
     fn source(&self) -> Source<'_> {
         match self {
             Scene::Tabletop => Source::Builtin {
-                arm: ArmKind::So101,
+                arm: ArmType::So101,
                 objects: true,
             },
             Scene::EmptyTable => Source::Builtin {
-                arm: ArmKind::So101,
+                arm: ArmType::So101,
                 objects: false,
             },
             Scene::Builtin { arm, objects } => Source::Builtin {
@@ -89,7 +89,7 @@ impl Scene {
 /// Where a scene's MJCF comes from.
 enum Source<'a> {
     /// An arm's built-in files, with or without the task objects.
-    Builtin { arm: ArmKind, objects: bool },
+    Builtin { arm: ArmType, objects: bool },
     /// A file on disk.
     File(&'a Path),
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_twin::sim::FrameKind;
-use fakesim_twin::{ArmKind, JointValues, Scene, Sim};
+use fakesim_twin::{ArmType, JointValues, Scene, Sim};
 use nalgebra::{Isometry3, Quaternion, Translation3, Unit, UnitQuaternion, Vector3};
 
 /// Random joint configurations each chain is checked at (the first is all zeros).
@@ -175,7 +175,7 @@ fn tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
 
 #[test]
 fn so100_tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
-    let scene = Scene::builtin(ArmKind::So100, true);
+    let scene = Scene::builtin(ArmType::So100, true);
     matches_the_published_chain(&scene, "Base", &so100_chain(), "Fixed_Jaw", TCP_IN_FIXED_JAW);
 }
 

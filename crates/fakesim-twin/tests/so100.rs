@@ -5,7 +5,7 @@
 
 use fakesim_twin::preview::{ContactClass, PreviewRequest};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
-use fakesim_twin::{ArmKind, JointValues, Scene, Sim};
+use fakesim_twin::{ArmType, JointValues, Scene, Sim};
 use nalgebra::Vector3;
 
 /// The published SO-100 joint ranges (Menagerie trs_so_arm100, 2025-06-09), action order; the
@@ -24,7 +24,7 @@ const RANGES: [(f64, f64); 6] = [
 const OVER_CUBE: [f64; 6] = [0.0, -1.873, 2.373, 1.07, 0.0, 1.0];
 
 fn so100(objects: bool) -> Sim {
-    Sim::load(&Scene::builtin(ArmKind::So100, objects), DEFAULT_SUBSTEPS_PER_TICK).unwrap()
+    Sim::load(&Scene::builtin(ArmType::So100, objects), DEFAULT_SUBSTEPS_PER_TICK).unwrap()
 }
 
 fn pose(sim: &mut Sim, q: [f64; 6]) {
@@ -34,8 +34,8 @@ fn pose(sim: &mut Sim, q: [f64; 6]) {
 
 #[test]
 fn the_so100_scenes_carry_its_joint_names_labels_and_published_ranges() {
-    assert_eq!(Scene::builtin(ArmKind::So101, true), Scene::Tabletop);
-    assert_eq!(Scene::builtin(ArmKind::So101, false), Scene::EmptyTable);
+    assert_eq!(Scene::builtin(ArmType::So101, true), Scene::Tabletop);
+    assert_eq!(Scene::builtin(ArmType::So101, false), Scene::EmptyTable);
     let so101 = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)
         .unwrap()
         .model_info();
@@ -46,7 +46,7 @@ fn the_so100_scenes_carry_its_joint_names_labels_and_published_ranges() {
             info.action_keys,
             ["Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll", "Jaw"]
         );
-        for ((joint, spec), (lo, hi)) in info.joints.iter().zip(&ArmKind::So100.spec().joints).zip(RANGES) {
+        for ((joint, spec), (lo, hi)) in info.joints.iter().zip(&ArmType::So100.spec().joints).zip(RANGES) {
             assert_eq!((joint.id.as_str(), joint.label.as_str()), (spec.name, spec.label));
             assert_eq!((joint.range.lo, joint.range.hi), (lo, hi), "{}", joint.id);
             assert_eq!((joint.ctrl_range.lo, joint.ctrl_range.hi), (lo, hi), "{}", joint.id);
@@ -62,10 +62,10 @@ fn the_so100_scenes_carry_its_joint_names_labels_and_published_ranges() {
 #[test]
 fn each_arm_s_home_puts_the_tcp_where_the_so101_s_does_pointing_the_same_way() {
     let mut reference = Sim::load(&Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK).unwrap();
-    pose(&mut reference, ArmKind::So101.spec().home);
+    pose(&mut reference, ArmType::So101.spec().home);
     let expected = reference.tcp_pose();
     let mut sim = so100(true);
-    pose(&mut sim, ArmKind::So100.spec().home);
+    pose(&mut sim, ArmType::So100.spec().home);
     let tcp = sim.tcp_pose();
     let off = (Vector3::from(tcp.pos) - Vector3::from(expected.pos)).norm();
     assert!(off < 5e-3, "TCP {:?} against {:?}", tcp.pos, expected.pos);
@@ -76,7 +76,7 @@ fn each_arm_s_home_puts_the_tcp_where_the_so101_s_does_pointing_the_same_way() {
 #[test]
 fn the_so100_holds_its_home_pose_against_gravity_clear_of_the_table() {
     let mut sim = so100(true);
-    let home = ArmKind::So100.spec().home;
+    let home = ArmType::So100.spec().home;
     pose(&mut sim, home);
     sim.step(400).unwrap();
     for (i, (q, want)) in sim.arm_qpos().iter().zip(home).enumerate() {
@@ -100,7 +100,7 @@ fn the_so100_holds_its_home_pose_against_gravity_clear_of_the_table() {
 fn the_so100_jaws_close_to_a_few_millimetres_open_wide_and_are_parallel_at_3_cm() {
     let mut sim = so100(false);
     let mut opening_at = |jaw: f64| {
-        let mut q = ArmKind::So100.spec().home;
+        let mut q = ArmType::So100.spec().home;
         q[5] = jaw;
         pose(&mut sim, q);
         sim.gripper_opening_m()
