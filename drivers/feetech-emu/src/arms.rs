@@ -8,10 +8,10 @@ use crate::so101::{VirtualJoint, calibration_of};
 /// Which arm's calibration the six servos hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum VirtualArm {
-    /// The SO-101 ([`crate::so101::JOINTS`]).
+    /// The SO-101 (the default).
     #[default]
     So101,
-    /// The SO-100 ([`crate::so100::JOINTS`]).
+    /// The SO-100.
     So100,
 }
 
