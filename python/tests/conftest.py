@@ -67,7 +67,8 @@ def daemon_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callabl
 
 @dataclass
 class VirtualBus:
-    """A virtual SO-101 servo bus (`fakesim-hil emulate`): its device and the calibration it holds."""
+    """A virtual servo bus (`fakesim-hil emulate`, an SO-101 unless `--arm` says otherwise): its device
+    and the calibration it holds."""
 
     device: str
     calibration_path: Path
@@ -87,11 +88,12 @@ class VirtualBus:
 
 @pytest.fixture
 def emulate(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., VirtualBus]]:
-    """Starts virtual buses with extra `emulate` arguments; each is stopped (SIGINT, exit 0) after the test."""
+    """Starts virtual buses with extra `emulate` arguments, each writing its calibration to
+    ``calibration`` (by default a file of its own); each is stopped (SIGINT, exit 0) after the test."""
     started: list[VirtualBus] = []
 
-    def start(*args: str) -> VirtualBus:
-        calibration = tmp_path_factory.mktemp("emulate") / "virtual.json"
+    def start(*args: str, calibration: Path | None = None) -> VirtualBus:
+        calibration = calibration or tmp_path_factory.mktemp("emulate") / "virtual.json"
         process = subprocess.Popen(
             [fakesim_bin, "emulate", "--write-calibration", str(calibration), *args], stdout=subprocess.PIPE, text=True
         )

@@ -1,5 +1,5 @@
-//! `fakesim-hil emulate`: a virtual SO-101 servo bus on a pseudo-terminal, so every hardware
-//! command can be tried without an arm.
+//! `fakesim-hil emulate`: a virtual SO-101 (or, with `--arm so100`, SO-100) servo bus on a
+//! pseudo-terminal, so every hardware command can be tried without an arm.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub struct EmulateArgs {
     /// check what reached the bus.
     #[arg(long, value_name = "FILE")]
     pub write_log: Option<PathBuf>,
-    /// The emulated arm: the calibration its servos hold, joint offsets, obstacles, slips.
+    /// The emulated arm: which one, the calibration its servos hold, joint offsets, obstacles, slips.
     #[command(flatten)]
     pub arm: ArmArgs,
     /// A hand moving the arm: a sweep, waypoints, a LeRobot episode, pushes.

@@ -20,7 +20,7 @@ use feetech::calibration::{ArmKind, Calibration, SO101_MOTORS, calibration_path}
 use feetech::control_table::{
     BAUD_RATE, DEFAULT_BAUD_RATE, GOAL_POSITION, HOMING_OFFSET, ID, PRESENT_POSITION, TORQUE_ENABLE,
 };
-use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, serve_pty};
+use feetech_emu::{EmuConfig, ServoConfig, VirtualArm, VirtualSo101, serve_pty};
 use tokio::sync::{mpsc, oneshot};
 
 /// Longest wait for an expected line before the test fails (a safety net, not a sync).
@@ -656,6 +656,17 @@ async fn start_emulate(
     (emulator, stop, user, port)
 }
 
+/// Opens the virtual bus on `port` and checks that its servos hold `calibration`.
+async fn bus_holding(port: &str, calibration: &Calibration) -> Bus<tokio_serial::SerialStream> {
+    let config = BusConfig {
+        timeout: Duration::from_millis(300),
+        ..BusConfig::default()
+    };
+    let mut bus = Bus::open(Path::new(port), DEFAULT_BAUD_RATE, config).unwrap();
+    feetech::calibration::check_servos(&mut bus, calibration).await.unwrap();
+    bus
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     let dir = tempfile::tempdir().unwrap();
@@ -677,14 +688,7 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
         calibration,
         "the file given is written back"
     );
-    let config = BusConfig {
-        timeout: Duration::from_millis(300),
-        ..BusConfig::default()
-    };
-    let mut bus = Bus::open(Path::new(&port), DEFAULT_BAUD_RATE, config).unwrap();
-    feetech::calibration::check_servos(&mut bus, &calibration)
-        .await
-        .unwrap();
+    let mut bus = bus_holding(&port, &calibration).await;
     for (name, motor) in calibration.by_id() {
         let present = bus.read_register(motor.id, &PRESENT_POSITION).await.unwrap().value;
         let middle = (motor.range_min + motor.range_max) / 2;
@@ -696,6 +700,26 @@ async fn emulate_holds_a_given_calibration_with_a_joint_offset() {
     emulator.await.unwrap().unwrap();
     let unknown: EmulateArgs = parse(&["--joint-offset", "elbow=3"]);
     assert!(format!("{:#}", unknown.config().unwrap_err()).contains("elbow"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulate_presents_an_so100_bus_holding_the_so100_calibration_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("robots").join("so_follower").join("virtual.json");
+    let args: EmulateArgs = parse(&["--arm", "so100", "--write-calibration", file.to_str().unwrap()]);
+    let (emulator, stop, _user, port) = start_emulate(args).await;
+    let calibration = VirtualArm::So100.calibration();
+    assert_eq!(Calibration::load(&file).unwrap(), calibration);
+    assert_ne!(calibration, VirtualSo101::calibration());
+    let mut bus = bus_holding(&port, &calibration).await;
+    for (name, motor) in calibration.by_id() {
+        let present = bus.read_register(motor.id, &PRESENT_POSITION).await.unwrap().value;
+        assert_eq!(present, (motor.range_min + motor.range_max) / 2, "{name}");
+    }
+    stop.send(()).unwrap();
+    emulator.await.unwrap().unwrap();
+    let factory: EmulateArgs = parse(&["--arm", "so100", "--new-servo"]);
+    assert!(factory.config().is_err(), "a factory servo is no arm");
 }
 
 #[test]

@@ -72,6 +72,7 @@ impl TwinHandle {
     /// Loads the scene on a new thread and starts the render and preview threads beside it.
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
         let (ready_tx, ready_rx) = mpsc::channel();
+        let arm = config.scene.arm();
         let ended: Ended = Arc::new(watch::channel(None).0);
         let physics = Worker::spawn(
             "physics",
@@ -102,7 +103,7 @@ impl TwinHandle {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
-        let previewer = match PreviewQueue::spawn(&model, Lifeline::new("preview", &ended)) {
+        let previewer = match PreviewQueue::spawn(&model, arm, Lifeline::new("preview", &ended)) {
             Ok(previewer) => previewer,
             Err(e) => {
                 renderer.stop();

@@ -1,9 +1,10 @@
-//! The MuJoCo twin of the SO-101: joint table, scene loading, physics verbs, rendering, images.
+//! The MuJoCo twin of the SO-101 (or the SO-100): arm table, joint table, scene loading, physics verbs, rendering, images.
 //!
 //! [`Sim`] is the twin used on one thread; [`TwinHandle`] owns a `Sim` on its own thread and is
 //! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
 //! cannot move between threads.
 
+pub mod arms;
 pub mod clock;
 pub mod error;
 pub mod handle;
@@ -21,6 +22,7 @@ pub mod values;
 pub mod watch;
 mod worker;
 
+pub use arms::{ArmSpec, ArmType};
 pub use clock::TickClock;
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};

@@ -1,49 +1,106 @@
-//! Which MJCF scene the twin loads: the built-in SO-101 tabletop, or a user's file.
+//! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
+use crate::arms::{ArmSpec, ArmType};
 use crate::error::TwinError;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The SO-101 model and scenes shipped in `assets/so101`, compiled into the binary.
-const BUILTIN_FILES: [(&str, &[u8]); 3] = [
-    ("so101.xml", include_bytes!("../../../assets/so101/so101.xml")),
-    ("scene.xml", include_bytes!("../../../assets/so101/scene.xml")),
-    ("tabletop.xml", include_bytes!("../../../assets/so101/tabletop.xml")),
+/// The room every arm's scenes include (`assets/tabletop`), compiled into the binary.
+const ROOM_FILES: [(&str, &[u8]); 2] = [
+    ("tabletop/room.xml", include_bytes!("../../../assets/tabletop/room.xml")),
+    (
+        "tabletop/objects.xml",
+        include_bytes!("../../../assets/tabletop/objects.xml"),
+    ),
 ];
 
 /// A scene to load into the twin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scene {
-    /// The built-in table, arm, and task objects (`assets/so101/tabletop.xml`).
+    /// The built-in table, SO-101 and task objects (`assets/so101/tabletop.xml`).
     Tabletop,
-    /// The built-in table and arm without objects (`assets/so101/scene.xml`).
+    /// The built-in table and SO-101 without objects (`assets/so101/scene.xml`).
     EmptyTable,
-    /// An MJCF file on disk; it must name joints and sites as the built-in model does.
+    /// Another arm's built-in table (`assets/<arm>/tabletop.xml` with the task objects,
+    /// `scene.xml` without); [`Scene::builtin`] makes it, and gives the SO-101's as
+    /// [`Scene::Tabletop`] and [`Scene::EmptyTable`].
+    Builtin {
+        /// The arm on the table.
+        arm: ArmType,
+        /// Whether the task objects are on it.
+        objects: bool,
+    },
+    /// An MJCF file on disk; it must name joints and sites as the built-in SO-101 does.
     File(PathBuf),
 }
 
 impl Scene {
+    /// The built-in table with `arm` on it, and the task objects when `objects`.
+    pub fn builtin(arm: ArmType, objects: bool) -> Scene {
+        match (arm, objects) {
+            (ArmType::So101, true) => Scene::Tabletop,
+            (ArmType::So101, false) => Scene::EmptyTable,
+            (arm, objects) => Scene::Builtin { arm, objects },
+        }
+    }
+
+    /// The arm in the scene (a user's file holds the SO-101).
+    pub fn arm(&self) -> &'static ArmSpec {
+        match self.source() {
+            Source::Builtin { arm, .. } => arm.spec(),
+            Source::File(_) => ArmType::default().spec(),
+        }
+    }
+
+    fn source(&self) -> Source<'_> {
+        match self {
+            Scene::Tabletop => Source::Builtin {
+                arm: ArmType::So101,
+                objects: true,
+            },
+            Scene::EmptyTable => Source::Builtin {
+                arm: ArmType::So101,
+                objects: false,
+            },
+            Scene::Builtin { arm, objects } => Source::Builtin {
+                arm: *arm,
+                objects: *objects,
+            },
+            Scene::File(path) => Source::File(path),
+        }
+    }
+
     /// Compiles the scene into a MuJoCo model.
     pub fn compile(&self) -> Result<MjModel, TwinError> {
-        let builtin = match self {
-            Scene::Tabletop => "tabletop.xml",
-            Scene::EmptyTable => "scene.xml",
-            Scene::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => {
-                return Err(TwinError::Scene(format!(
-                    "{}: a path cannot hold a NUL byte",
-                    path.display()
-                )));
+        match self.source() {
+            Source::Builtin { arm, objects } => compile_builtin(arm.spec(), objects),
+            Source::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => Err(TwinError::Scene(format!(
+                "{}: a path cannot hold a NUL byte",
+                path.display()
+            ))),
+            Source::File(path) => {
+                MjModel::from_xml(path).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())))
             }
-            Scene::File(path) => {
-                return MjModel::from_xml(path).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())));
-            }
-        };
-        let mut vfs = MjVfs::new();
-        for (name, bytes) in BUILTIN_FILES {
-            vfs.add_from_buffer(name, bytes)
-                .map_err(|e| TwinError::Scene(format!("{name}: {e}")))?;
         }
-        MjModel::from_xml_vfs(builtin, &vfs).map_err(|e| TwinError::Scene(format!("{builtin}: {e}")))
     }
+}
+
+/// Where a scene's MJCF comes from.
+enum Source<'a> {
+    /// An arm's built-in files, with or without the task objects.
+    Builtin { arm: ArmType, objects: bool },
+    /// A file on disk.
+    File(&'a Path),
+}
+
+/// Compiles `arm`'s built-in scene from the files compiled into the binary.
+fn compile_builtin(arm: &ArmSpec, objects: bool) -> Result<MjModel, TwinError> {
+    let mut vfs = MjVfs::new();
+    for (name, bytes) in ROOM_FILES.iter().chain(arm.files) {
+        vfs.add_from_buffer(name, bytes)
+            .map_err(|e| TwinError::Scene(format!("{name}: {e}")))?;
+    }
+    let main = if objects { arm.tabletop } else { arm.scene };
+    MjModel::from_xml_vfs(main, &vfs).map_err(|e| TwinError::Scene(format!("{main}: {e}")))
 }

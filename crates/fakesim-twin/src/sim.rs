@@ -1,5 +1,6 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
+use crate::arms::ArmSpec;
 use crate::clock::TickClock;
 use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, ROBOT_NAME};
@@ -36,7 +37,7 @@ pub(crate) const RENDER_STATE: u32 =
 /// One arm joint as compiled in the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointInfo {
-    /// Servo id and MuJoCo joint name.
+    /// MuJoCo joint and actuator name (the servo id on the SO-101).
     pub id: String,
     /// LeRobot label.
     pub label: String,
@@ -184,6 +185,7 @@ pub struct RenderSnapshot(pub(crate) Box<[f64]>);
 
 /// The twin's model and data. Not shared: one thread owns it (see [`crate::TwinHandle`]).
 pub struct Sim {
+    arm: &'static ArmSpec,
     model: Arc<MjModel>,
     pub(crate) data: MjData<Arc<MjModel>>,
     joints: Vec<JointInfo>,
@@ -200,11 +202,12 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// Loads a scene, checks it has the SO-101's joints, actuators and sites, and settles the
+    /// Loads a scene, checks it has its arm's joints, actuators and sites, and settles the
     /// servo setpoints on the initial pose.
     pub fn load(scene: &Scene, substeps_per_tick: u32) -> Result<Self, TwinError> {
+        let arm = scene.arm();
         let model = Arc::new(scene.compile()?);
-        let joints = compile_joints(&model)?;
+        let joints = compile_joints(&model, arm)?;
         let site = |name: &str| {
             model
                 .name_to_id(MjtObjBase::mjOBJ_SITE, name)
@@ -215,6 +218,7 @@ impl Sim {
         let data = MjData::new(model.clone());
         let substeps_per_tick = substeps_per_tick.max(1);
         let mut sim = Sim {
+            arm,
             clock: TickClock::new(model.opt().timestep, substeps_per_tick),
             model,
             data,
@@ -241,6 +245,11 @@ impl Sim {
         self.set_arm_ctrl(&qpos);
     }
 
+    /// The arm in the scene.
+    pub fn arm(&self) -> &'static ArmSpec {
+        self.arm
+    }
+
     /// The compiled model.
     pub fn model(&self) -> &Arc<MjModel> {
         &self.model
@@ -251,7 +260,7 @@ impl Sim {
         let global = &self.model.vis().global;
         ModelInfo {
             joints: self.joints.clone(),
-            action_keys: ARM_JOINTS.iter().map(|j| j.id.to_owned()).collect(),
+            action_keys: self.joints.iter().map(|j| j.id.clone()).collect(),
             timestep: self.model.opt().timestep,
             substeps_per_tick: self.substeps_per_tick,
             cameras: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
@@ -763,20 +772,20 @@ fn strip_robot(name: &str) -> &str {
     }
 }
 
-fn compile_joints(model: &MjModel) -> Result<Vec<JointInfo>, TwinError> {
-    ARM_JOINTS
+fn compile_joints(model: &MjModel, arm: &ArmSpec) -> Result<Vec<JointInfo>, TwinError> {
+    arm.joints
         .iter()
         .map(|spec| {
             let joint = model
-                .name_to_id(MjtObjBase::mjOBJ_JOINT, spec.id)
-                .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {:?} ({})", spec.id, spec.label)))?;
-            let actuator = model
-                .name_to_id(MjtObjBase::mjOBJ_ACTUATOR, spec.id)
-                .ok_or_else(|| TwinError::Scene(format!("the scene has no actuator {:?} ({})", spec.id, spec.label)))?;
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, spec.name)
+                .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {:?} ({})", spec.name, spec.label)))?;
+            let actuator = model.name_to_id(MjtObjBase::mjOBJ_ACTUATOR, spec.name).ok_or_else(|| {
+                TwinError::Scene(format!("the scene has no actuator {:?} ({})", spec.name, spec.label))
+            })?;
             let [lo, hi] = model.jnt_range()[joint];
             let [clo, chi] = model.actuator_ctrlrange()[actuator];
             Ok(JointInfo {
-                id: spec.id.to_owned(),
+                id: spec.name.to_owned(),
                 label: spec.label.to_owned(),
                 range: Bounds { lo, hi },
                 ctrl_range: Bounds { lo: clo, hi: chi },

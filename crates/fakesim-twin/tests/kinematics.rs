@@ -1,50 +1,122 @@
-//! Forward kinematics of the twin against the published SO-101 chain, computed here with
-//! nalgebra from the table of body frames, independently of MuJoCo.
+//! Forward kinematics of the twins against the published SO-101 and SO-100 chains, computed here
+//! with nalgebra from the tables of body frames, independently of MuJoCo.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_twin::sim::FrameKind;
-use fakesim_twin::{JointValues, Scene, Sim};
-use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
+use fakesim_twin::{ArmType, JointValues, Scene, Sim};
+use nalgebra::{Isometry3, Quaternion, Translation3, Unit, UnitQuaternion, Vector3};
 
-/// (body, parent-frame position, parent-frame quaternion w x y z as published, unnormalised).
-const CHAIN: [(&str, [f64; 3], [f64; 4]); 6] = [
-    ("shoulder", [0.0388353, 0.0, 0.0624], [0.0, 0.0, -1.0, 0.0]),
-    ("upper_arm", [-0.0303992, -0.0182778, -0.0542], [1.0, -1.0, -1.0, -1.0]),
-    ("lower_arm", [-0.11257, -0.028, 0.0], [1.0, 0.0, 0.0, 1.0]),
-    ("wrist", [-0.1349, 0.0052, 0.0], [1.0, 0.0, 0.0, -1.0]),
-    (
-        "gripper",
-        [5.55e-17, -0.0611, 0.0181],
-        [0.0172091, -0.0172091, 0.706897, 0.706897],
-    ),
-    ("moving_jaw", [0.0202, 0.0188, -0.0234], [1.0, 1.0, 0.0, 0.0]),
-];
+/// Random joint configurations each chain is checked at (the first is all zeros).
+const CONFIGURATIONS: usize = 200;
 
-/// The tool centre point in the gripper body frame (published gripper frame).
-const TCP_IN_GRIPPER: [f64; 3] = [0.012, -0.000218, -0.098127];
-
-fn frame(pos: [f64; 3], quat: [f64; 4]) -> Isometry3<f64> {
-    let [w, x, y, z] = quat;
-    Isometry3::from_parts(
-        Translation3::new(pos[0], pos[1], pos[2]),
-        UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z)),
-    )
+/// One link of a published chain: the body, its frame in the parent's (position, orientation)
+/// and the axis of its hinge in its own frame.
+struct Link {
+    body: &'static str,
+    pos: [f64; 3],
+    rot: UnitQuaternion<f64>,
+    axis: [f64; 3],
 }
 
-/// World positions of every body origin (= joint anchor) and of the TCP.
-fn published_chain(base: Isometry3<f64>, q: &[f64; 6]) -> (Vec<(&'static str, Vector3<f64>)>, Vector3<f64>) {
+/// A published orientation: a quaternion w x y z as written, unnormalised.
+fn quat([w, x, y, z]: [f64; 4]) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z))
+}
+
+/// A published orientation: MuJoCo's default Euler angles, rotations about x, then the new y,
+/// then the new z.
+fn euler([x, y, z]: [f64; 3]) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_axis_angle(&Vector3::x_axis(), x)
+        * UnitQuaternion::from_axis_angle(&Vector3::y_axis(), y)
+        * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), z)
+}
+
+/// The SO-101 (TheRobotStudio's new calibration as rounded by MuJoCo Menagerie); every hinge
+/// turns about its body's z.
+fn so101_chain() -> Vec<Link> {
+    let link = |body, pos, q| Link {
+        body,
+        pos,
+        rot: quat(q),
+        axis: [0.0, 0.0, 1.0],
+    };
+    vec![
+        link("shoulder", [0.0388353, 0.0, 0.0624], [0.0, 0.0, -1.0, 0.0]),
+        link("upper_arm", [-0.0303992, -0.0182778, -0.0542], [1.0, -1.0, -1.0, -1.0]),
+        link("lower_arm", [-0.11257, -0.028, 0.0], [1.0, 0.0, 0.0, 1.0]),
+        link("wrist", [-0.1349, 0.0052, 0.0], [1.0, 0.0, 0.0, -1.0]),
+        link(
+            "gripper",
+            [5.55e-17, -0.0611, 0.0181],
+            [0.0172091, -0.0172091, 0.706897, 0.706897],
+        ),
+        link("moving_jaw", [0.0202, 0.0188, -0.0234], [1.0, 1.0, 0.0, 0.0]),
+    ]
+}
+
+/// The quarter turn of the SO-100's published Euler angles, as written (a hair under π/2).
+#[allow(clippy::approx_constant)]
+const QUARTER: f64 = 1.57079;
+
+/// The SO-100 (MuJoCo Menagerie trs_so_arm100, from TheRobotStudio's SO-ARM100 URDF).
+fn so100_chain() -> Vec<Link> {
+    let (x, y, z) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
+    let link = |body, pos, rot, axis| Link { body, pos, rot, axis };
+    vec![
+        link(
+            "Rotation_Pitch",
+            [0.0, -0.0452, 0.0165],
+            quat([0.707105, 0.707108, 0.0, 0.0]),
+            y,
+        ),
+        link("Upper_Arm", [0.0, 0.1025, 0.0306], euler([QUARTER, 0.0, 0.0]), x),
+        link("Lower_Arm", [0.0, 0.11257, 0.028], euler([-QUARTER, 0.0, 0.0]), x),
+        link(
+            "Wrist_Pitch_Roll",
+            [0.0, 0.0052, 0.1349],
+            euler([-QUARTER, 0.0, 0.0]),
+            x,
+        ),
+        link("Fixed_Jaw", [0.0, -0.0601, 0.0], euler([0.0, QUARTER, 0.0]), y),
+        link(
+            "Moving_Jaw",
+            [-0.0202, -0.0244, 0.0],
+            quat([1.34924e-11, -3.67321e-06, 1.0, -3.67321e-06]),
+            z,
+        ),
+    ]
+}
+
+/// The SO-101's tool centre point in the gripper body frame (published gripper frame).
+const TCP_IN_GRIPPER: [f64; 3] = [0.012, -0.000218, -0.098127];
+/// The SO-100's tool centre point in the Fixed_Jaw frame: between the jaw tips, 18 mm from the
+/// fixed jaw's face (assets/README.md).
+const TCP_IN_FIXED_JAW: [f64; 3] = [-0.0101, -0.0995, 0.0];
+
+fn frame(pos: [f64; 3], rot: UnitQuaternion<f64>) -> Isometry3<f64> {
+    Isometry3::from_parts(Translation3::new(pos[0], pos[1], pos[2]), rot)
+}
+
+/// World positions of every body origin (= joint anchor), and of the TCP on body `tool`.
+fn published_chain(
+    chain: &[Link],
+    base: Isometry3<f64>,
+    q: &[f64; 6],
+    tool: &str,
+    tcp: [f64; 3],
+) -> (Vec<(&'static str, Vector3<f64>)>, Vector3<f64>) {
     let mut pose = base;
     let mut anchors = Vec::new();
-    let mut gripper = base;
-    for (i, (name, pos, quat)) in CHAIN.iter().enumerate() {
-        pose *= frame(*pos, *quat);
-        anchors.push((*name, pose.translation.vector));
-        pose *= UnitQuaternion::from_axis_angle(&Vector3::z_axis(), q[i]);
-        if *name == "gripper" {
-            gripper = pose;
+    let mut tool_pose = base;
+    for (link, angle) in chain.iter().zip(q) {
+        pose *= frame(link.pos, link.rot);
+        anchors.push((link.body, pose.translation.vector));
+        pose *= UnitQuaternion::from_axis_angle(&Unit::new_normalize(Vector3::from(link.axis)), *angle);
+        if link.body == tool {
+            tool_pose = pose;
         }
     }
-    let tcp = gripper * nalgebra::Point3::from(Vector3::from(TCP_IN_GRIPPER));
+    let tcp = tool_pose * nalgebra::Point3::from(Vector3::from(tcp));
     (anchors, tcp.coords)
 }
 
@@ -64,14 +136,14 @@ fn configurations(sim: &Sim, count: usize) -> Vec<[f64; 6]> {
     out
 }
 
-#[test]
-fn tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
-    let mut sim = Sim::load(&Scene::Tabletop, 4).unwrap();
-    let frames = sim.forward_kinematics(Some("base")).unwrap();
+/// Sets `scene`'s arm to [`CONFIGURATIONS`] poses across its ranges; at each, every body origin
+/// and the TCP (site and state) lie within a millimetre of the chain's.
+fn matches_the_published_chain(scene: &Scene, base_body: &str, chain: &[Link], tool: &str, tcp_in_tool: [f64; 3]) {
+    let mut sim = Sim::load(scene, 4).unwrap();
+    let frames = sim.forward_kinematics(Some(base_body)).unwrap();
     let base_pose = frames[0].pose;
-    let base = frame(base_pose.pos, base_pose.quat);
-    let configs = configurations(&sim, 30);
-    assert!(configs.len() >= 25);
+    let base = frame(base_pose.pos, quat(base_pose.quat));
+    let configs = configurations(&sim, CONFIGURATIONS);
     for q in &configs {
         sim.set_joint_positions(&JointValues::Ordered(q.to_vec()), true)
             .unwrap();
@@ -83,7 +155,8 @@ fn tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
                 .unwrap_or_else(|| panic!("no {name}"));
             Vector3::from(f.pose.pos)
         };
-        let (anchors, tcp) = published_chain(base, q);
+        let (anchors, tcp) = published_chain(chain, base, q, tool, tcp_in_tool);
+        assert_eq!(anchors.len(), 6);
         for (name, expected) in anchors {
             let error = (world(name, FrameKind::Body) - expected).norm();
             assert!(error < 1e-3, "{name} off by {error} m at q={q:?}");
@@ -93,6 +166,17 @@ fn tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
         let tcp_state = Vector3::from(sim.tcp_pose().pos);
         assert!((tcp_state - tcp).norm() < 1e-3);
     }
+}
+
+#[test]
+fn tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
+    matches_the_published_chain(&Scene::Tabletop, "base", &so101_chain(), "gripper", TCP_IN_GRIPPER);
+}
+
+#[test]
+fn so100_tcp_and_joint_anchors_match_the_published_chain_within_a_millimetre() {
+    let scene = Scene::builtin(ArmType::So100, true);
+    matches_the_published_chain(&scene, "Base", &so100_chain(), "Fixed_Jaw", TCP_IN_FIXED_JAW);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 use feetech::calibration::Calibration;
 use feetech::protocol::status::ServoError;
 
+use crate::arms::VirtualArm;
 use crate::config::ServoConfig;
 use crate::error::EmuError;
 use crate::faults::{FaultConfig, FaultWindow};
@@ -18,6 +19,10 @@ pub use crate::script::ScriptArgs;
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Arm")]
 pub struct ArmArgs {
+    /// The arm whose calibration the servos hold: an SO-101 or an SO-100 (the same six
+    /// STS3215 servos, other ranges), unless --calibration gives one.
+    #[arg(long = "arm", value_enum, default_value_t, value_name = "ARM")]
+    pub kind: VirtualArm,
     /// Emulate an arm whose servos hold this LeRobot calibration file (EEPROM homing
     /// offsets and limits), resting at the middle of each calibrated range.
     #[arg(long, value_name = "FILE")]
@@ -42,13 +47,14 @@ impl ArmArgs {
     pub fn calibration(&self) -> Result<Calibration, EmuError> {
         match &self.calibration {
             Some(path) => Ok(Calibration::load(path)?),
-            None => Ok(VirtualSo101::calibration()),
+            None => Ok(self.kind.calibration()),
         }
     }
 
-    /// Whether any option asks for something other than the built-in arm as it stands.
+    /// Whether any option asks for something other than the built-in SO-101 as it stands.
     pub fn is_custom(&self) -> bool {
-        self.calibration.is_some()
+        self.kind != VirtualArm::So101
+            || self.calibration.is_some()
             || !self.joint_offsets.is_empty()
             || !self.obstacles.is_empty()
             || !self.lose_steps.is_empty()
@@ -240,6 +246,33 @@ mod tests {
         assert_eq!(faults.forced(1, Duration::from_secs(3600)), ServoError::VOLTAGE);
         assert_eq!(parse(&[]).unwrap().config(), FaultConfig::none());
         assert!(parse(&["--drop-reply", "-0.1"]).is_err());
+    }
+
+    #[test]
+    fn the_arm_flag_picks_the_calibration_the_servos_hold() {
+        #[derive(Debug, clap::Parser)]
+        struct Arm {
+            #[command(flatten)]
+            arm: ArmArgs,
+        }
+        let parse = |argv: &[&str]| {
+            use clap::Parser;
+            Arm::try_parse_from(std::iter::once("emu").chain(argv.iter().copied())).map(|command| command.arm)
+        };
+        let so101 = parse(&[]).unwrap();
+        assert_eq!(so101.kind, VirtualArm::So101);
+        assert!(!so101.is_custom());
+        assert_eq!(so101.calibration().unwrap(), VirtualSo101::calibration());
+        let so100 = parse(&["--arm", "so100"]).unwrap();
+        let calibration = VirtualArm::So100.calibration();
+        assert!(so100.is_custom());
+        assert_eq!(so100.calibration().unwrap(), calibration);
+        for (servo, (_, motor)) in so100.servos().unwrap().iter().zip(calibration.by_id()) {
+            assert_eq!(servo.id, motor.id);
+            assert_eq!(servo.position_limits, (motor.range_min as u16, motor.range_max as u16));
+            assert_eq!(i32::from(servo.homing_offset), motor.homing_offset);
+        }
+        assert!(parse(&["--arm", "so102"]).is_err());
     }
 
     #[test]

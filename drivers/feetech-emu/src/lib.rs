@@ -26,6 +26,7 @@
 //! `serve_pty(VirtualSo101::config())` serves the same bus on a pseudo-terminal in real
 //! time; the `feetech-emu` binary does that until Ctrl-C and prints the device path.
 
+pub mod arms;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -33,6 +34,7 @@ pub mod error;
 pub mod faults;
 pub mod field;
 pub mod script;
+pub mod so100;
 pub mod so101;
 pub mod transport;
 pub mod wire_timing;
@@ -47,6 +49,7 @@ mod rng;
 mod servo;
 mod table;
 
+pub use arms::VirtualArm;
 pub use bus::Reply;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{EmuConfig, ServoConfig};

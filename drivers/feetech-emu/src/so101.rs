@@ -9,9 +9,9 @@ use feetech::units::degrees_to_steps;
 /// Present position of the middle pose after LeRobot's half-turn homing (`4095 / 2`).
 pub const MIDDLE_POSITION: u16 = 2047;
 
-/// One joint of the virtual arm.
+/// One joint of a virtual arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct So101Joint {
+pub struct VirtualJoint {
     /// LeRobot motor name.
     pub name: &'static str,
     /// Servo id.
@@ -25,7 +25,7 @@ pub struct So101Joint {
 /// The six joints: ranges are the SO-101 joint limits (±110°, ±100°, ±96.8°, ±95°, a full
 /// turn for the wrist roll, -10°..100° for the gripper) converted to steps about 2047; the
 /// homing offsets are arbitrary but fixed, as on any assembled arm.
-pub const JOINTS: [So101Joint; 6] = [
+pub const JOINTS: [VirtualJoint; 6] = [
     joint("shoulder_pan", 1, -870, 796, 3298),
     joint("shoulder_lift", 2, 412, 909, 3185),
     joint("elbow_flex", 3, -35, 946, 3148),
@@ -34,8 +34,9 @@ pub const JOINTS: [So101Joint; 6] = [
     joint("gripper", 6, -1520, 1933, 3185),
 ];
 
-const fn joint(name: &'static str, id: u8, homing_offset: i16, min: u16, max: u16) -> So101Joint {
-    So101Joint {
+/// A joint of a virtual arm: LeRobot motor name, servo id, homing offset, calibrated range.
+pub(crate) const fn joint(name: &'static str, id: u8, homing_offset: i16, min: u16, max: u16) -> VirtualJoint {
+    VirtualJoint {
         name,
         id,
         homing_offset,
@@ -112,21 +113,26 @@ impl VirtualSo101 {
 
     /// The calibration LeRobot would have written for this arm (its file, in memory).
     pub fn calibration() -> Calibration {
-        let motors = JOINTS
-            .iter()
-            .map(|j| {
-                let motor = MotorCalibration {
-                    id: j.id,
-                    drive_mode: 0,
-                    homing_offset: i32::from(j.homing_offset),
-                    range_min: i32::from(j.range.0),
-                    range_max: i32::from(j.range.1),
-                };
-                (j.name.to_owned(), motor)
-            })
-            .collect();
-        Calibration { motors }
+        calibration_of(&JOINTS)
     }
+}
+
+/// The calibration LeRobot would have written for an arm of `joints` (its file, in memory).
+pub(crate) fn calibration_of(joints: &[VirtualJoint]) -> Calibration {
+    let motors = joints
+        .iter()
+        .map(|j| {
+            let motor = MotorCalibration {
+                id: j.id,
+                drive_mode: 0,
+                homing_offset: i32::from(j.homing_offset),
+                range_min: i32::from(j.range.0),
+                range_max: i32::from(j.range.1),
+            };
+            (j.name.to_owned(), motor)
+        })
+        .collect();
+    Calibration { motors }
 }
 
 /// Refuses a `--flag LABEL=...` naming a joint the calibration does not have.
@@ -229,7 +235,7 @@ mod tests {
 
     #[test]
     fn joint_ranges_contain_the_middle_pose() {
-        for joint in &JOINTS {
+        for joint in JOINTS.iter().chain(&crate::so100::JOINTS) {
             assert!(joint.range.0 < MIDDLE_POSITION && MIDDLE_POSITION < joint.range.1);
             assert!(joint.homing_offset.unsigned_abs() <= 2047);
         }

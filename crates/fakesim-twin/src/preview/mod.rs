@@ -136,7 +136,7 @@ impl Sim {
         let job = self.preview_job(request)?;
         if self.scratch.is_none() {
             let model = self.model().clone();
-            self.scratch = Some(Box::new(Scratch::new(&model, PartMap::new(&model)?)));
+            self.scratch = Some(Box::new(Scratch::new(&model, PartMap::new(&model, self.arm())?)));
         }
         let Some(scratch) = self.scratch.as_deref_mut() else {
             return Err(TwinError::Stopped);

@@ -1,8 +1,9 @@
 //! Which geoms belong to the arm, its base, the fixed world and the movable objects, and how low
 //! an arm geom reaches.
 
+use crate::arms::ArmSpec;
 use crate::error::TwinError;
-use crate::joints::{ARM_JOINTS, GRIPPER_INDEX};
+use crate::joints::GRIPPER_INDEX;
 use mujoco_rs::prelude::*;
 use std::sync::Arc;
 
@@ -37,10 +38,10 @@ pub(crate) struct PartMap {
 }
 
 impl PartMap {
-    /// Sorts the model's geoms; the arm is everything below the first arm joint's body.
-    pub fn new(model: &MjModel) -> Result<Self, TwinError> {
+    /// Sorts the geoms of a model of `arm`; the arm is everything below the first arm joint's body.
+    pub fn new(model: &MjModel, arm: &ArmSpec) -> Result<Self, TwinError> {
         let joint_body = |index: usize| -> Result<usize, TwinError> {
-            let id = ARM_JOINTS[index].id;
+            let id = arm.joints[index].name;
             let joint = model
                 .name_to_id(MjtObjBase::mjOBJ_JOINT, id)
                 .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {id:?}")))?;

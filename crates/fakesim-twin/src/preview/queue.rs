@@ -3,6 +3,7 @@
 
 use super::parts::PartMap;
 use super::{PreviewJob, PreviewReport, Scratch};
+use crate::arms::ArmSpec;
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::Lifeline;
@@ -20,9 +21,9 @@ pub(crate) struct PreviewQueue {
 }
 
 impl PreviewQueue {
-    /// Starts the preview thread on `model`; the thread holds `lifeline`.
-    pub fn spawn(model: &Arc<MjModel>, lifeline: Lifeline) -> Result<Self, TwinError> {
-        let parts = PartMap::new(model)?;
+    /// Starts the preview thread on `model`, a model of `arm`; the thread holds `lifeline`.
+    pub fn spawn(model: &Arc<MjModel>, arm: &ArmSpec, lifeline: Lifeline) -> Result<Self, TwinError> {
+        let parts = PartMap::new(model, arm)?;
         let model = model.clone();
         let worker = Worker::spawn("preview", lifeline, move |jobs: Jobs<(PreviewJob, Reply)>| {
             let mut scratch = Scratch::new(&model, parts);

@@ -1,4 +1,4 @@
-//! `feetech-emu`: serves a virtual SO-101 servo bus on a pseudo-terminal until Ctrl-C.
+//! `feetech-emu`: serves a virtual SO-101 (or SO-100) servo bus on a pseudo-terminal until Ctrl-C.
 
 use anyhow::Context;
 use clap::Parser;
@@ -35,7 +35,7 @@ impl Args {
         let servos = if self.arm.is_custom() || self.hand.is_set() {
             anyhow::ensure!(
                 self.servos == 6,
-                "--calibration, --joint-offset, --obstacle, --lose-steps, --script and --push emulate the 6-servo arm"
+                "--arm, --calibration, --joint-offset, --obstacle, --lose-steps, --script and --push emulate the 6-servo arm"
             );
             self.arm.servos()?
         } else if usize::from(self.servos) == VirtualSo101::servos().len() {

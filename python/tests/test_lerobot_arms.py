@@ -1,0 +1,68 @@
+"""LeRobot's own SO-100 and SO-101 followers (``lerobot.robots.so_follower``) on the emulator of
+their arm (``fakesim-hil emulate --arm``): each finds the calibration ``emulate`` wrote where
+LeRobot keeps a follower's files, connects without recalibrating, and reaches the degrees it is
+sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lerobot.robots.so_follower import SO100Follower, SO100FollowerConfig, SO101Follower, SO101FollowerConfig
+
+#: Goals in LeRobot's units (degrees, the gripper 0..100), inside both arms' calibrated ranges.
+GOALS = {
+    "shoulder_pan.pos": 15.0,
+    "shoulder_lift.pos": -20.0,
+    "elbow_flex.pos": 25.0,
+    "wrist_flex.pos": -30.0,
+    "wrist_roll.pos": 40.0,
+    "gripper.pos": 35.0,
+}
+#: How far a reading may be from its goal: LeRobot truncates a goal to whole steps (0.09°).
+TOLERANCE = 0.5
+#: Readings to wait for the servos to get there (each a sync read; the wait is not timed).
+READINGS = 5000
+
+
+@pytest.mark.parametrize(
+    ("arm", "follower", "config"),
+    [("so100", SO100Follower, SO100FollowerConfig), ("so101", SO101Follower, SO101FollowerConfig)],
+)
+def test_lerobot_s_follower_reaches_commanded_degrees_on_the_emulator_of_its_arm(
+    emulate, tmp_path: Path, arm: str, follower: type, config: type
+) -> None:
+    calibration_dir = tmp_path / "calibration" / "robots" / follower.name
+    bus = emulate("--arm", arm, calibration=calibration_dir / f"virtual_{arm}.json")
+    robot = follower(config(port=bus.device, id=f"virtual_{arm}", calibration_dir=calibration_dir))
+    assert robot.calibration_fpath == bus.calibration_path
+    assert {name: vars(motor) for name, motor in robot.calibration.items()} == bus.calibration
+    robot.connect(calibrate=False)
+    try:
+        # The servos hold what the file says: LeRobot would otherwise ask to recalibrate.
+        assert robot.is_calibrated
+        sent = robot.send_action(GOALS)
+        assert sent == GOALS
+        for _ in range(READINGS):
+            observation = robot.get_observation()
+            if all(abs(observation[key] - goal) <= TOLERANCE for key, goal in GOALS.items()):
+                break
+        off = {key: observation[key] for key, goal in GOALS.items() if abs(observation[key] - goal) > TOLERANCE}
+        assert not off, f"{arm}: {off} after {READINGS} readings (goals {GOALS})"
+    finally:
+        robot.disconnect()
+
+
+def span(calibration: dict, motor: str) -> int:
+    """A motor's calibrated range, in steps."""
+    return calibration[motor]["range_max"] - calibration[motor]["range_min"]
+
+
+def test_the_two_arms_emulators_hold_calibrations_of_their_own(emulate) -> None:
+    so100 = emulate("--arm", "so100").calibration
+    so101 = emulate("--arm", "so101").calibration
+    assert so100.keys() == so101.keys()
+    assert [so100[m]["id"] for m in so100] == [so101[m]["id"] for m in so101]
+    assert so100 != so101
+    # The SO-100's elbow sweeps less than the SO-101's (its published limits: 190° against 194°).
+    assert span(so100, "elbow_flex") < span(so101, "elbow_flex")
