@@ -3,9 +3,10 @@
 //! the emergency stop, and injected faults ending in the documented safe state.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_arm::mapping::{Joint, JointMapping};
+use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{CallMetadata, Conn, TestServer, named};
+use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::cli::StartMode;
 use fakesim_hil::lease::MAX_TTL_MS;
 use fakesim_proto::errors::error_reason;

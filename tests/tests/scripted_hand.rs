@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
+use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_hil::cli::StartMode;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;

@@ -1,10 +1,19 @@
 //! Arm health: communication counters per servo, error flags, whether the bus is there.
 
-use feetech::bus::BusError;
 use feetech::protocol::status::ServoError;
 
-use crate::JointState;
-use crate::mapping::Joint;
+use crate::{Joint, JointState};
+
+/// How one attempt to reach a servo failed, as the counters tell failures apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptFailure {
+    /// No (complete) reply in time.
+    Timeout,
+    /// A corrupted reply (bad checksum or length, or an echo that does not match).
+    Corrupt,
+    /// Anything else (counted only as the latest error).
+    Other,
+}
 
 /// A snapshot of an arm's health.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,14 +90,14 @@ impl ServoHealth {
         }
     }
 
-    /// Counts one failed attempt (before any retry).
-    pub fn attempt_failed(&mut self, error: &BusError) {
-        match error {
-            BusError::NoReply { .. } | BusError::Timeout { .. } => self.comm.timeouts += 1,
-            BusError::Checksum { .. } | BusError::BadLength { .. } | BusError::EchoMismatch => self.comm.corrupt += 1,
-            _ => {}
+    /// Counts one failed attempt (before any retry), of a kind, with the backend's message.
+    pub fn attempt_failed(&mut self, kind: AttemptFailure, message: String) {
+        match kind {
+            AttemptFailure::Timeout => self.comm.timeouts += 1,
+            AttemptFailure::Corrupt => self.comm.corrupt += 1,
+            AttemptFailure::Other => {}
         }
-        self.last_error = Some(error.to_string());
+        self.last_error = Some(message);
     }
 
     /// Counts one retry.

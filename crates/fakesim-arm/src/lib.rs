@@ -1,27 +1,25 @@
-//! The arm interface: one trait for "an arm" (the Feetech SO-101 in `fakesim-feetech-arm`,
-//! the twin itself here as [`TwinArm`]), its state and health types, and the joint [`mapping`]
-//! between servos and the twin's joints.
+//! The arm's vocabulary, below everything else: the six joints ([`joints`]), their ranges and
+//! joint values with the refusals every write runs ([`values`]), one trait for "an arm" (the
+//! Feetech SO-101 in `fakesim-feetech-arm`, the twin in `fakesim-bridge`), its state and
+//! health types, and the errors every backend maps its own into. No physics, no bus.
 //!
 //! Positions are the twin's radians in action-key order. The arm applies no safety policy of
 //! its own beyond refusing non-finite goals: the layers in `fakesim-safety` run first.
 
-pub mod mapping;
+pub mod joints;
+pub mod quote;
+pub mod values;
 
 mod health;
 mod state;
-mod twin;
 
 use std::future::Future;
 use std::pin::Pin;
 
-use fakesim_twin::TwinError;
-use feetech::bus::BusError;
-
-use crate::mapping::Joint;
-
-pub use health::{ArmHealth, CommCounters, ServoHealth};
+pub use health::{ArmHealth, AttemptFailure, CommCounters, ServoHealth};
+pub use joints::Joint;
 pub use state::{ArmState, JointState, ServoReading};
-pub use twin::TwinArm;
+pub use values::{Bounds, ValueError};
 
 /// A boxed future, so arms can be used as `dyn Arm`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -52,8 +50,8 @@ pub struct ServoFailure {
     pub joint: Joint,
     /// Its id.
     pub id: u8,
-    /// The last error of the last attempt.
-    pub error: BusError,
+    /// The last error of the last attempt, as the backend reported it.
+    pub error: String,
 }
 
 /// Why an arm operation failed.
@@ -79,12 +77,15 @@ pub enum ArmError {
         /// The value given.
         value: f64,
     },
-    /// Any other bus failure.
+    /// Any other failure on the link to the servos (may pass: worth another try).
+    #[error("{0}")]
+    Bus(String),
+    /// The arm refused the goals (a twin arm checks its setpoint ranges); nothing was sent.
     #[error(transparent)]
-    Bus(BusError),
-    /// The twin refused or failed.
-    #[error(transparent)]
-    Twin(#[from] TwinError),
+    Refused(#[from] ValueError),
+    /// The backend failed otherwise (a twin arm whose twin stopped or faulted).
+    #[error("{0}")]
+    Failed(String),
     /// The arm was closed; its task has ended.
     #[error("the arm is closed")]
     Closed,

@@ -1,17 +1,8 @@
 //! What one read of an arm returns.
 
-use feetech::bus::Reply;
-use feetech::control_table::ServoState;
 use feetech::protocol::status::ServoError;
 
-use crate::mapping::{CalibratedMapping, Joint};
-
-/// Volts per unit of Present_Voltage.
-const VOLTS_PER_UNIT: f64 = 0.1;
-/// Percent per unit of Present_Load.
-const LOAD_PERCENT_PER_UNIT: f64 = 0.1;
-/// Milliamperes per unit of Present_Current.
-const MILLIAMPS_PER_UNIT: f64 = 6.5;
+use crate::Joint;
 
 /// Every joint of the arm at one instant, in action-key order.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -64,28 +55,4 @@ pub struct ServoReading {
     pub error_flags: ServoError,
     /// Whether the servo reports moving.
     pub moving: bool,
-}
-
-impl JointState {
-    /// Converts one servo's reply through the mapping: a state block, or a position with the
-    /// rest of the servo's last state block.
-    pub fn from_reply(mapping: &CalibratedMapping, joint: Joint, reply: &Reply<ServoState>) -> Self {
-        let state = &reply.value;
-        let steps = state.position;
-        Self {
-            position_rad: mapping.servo_to_rad(joint, steps),
-            servo: Some(ServoReading {
-                id: reply.id,
-                steps,
-                degrees: mapping.degrees(joint, steps),
-                normalized: mapping.normalized(joint, steps),
-                temperature_c: f64::from(state.temperature),
-                voltage_v: f64::from(state.voltage) * VOLTS_PER_UNIT,
-                load_percent: f64::from(state.load) * LOAD_PERCENT_PER_UNIT,
-                current_ma: f64::from(state.current) * MILLIAMPS_PER_UNIT,
-                error_flags: reply.error | state.status,
-                moving: state.moving,
-            }),
-        }
-    }
 }

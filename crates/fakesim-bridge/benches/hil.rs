@@ -8,14 +8,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::{Joint, JointMapping};
+use fakesim_arm::Joint;
 use fakesim_bridge::hil::{
     BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, Sample, Shadow, ShadowConfig, ShadowInput,
     SyncOption,
 };
+use fakesim_bridge::twin::ScratchTwinKinematics;
 use fakesim_episode::actuation::{Actuation, SimActuation};
+use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{RangeGuard, TableGuard};
 use fakesim_twin::{JointValues, Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
 use feetech_emu::{EmuConfig, VirtualSo101, serve_pty};
@@ -139,7 +141,7 @@ async fn main() {
     let mapping = JointMapping::so101()
         .bind(&VirtualSo101::calibration(), &ranges)
         .unwrap();
-    let range = RangeGuard::with_calibration(ranges, &mapping);
+    let range = RangeGuard::with_calibration(ranges, mapping.calibrated_ranges());
     let arm = FeetechArm::open(
         bus.path(),
         1_000_000,

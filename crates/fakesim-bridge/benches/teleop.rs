@@ -12,10 +12,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
+use fakesim_arm::Joint;
 use fakesim_bridge::teleop::{CycleOutcome, DEFAULT_MAX_STEP_RAD, Teleop, TeleopArms, TeleopConfig};
+use fakesim_bridge::twin::ScratchTwinKinematics;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, TableGuard};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
@@ -46,7 +48,7 @@ async fn main() {
             twin,
         };
         let safety = Layers {
-            range: RangeGuard::with_calibration(ranges, &mapping),
+            range: RangeGuard::with_calibration(ranges, mapping.calibrated_ranges()),
             table: TableGuard::default(),
             kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
             delta: DeltaCap::uniform(DEFAULT_MAX_STEP_RAD).unwrap(),

@@ -5,14 +5,17 @@
 //! - [`hil`]: the modes, the mirror loop and the actuations of hardware in the loop.
 //! - [`teleop`]: a leader arm drives a follower and the twin.
 //! - [`telemetry`]: the hardware status snapshot.
+//! - [`twin`]: the twin as an arm, as the safety pipeline's preview and as the table layer's
+//!   kinematics.
 //!
-//! The arm interface lives in `fakesim-arm`, the Feetech backend in `fakesim-feetech-arm`,
+//! The arm's vocabulary lives in `fakesim-arm`, the Feetech backend in `fakesim-feetech-arm`,
 //! the safety layers in `fakesim-safety`. Positions are plain `f64` radians in the twin's
 //! frame, in action-key order.
 
 pub mod hil;
 pub mod telemetry;
 pub mod teleop;
+pub mod twin;
 
 /// The runtime's clock (paused and advanced by tokio in tests) as a std instant.
 fn now() -> std::time::Instant {

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{ArmHealth, CommCounters, ServoHealth, ServoReading};
 use fakesim_safety::{EstopLatch, SafetyEvent};
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::virtual_arm;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError};
 use fakesim_feetech_arm::FeetechArmConfig;
 use fakesim_safety::{FaultAction, FaultPolicy, SafetyEvent};

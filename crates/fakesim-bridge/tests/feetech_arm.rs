@@ -6,9 +6,10 @@ mod common;
 use std::time::Duration;
 
 use common::{TWIN_RANGES, virtual_arm, virtual_arm_with, virtual_calibration};
-use fakesim_arm::mapping::{Joint, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError};
 use fakesim_feetech_arm::FeetechArmConfig;
+use fakesim_feetech_arm::mapping::{JointMapping, SO101_GRIPPER_RANGE};
 use feetech::calibration::Calibration;
 use feetech::control_table::{GOAL_POSITION, TORQUE_ENABLE};
 use feetech::protocol::status::ServoError;

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{TWIN_RANGES, VirtualArm, mapping, virtual_arm};
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, BoxFuture};
 use fakesim_feetech_arm::FeetechArmConfig;
 use fakesim_safety::{
@@ -97,7 +97,7 @@ fn op() -> impl Strategy<Value = Op> {
 fn layers(preview: Arc<RecordingPreview>) -> Layers {
     Layers {
         estop: EstopLatch::new(),
-        range: RangeGuard::with_calibration(TWIN_RANGES, &mapping()),
+        range: RangeGuard::with_calibration(TWIN_RANGES, mapping().calibrated_ranges()),
         table: TableGuard::default(),
         kinematics: Arc::new(|joints: &[f64; 6]| {
             let z = if joints[1] > 1.2 { 0.7 } else { 1.0 };

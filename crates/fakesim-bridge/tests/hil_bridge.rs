@@ -7,10 +7,11 @@ mod common;
 
 use common::{TWIN_RANGES, mapping, virtual_arm};
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_bridge::hil::{BridgeConfig, BridgeError, BridgeParts, HardwareBridge, Mode, SyncOption};
+use fakesim_bridge::twin::ScratchTwinKinematics;
 use fakesim_feetech_arm::FeetechArmConfig;
-use fakesim_safety::{FaultAction, RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{FaultAction, RangeGuard, SafetyEvent, TableGuard};
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::control_table::TORQUE_ENABLE;
 use feetech::protocol::status::ServoError;
@@ -30,7 +31,7 @@ async fn bridge(arm: Arc<dyn Arm>) -> (HardwareBridge, UnboundedReceiver<SafetyE
     let parts = BridgeParts {
         arm: Some(arm),
         twin: twin.clone(),
-        range: RangeGuard::with_calibration(TWIN_RANGES, &mapping()),
+        range: RangeGuard::with_calibration(TWIN_RANGES, mapping().calibrated_ranges()),
         table: TableGuard::default(),
         kinematics: Arc::new(ScratchTwinKinematics::load(&Scene::EmptyTable).unwrap()),
         preview: None,
@@ -97,7 +98,7 @@ async fn mirror_mode_writes_readings_into_the_twin_and_hil_needs_agreement() {
     let arm: Arc<dyn Arm> = Arc::new(virt.arm.clone());
     let (bridge, _events, twin) = bridge(arm.clone()).await;
     virt.servos.set_present_position(2, 2600).unwrap();
-    let expected = mapping().servo_to_twin(fakesim_arm::mapping::Joint::ShoulderLift, 2600);
+    let expected = mapping().servo_to_twin(fakesim_arm::Joint::ShoulderLift, 2600);
     let expected = expected.get::<uom::si::angle::radian>();
     let mut samples = bridge.samples();
     samples

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmState};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use feetech::bus::BusConfig;

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{TWIN_RANGES, VirtualArm, virtual_arm, virtual_arm_with, virtual_calibration};
-use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError};
 use fakesim_bridge::teleop::{CycleOutcome, Role, SkipReason, Teleop, TeleopArms, TeleopConfig, TeleopError};
+use fakesim_bridge::twin::ScratchTwinKinematics;
 use fakesim_feetech_arm::FeetechArmConfig;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_safety::{
-    DeltaCap, EstopLatch, FaultAction, Layers, LimitSource, RangeGuard, SafetyError, SafetyEvent,
-    ScratchTwinKinematics, TableGuard,
+    DeltaCap, EstopLatch, FaultAction, Layers, LimitSource, RangeGuard, SafetyError, SafetyEvent, TableGuard,
 };
 use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::control_table::{GOAL_POSITION, TORQUE_ENABLE};
@@ -86,7 +87,7 @@ async fn rig_configured(
     let twin = twin();
     let estop = EstopLatch::new();
     let range = match &follower_mapping {
-        Some(mapping) => RangeGuard::with_calibration(TWIN_RANGES, mapping),
+        Some(mapping) => RangeGuard::with_calibration(TWIN_RANGES, mapping.calibrated_ranges()),
         None => RangeGuard::model_only(TWIN_RANGES),
     };
     let arms = TeleopArms {

@@ -5,10 +5,11 @@
 mod common;
 
 use common::{TWIN_RANGES, virtual_calibration};
-use fakesim_arm::mapping::JointMapping;
-use fakesim_arm::{Arm, ArmError, TwinArm};
-use fakesim_safety::{SafetyError, ScratchTwinKinematics, TableGuard, TcpKinematics};
-use fakesim_twin::{Scene, TwinConfig, TwinError, TwinHandle};
+use fakesim_arm::{Arm, ArmError, ValueError};
+use fakesim_bridge::twin::{ScratchTwinKinematics, TwinArm};
+use fakesim_feetech_arm::mapping::JointMapping;
+use fakesim_safety::{SafetyError, TableGuard, TcpKinematics};
+use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 
 fn twin() -> TwinHandle {
     TwinHandle::spawn(TwinConfig {
@@ -49,7 +50,7 @@ async fn the_twin_arm_reads_joints_and_drives_the_setpoints() {
     // Outside the setpoint range: refused, setpoints unchanged.
     let err = arm.command([0.0, 0.0, 3.0, 0.0, 0.0, 0.0]).await.unwrap_err();
     assert!(
-        matches!(err, ArmError::Twin(TwinError::OutOfRange { ref joint, .. }) if joint == "elbow_flex"),
+        matches!(err, ArmError::Refused(ValueError::OutOfRange { ref joint, .. }) if joint == "elbow_flex"),
         "{err}"
     );
     assert_eq!(twin.with_sim(|s| s.arm_ctrl()).await.unwrap(), goals);

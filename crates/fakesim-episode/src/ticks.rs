@@ -146,7 +146,7 @@ pub async fn act<D: TickDriver>(driver: &mut D, action: &JointValues, hold: Hold
     if let Hold::Substeps(n) = hold {
         check_substeps(n)?;
     }
-    let pairs = resolve(action, Check::Within(&driver.ranges().setpoints))?;
+    let pairs = resolve(action, Check::Within(&driver.ranges().setpoints)).map_err(TwinError::from)?;
     let mut targets = driver.observe().await?.goals;
     for (joint, value) in pairs {
         targets[joint] = value;

@@ -9,8 +9,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::cadence::Cadence;
 use crate::feetech_arm::FeetechArmConfig;
-use fakesim_arm::mapping::{CalibratedMapping, Joint};
-use fakesim_arm::{ArmError, ArmHealth, ArmState, JointState, ServoFailure, ServoHealth};
+use crate::mapping::CalibratedMapping;
+use crate::reading::{attempt_failed, joint_state};
+use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, ServoFailure, ServoHealth};
 
 /// A call from a [`super::FeetechArm`] handle.
 pub(super) enum Request {
@@ -132,7 +133,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                     reason: source.to_string(),
                 }
             }
-            other => ArmError::Bus(other),
+            other => ArmError::Bus(other.to_string()),
         }
     }
 
@@ -164,7 +165,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 match outcome {
                     Ok(reply) => replies[joint.index()] = Some(reply),
                     Err(error) => {
-                        self.servo(joint).attempt_failed(&error);
+                        attempt_failed(self.servo(joint), &error);
                         if error.is_retryable() {
                             retry.push(joint);
                         }
@@ -185,9 +186,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             if let Some(reply) = reply.as_ref().filter(|_| block) {
                 self.cadence.record(joint, reply.value);
             }
-            let reading = reply
-                .as_ref()
-                .map(|reply| JointState::from_reply(&self.mapping, joint, reply));
+            let reading = reply.as_ref().map(|reply| joint_state(&self.mapping, joint, reply));
             let servo = self.servo(joint);
             servo.transaction_done(reading.is_some(), lost_after);
             match reading {
@@ -199,7 +198,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 None => {
                     let id = servo.id;
                     let error = errors[joint.index()].take().unwrap_or(BusError::NoReply { id });
-                    failures.push(ServoFailure { joint, id, error });
+                    failures.push(ServoFailure {
+                        joint,
+                        id,
+                        error: error.to_string(),
+                    });
                 }
             }
         }
@@ -275,7 +278,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 Err(error) => failures.push(ServoFailure {
                     joint,
                     id: self.mapping.servo_id(joint),
-                    error,
+                    error: error.to_string(),
                 }),
             }
         }
@@ -306,12 +309,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                     return Ok(());
                 }
                 Err(error) if error.is_retryable() && attempt < retries => {
-                    servo.attempt_failed(&error);
+                    attempt_failed(servo, &error);
                     servo.retried();
                     attempt += 1;
                 }
                 Err(error) => {
-                    servo.attempt_failed(&error);
+                    attempt_failed(servo, &error);
                     servo.transaction_done(false, lost_after);
                     return Err(error);
                 }

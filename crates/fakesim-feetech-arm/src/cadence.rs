@@ -3,7 +3,7 @@
 
 use feetech::control_table::ServoState;
 
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 
 /// The reading plan: one state-block read, then `every - 1` positions-only reads, and again.
 /// A positions-only reading takes load, voltage, temperature, Status, speed, moving and

@@ -7,7 +7,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actor::{Actor, Request};
-use fakesim_arm::mapping::CalibratedMapping;
+use crate::mapping::CalibratedMapping;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
 
 /// Requests waiting for the port task at most.

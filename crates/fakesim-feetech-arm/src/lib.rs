@@ -1,9 +1,13 @@
 //! The Feetech SO-101 as an [`fakesim_arm::Arm`]: one task owns the serial bus, reads all six
 //! servos with one sync read (the whole state block every few readings, the positions only
-//! between), and writes goals with one sync write.
+//! between), and writes goals with one sync write; the joint [`mapping`] converts between
+//! servo steps and the twin's radians.
+
+pub mod mapping;
 
 mod actor;
 mod cadence;
 mod feetech_arm;
+mod reading;
 
 pub use feetech_arm::{FeetechArm, FeetechArmConfig};

@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_arm::Joint;
 use fakesim_episode::session::HOME_POSE;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
 use fakesim_twin::Sim;
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use feetech::calibration::{Calibration, SO101_MOTORS};

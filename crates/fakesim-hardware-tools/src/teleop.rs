@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_bridge::teleop::{DEFAULT_MAX_STEP_RAD, DEFAULT_RATE_HZ, Teleop, TeleopArms, TeleopConfig, TeleopStats};
+use fakesim_bridge::twin::ScratchTwinKinematics;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, ScratchTwinKinematics, TableGuard};
+use fakesim_safety::{DeltaCap, EstopLatch, Layers, RangeGuard, TableGuard};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{Scene, Sim, TwinConfig, TwinHandle};
@@ -167,7 +168,7 @@ async fn start(args: &TeleopArgs, io: &mut Console) -> anyhow::Result<Teleop> {
     let leader = open_arm(&args.leader, args, leader_mapping)?;
     let (follower, range, follower_text) = match (&args.port, follower_mapping) {
         (Some(port), Some((mapping, file))) => {
-            let range = RangeGuard::with_calibration(ranges, &mapping);
+            let range = RangeGuard::with_calibration(ranges, mapping.calibrated_ranges());
             let arm: Arc<dyn Arm> = Arc::new(open_arm(port, args, mapping)?);
             let text = format!("the follower on {} ({})", port.display(), file.display());
             (Some(arm), range, text)

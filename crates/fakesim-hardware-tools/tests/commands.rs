@@ -737,7 +737,8 @@ fn emulate_puts_an_obstacle_and_slipping_gearing_on_the_arm() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn align_recovers_injected_joint_offsets_within_one_step() {
-    use fakesim_arm::mapping::{Joint, JointMapping};
+    use fakesim_arm::Joint;
+    use fakesim_feetech_arm::mapping::JointMapping;
     use fakesim_hardware_tools::align::{self, AlignArgs, align_poses};
     use feetech_emu::so101::JointOffset;
     use uom::si::angle::radian;

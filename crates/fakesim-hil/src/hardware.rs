@@ -5,10 +5,11 @@ use crate::cli::StartMode;
 use crate::settings::Settings;
 use anyhow::{Context, anyhow};
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
+use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
-use fakesim_safety::{CommandPreview, RangeGuard, SafetyEvent, ScratchTwinKinematics, TableGuard, TwinPreviewGate};
+use fakesim_safety::{CommandPreview, RangeGuard, SafetyEvent, TableGuard};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
 use feetech::bus::{Bus, BusConfig};
@@ -141,7 +142,7 @@ pub async fn start_bridge(
                 .bind(&calibration, &twin_ranges)
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;
             log_mapping(settings, &table, &mapping, &twin_ranges);
-            let range = RangeGuard::with_calibration(twin_ranges, &mapping);
+            let range = RangeGuard::with_calibration(twin_ranges, mapping.calibrated_ranges());
             let config = FeetechArmConfig::new(port.display().to_string());
             let mut bus = Bus::open(port, settings.baud, connect_config())
                 .with_context(|| format!("cannot open the arm on {}", port.display()))?;

@@ -6,7 +6,7 @@ use crate::lease::Granted;
 use crate::state::AppState;
 use crate::status;
 use crate::status::from_lease;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_bridge::hil::{Mode, SyncOption};
 use fakesim_proto::v1;
 use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;

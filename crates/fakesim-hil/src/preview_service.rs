@@ -182,7 +182,7 @@ impl PreviewService {
 
 /// Six finite values in action-key order, or the twin's refusal (length, NaN).
 fn six(values: &JointValues) -> Result<[f64; 6], Status> {
-    let pairs = resolve(values, Check::Finite).map_err(|e| status::from_twin(&e))?;
+    let pairs = resolve(values, Check::Finite).map_err(|e| status::from_twin(&TwinError::from(e)))?;
     let mut out = [0.0; 6];
     for (i, v) in pairs {
         out[i] = v;

@@ -17,6 +17,7 @@ use fakesim_safety::SafetyError;
 use fakesim_twin::TwinError;
 use fakesim_twin::image::EncodeError;
 use fakesim_twin::quote::Quoted;
+use fakesim_twin::values::ValueError;
 use tonic::{Code, Status};
 
 macro_rules! reasons {
@@ -109,27 +110,29 @@ pub fn refusal(reason: Reason, message: impl Into<String>) -> ErrorStatus {
 pub fn from_twin(error: &TwinError) -> Status {
     let message = error.to_string();
     let status = match error {
-        TwinError::UnknownName { kind, unknown, known } => refusal(Reason::UnknownName, message)
+        TwinError::Value(ValueError::UnknownName { kind, unknown, known }) => refusal(Reason::UnknownName, message)
             .meta("kind", kind)
             .meta("unknown", unknown.join(", "))
             .meta("known", known.join(", ")),
         TwinError::InvalidName { kind, .. } => refusal(Reason::InvalidArgument, message).meta("field", kind),
-        TwinError::DuplicateJoint { joint } => refusal(Reason::DuplicateJoint, message).meta("joint", joint),
-        TwinError::WrongLength { expected, got, order } => refusal(Reason::WrongLength, message)
+        TwinError::Value(ValueError::DuplicateJoint { joint }) => {
+            refusal(Reason::DuplicateJoint, message).meta("joint", joint)
+        }
+        TwinError::Value(ValueError::WrongLength { expected, got, order }) => refusal(Reason::WrongLength, message)
             .meta("expected", expected)
             .meta("got", got)
             .meta("order", order.join(", ")),
-        TwinError::NonFinite { key, value } => refusal(Reason::NonFinite, message)
+        TwinError::Value(ValueError::NonFinite { key, value }) => refusal(Reason::NonFinite, message)
             .meta("joint", key)
             .meta("value", value),
-        TwinError::OutOfRange {
+        TwinError::Value(ValueError::OutOfRange {
             joint,
             value,
             lo,
             hi,
             unit,
             hint,
-        } => {
+        }) => {
             let status = refusal(Reason::OutOfRange, message)
                 .meta("joint", joint)
                 .meta("value", value)
@@ -317,31 +320,31 @@ mod tests {
 
     fn sample_errors() -> Vec<TwinError> {
         vec![
-            TwinError::UnknownName {
+            TwinError::Value(ValueError::UnknownName {
                 kind: "joint",
                 unknown: vec!["elbow".into(), "7".into()],
                 known: vec!["1".into()],
-            },
-            TwinError::DuplicateJoint {
+            }),
+            TwinError::Value(ValueError::DuplicateJoint {
                 joint: "1 (shoulder_pan)".into(),
-            },
-            TwinError::WrongLength {
+            }),
+            TwinError::Value(ValueError::WrongLength {
                 expected: 6,
                 got: 5,
                 order: vec!["1".into()],
-            },
-            TwinError::NonFinite {
+            }),
+            TwinError::Value(ValueError::NonFinite {
                 key: "gripper".into(),
                 value: f64::NAN,
-            },
-            TwinError::OutOfRange {
+            }),
+            TwinError::Value(ValueError::OutOfRange {
                 joint: "shoulder_pan".into(),
                 value: -96.2,
                 lo: -1.92,
                 hi: 1.92,
                 unit: "rad",
                 hint: Some("h".into()),
-            },
+            }),
             TwinError::CountOutOfRange {
                 what: "n_steps",
                 value: 100_001,
@@ -459,11 +462,11 @@ mod tests {
 
     #[test]
     fn unknown_names_are_quoted_bounded() {
-        let status = from_twin(&TwinError::UnknownName {
+        let status = from_twin(&TwinError::Value(ValueError::UnknownName {
             kind: "site",
             unknown: vec!["x".repeat(20_000)],
             known: vec!["tcp".into()],
-        });
+        }));
         assert!(status.message().len() < 300, "{}", status.message().len());
         assert!(error_info(&status).unwrap().metadata["unknown"].len() <= fakesim_proto::errors::MAX_META_BYTES);
     }

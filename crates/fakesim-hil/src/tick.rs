@@ -5,6 +5,7 @@ use crate::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::values::ValueError;
 use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, TwinError, TwinHandle};
 use std::time::Instant;
 use tonic::Status;
@@ -74,11 +75,11 @@ impl ImageRequest {
                 .cloned()
                 .collect();
             if !unknown.is_empty() {
-                return Err(status::from_twin(&TwinError::UnknownName {
+                return Err(status::from_twin(&TwinError::Value(ValueError::UnknownName {
                     kind: "camera",
                     unknown,
                     known: model.cameras.clone(),
-                }));
+                })));
             }
             request.cameras.clone()
         };

@@ -3,10 +3,11 @@
 
 use crate::status;
 use anyhow::Context;
-use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping, LeRobotUnit};
+use fakesim_arm::Joint;
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, LeRobotUnit};
 use fakesim_proto::v1;
 use fakesim_twin::joints::resolve_joint;
-use fakesim_twin::values::Bounds;
+use fakesim_twin::values::{Bounds, ValueError};
 use fakesim_twin::{JointValues, TwinError};
 use feetech::calibration::Calibration;
 use feetech_emu::VirtualSo101;
@@ -77,7 +78,7 @@ impl Units {
         }
         let lo = self.mapping.rad_to_lerobot(joint, range.lo, unit);
         let hi = self.mapping.rad_to_lerobot(joint, range.hi, unit);
-        let refusal = TwinError::OutOfRange {
+        let refusal = TwinError::Value(ValueError::OutOfRange {
             joint: joint.label().to_owned(),
             value,
             lo: round3(lo.min(hi)),
@@ -87,7 +88,7 @@ impl Units {
                 "LeRobot units: {value} = {rad:.3} rad, outside the twin's [{:.3}, {:.3}] rad",
                 range.lo, range.hi
             )),
-        };
+        });
         Err(status::from_twin(&refusal))
     }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{InvalidSetting, SafetyError, SafetyEvent, require_finite};
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 
 /// The per-tick delta cap: each goal is brought to within `max_delta_rad` of the joint's
 /// measured position. Unlike the other layers it limits (and reports what it limited).

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::delta::CappedJoint;
 use super::fault::FaultAction;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 
 /// Which range a refused target broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -153,7 +153,7 @@ impl FaultPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fakesim_arm::mapping::Joint;
+    use fakesim_arm::Joint;
 
     fn healthy() -> ArmHealth {
         ArmHealth {

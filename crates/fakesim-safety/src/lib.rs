@@ -3,8 +3,9 @@
 //!
 //! [`SafetyPipeline`] runs the layers in this order: [`EstopLatch::check`],
 //! [`RangeGuard::check`] (refuse), [`TableGuard::check`] (refuse), the ramp after torque came
-//! on or a hold (limit), [`DeltaCap::limit`] (limit and report), the twin's preview of the
-//! goals ([`CommandPreview`], refuse), then the goals go to the arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
+//! on or a hold (limit), [`DeltaCap::limit`] (limit and report), the preview of the goals
+//! ([`CommandPreview`], refuse; the twin's is in `fakesim-bridge`), then the goals go to the
+//! arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
 //! [`FaultPolicy::evaluate`] turns servo flags and bus health into hold / torque-off / latch
 //! reactions. Every firing yields a [`SafetyEvent`] for the journal and the hardware status.
 mod delta;
@@ -12,7 +13,6 @@ mod estop;
 mod event;
 mod fault;
 mod pipeline;
-mod preview_gate;
 mod ramp;
 mod range;
 mod table;
@@ -25,16 +25,13 @@ pub use fault::{FaultAction, FaultDecision, FaultPolicy};
 pub use pipeline::{
     CommandPreview, Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults,
 };
-pub use preview_gate::{
-    ASSUMED_SPEED_RAD_S, DEFAULT_PREVIEW_HORIZON_TICKS, PREVIEW_CONTACT_TOLERANCE_M, TwinPreviewGate,
-};
 pub use range::RangeGuard;
-pub use table::{DEFAULT_TABLE_MARGIN, ScratchTwinKinematics, TABLE_SURFACE_Z, TableGuard, TcpKinematics};
+pub use table::{DEFAULT_TABLE_MARGIN, TABLE_SURFACE_Z, TableGuard, TcpKinematics};
 pub use watchdog::{Watchdog, WatchdogAction, WatchdogVerdict};
 
 /// Checks that every value is finite, naming the first joint that is not.
 fn require_finite(values: &[f64; 6]) -> Result<(), SafetyError> {
-    for joint in fakesim_arm::mapping::Joint::ALL {
+    for joint in fakesim_arm::Joint::ALL {
         let value = values[joint.index()];
         if !value.is_finite() {
             return Err(SafetyError::NonFinite { joint, value });

@@ -17,7 +17,7 @@ use crate::{
     Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
     TcpKinematics, Watchdog, WatchdogAction,
 };
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmState, BoxFuture};
 use feetech::protocol::status::ServoError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -1,9 +1,7 @@
 //! Refuses joint targets outside the model's or the calibrated range; never clamps.
 
-use fakesim_twin::values::Bounds;
-
 use super::{LimitSource, SafetyError, require_finite};
-use fakesim_arm::mapping::{CalibratedMapping, Joint};
+use fakesim_arm::{Bounds, Joint};
 
 /// The range layer: a target must be finite and inside the twin model's range and, on a
 /// real arm, inside the servo's calibrated range (mapped to the twin's radians). A target
@@ -23,11 +21,12 @@ impl RangeGuard {
         }
     }
 
-    /// Checks against the model's ranges and the calibrated ranges of a real arm.
-    pub fn with_calibration(model: [Bounds; 6], mapping: &CalibratedMapping) -> Self {
+    /// Checks against the model's ranges and the calibrated ranges of a real arm (rad,
+    /// action-key order).
+    pub fn with_calibration(model: [Bounds; 6], calibrated: [Bounds; 6]) -> Self {
         Self {
             model,
-            calibrated: Some(Joint::ALL.map(|joint| mapping.calibrated_limits(joint))),
+            calibrated: Some(calibrated),
         }
     }
 
@@ -144,13 +143,13 @@ mod tests {
                 (joint.label().to_owned(), motor)
             })
             .collect();
-        let mut table = fakesim_arm::mapping::JointMapping::so101();
-        table.joints[5].conversion = fakesim_arm::mapping::Conversion::Percent {
+        let mut table = fakesim_feetech_arm::mapping::JointMapping::so101();
+        table.joints[5].conversion = fakesim_feetech_arm::mapping::Conversion::Percent {
             at_0_rad: -0.5,
             at_100_rad: 0.5,
         };
         let mapping = table.bind(&Calibration { motors }, &MODEL).unwrap();
-        let guard = RangeGuard::with_calibration(MODEL, &mapping);
+        let guard = RangeGuard::with_calibration(MODEL, mapping.calibrated_ranges());
         let limits = guard.limits(Joint::ShoulderPan);
         assert!((limits.hi - 0.7672).abs() < 1e-3, "{limits:?}");
         assert_eq!(guard.limits(Joint::Gripper), Bounds { lo: -0.5, hi: 0.5 });

@@ -1,11 +1,6 @@
 //! Refuses joint targets that put the tool centre point below the table surface plus a
 //! margin.
 
-use std::sync::{Mutex, PoisonError};
-
-use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
-use fakesim_twin::{JointValues, Scene, Sim, TwinError};
-
 use super::{InvalidSetting, SafetyError, require_finite};
 
 /// Height of the table surface in the built-in scenes (m, world frame).
@@ -16,7 +11,7 @@ pub const TABLE_SURFACE_Z: f64 = 0.80;
 pub const DEFAULT_TABLE_MARGIN: f64 = 0.01;
 
 /// Forward kinematics of the TCP for given joint positions (rad, action-key order), without
-/// touching the live twin.
+/// touching the live twin (the twin's scratch copy is in `fakesim-bridge`).
 pub trait TcpKinematics: Send + Sync {
     /// World position of the TCP (m), or why it cannot be computed.
     fn tcp_position(&self, joints: &[f64; 6]) -> Result<[f64; 3], String>;
@@ -28,31 +23,6 @@ where
 {
     fn tcp_position(&self, joints: &[f64; 6]) -> Result<[f64; 3], String> {
         self(joints)
-    }
-}
-
-/// Forward kinematics on a private copy of the twin (its own MuJoCo data): setting its joints
-/// never disturbs the live twin. Calls are serialised by a mutex and take tens of
-/// microseconds.
-pub struct ScratchTwinKinematics {
-    sim: Mutex<Sim>,
-}
-
-impl ScratchTwinKinematics {
-    /// Loads a private copy of `scene` (the same scene the live twin runs).
-    pub fn load(scene: &Scene) -> Result<Self, TwinError> {
-        Ok(Self {
-            sim: Mutex::new(Sim::load(scene, DEFAULT_SUBSTEPS_PER_TICK)?),
-        })
-    }
-}
-
-impl TcpKinematics for ScratchTwinKinematics {
-    fn tcp_position(&self, joints: &[f64; 6]) -> Result<[f64; 3], String> {
-        let mut sim = self.sim.lock().unwrap_or_else(PoisonError::into_inner);
-        sim.set_joint_positions(&JointValues::Ordered(joints.to_vec()), false)
-            .map_err(|e| e.to_string())?;
-        Ok(sim.tcp_pose().pos)
     }
 }
 

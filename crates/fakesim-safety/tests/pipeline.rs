@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use fakesim_arm::Arm;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_safety::{FaultAction, GuardError, Layers, Pace, PipelineTiming, SafetyError, SafetyEvent, SafetyPipeline};
 use feetech::protocol::status::ServoError;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! same way every time.
 
 use crate::error::TwinError;
+use crate::values::ValueError;
 
 /// Longest control period a client may set (s).
 pub const MAX_CONTROL_PERIOD_S: f64 = 1.0;
@@ -16,10 +17,10 @@ const WHOLE_STEP_SLACK: f64 = 1e-9;
 /// most [`MAX_CONTROL_PERIOD_S`].
 pub fn check_period(period_s: f64, timestep: f64) -> Result<(), TwinError> {
     if !period_s.is_finite() {
-        return Err(TwinError::NonFinite {
+        return Err(TwinError::Value(ValueError::NonFinite {
             key: "period_s".to_owned(),
             value: period_s,
-        });
+        }));
     }
     if period_s < timestep || period_s > MAX_CONTROL_PERIOD_S {
         return Err(TwinError::PeriodOutOfRange {
@@ -135,7 +136,7 @@ mod tests {
         }
         assert!(matches!(
             check_period(f64::NAN, 0.005),
-            Err(TwinError::NonFinite { .. })
+            Err(TwinError::Value(ValueError::NonFinite { .. }))
         ));
         assert!(matches!(
             check_period(2.0, 0.005),

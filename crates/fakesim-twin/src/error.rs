@@ -2,21 +2,12 @@
 
 use thiserror::Error;
 
-use crate::quote::{Quoted, QuotedList};
+use fakesim_arm::quote::Quoted;
+use fakesim_arm::values::ValueError;
 
 /// Why a twin call was refused or failed. A refused call changed nothing.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum TwinError {
-    /// Names the model cannot resolve; all of them are listed.
-    #[error("unknown {kind} {}; known: {known}", QuotedList(.unknown), known = .known.join(", "))]
-    UnknownName {
-        /// What kind of thing was looked up (joint, body, site, camera, state).
-        kind: &'static str,
-        /// Every name that did not resolve.
-        unknown: Vec<String>,
-        /// The names that would have resolved.
-        known: Vec<String>,
-    },
     /// A name no model object can carry (it holds a NUL byte).
     #[error("{kind} name {name:?} contains a NUL byte")]
     InvalidName {
@@ -25,46 +16,10 @@ pub enum TwinError {
         /// The name as given.
         name: String,
     },
-    /// The same joint was given twice, under one name or two.
-    #[error("joint {joint} is given more than once")]
-    DuplicateJoint {
-        /// The joint, as `id (label)`.
-        joint: String,
-    },
-    /// An ordered vector of the wrong length.
-    #[error("expected {expected} values in the order [{order}], got {got}", order = .order.join(", "))]
-    WrongLength {
-        /// How many values are needed.
-        expected: usize,
-        /// How many were given.
-        got: usize,
-        /// The order the values bind to.
-        order: Vec<String>,
-    },
-    /// A NaN or infinite number.
-    #[error("{key}={value} is not a finite number")]
-    NonFinite {
-        /// The joint or field the number was for.
-        key: String,
-        /// The number as given.
-        value: f64,
-    },
-    /// A value outside a joint's or actuator's range.
-    #[error("{joint}={value} outside [{lo}, {hi}] {unit}{hint}", hint = .hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
-    OutOfRange {
-        /// The joint label.
-        joint: String,
-        /// The value as given.
-        value: f64,
-        /// Lower bound.
-        lo: f64,
-        /// Upper bound.
-        hi: f64,
-        /// Unit of the bounds and the value.
-        unit: &'static str,
-        /// A likely unit mix-up, spelled out with the conversion.
-        hint: Option<String>,
-    },
+    /// A name or value that does not fit (unknown names, wrong lengths, non-finite or
+    /// out-of-range values).
+    #[error(transparent)]
+    Value(#[from] ValueError),
     /// A count outside what a verb accepts.
     #[error("{what}={value} outside [{lo}, {hi}]")]
     CountOutOfRange {

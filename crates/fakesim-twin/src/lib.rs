@@ -9,20 +9,19 @@ pub mod clock;
 pub mod error;
 pub mod handle;
 pub mod image;
-pub mod joints;
 mod lifeline;
 pub mod preview;
 pub mod quality;
-pub mod quote;
 pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod tap;
-pub mod values;
 pub mod watch;
 mod worker;
 
 pub use arms::{ArmSpec, ArmType};
+/// The arm's vocabulary the twin speaks: joints, names quoted back, joint values and ranges.
+pub use fakesim_arm::{joints, quote, values};
 pub use clock::TickClock;
 pub use error::TwinError;
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};

@@ -6,7 +6,7 @@ use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, ROBOT_NAME};
 use crate::scene::Scene;
 use crate::tap::{TickObserver, TickSnapshot};
-use crate::values::{Bounds, Check, JointValues, resolve};
+use crate::values::{Bounds, Check, JointValues, ValueError, resolve};
 use crate::watch::Watch;
 use mujoco_rs::mujoco_c::mjtState;
 use mujoco_rs::prelude::*;
@@ -467,7 +467,7 @@ impl Sim {
                 .collect();
             if let Some(&&(i, v)) = beyond.first() {
                 let b = ctrl_ranges[i];
-                return Err(crate::values::out_of_range(ARM_JOINTS[i].label, v, b.lo, b.hi));
+                return Err(crate::values::out_of_range(ARM_JOINTS[i].label, v, b.lo, b.hi).into());
             }
         }
         for &(i, v) in &pairs {
@@ -557,11 +557,11 @@ impl Sim {
                 let wanted = strip_robot(wanted);
                 let hits: Vec<_> = frames.iter().filter(|f| f.name == wanted).cloned().collect();
                 if hits.is_empty() {
-                    return Err(TwinError::UnknownName {
+                    return Err(TwinError::Value(ValueError::UnknownName {
                         kind: "body or site",
                         unknown: vec![wanted.to_owned()],
                         known: frames.into_iter().map(|f| f.name).collect(),
-                    });
+                    }));
                 }
                 Ok(hits)
             }
@@ -580,11 +580,11 @@ impl Sim {
         } else {
             let mut known = self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize);
             known.extend(self.names(MjtObjBase::mjOBJ_SITE, self.model.ffi().nsite as usize));
-            return Err(TwinError::UnknownName {
+            return Err(TwinError::Value(ValueError::UnknownName {
                 kind: "body, site or geom",
                 unknown: vec![name.to_owned()],
                 known,
-            });
+            }));
         };
         Ok(Jacobian {
             dof_names: self.dof_names(),
@@ -620,11 +620,11 @@ impl Sim {
     /// Restores a state saved under `name`.
     pub fn load_state(&mut self, name: &str) -> Result<(), TwinError> {
         let Some(Saved { state, carry }) = self.saved.get(name) else {
-            return Err(TwinError::UnknownName {
+            return Err(TwinError::Value(ValueError::UnknownName {
                 kind: "saved state",
                 unknown: vec![name.to_owned()],
                 known: self.saved.keys().cloned().collect(),
-            });
+            }));
         };
         self.data
             .set_state(state, SAVED_STATE)
@@ -648,10 +648,12 @@ impl Sim {
     pub fn camera_id(&self, name: &str) -> Result<usize, TwinError> {
         self.model
             .name_to_id(MjtObjBase::mjOBJ_CAMERA, model_name("camera", name)?)
-            .ok_or_else(|| TwinError::UnknownName {
-                kind: "camera",
-                unknown: vec![name.to_owned()],
-                known: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
+            .ok_or_else(|| {
+                TwinError::Value(ValueError::UnknownName {
+                    kind: "camera",
+                    unknown: vec![name.to_owned()],
+                    known: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
+                })
             })
     }
 
@@ -687,10 +689,12 @@ impl Sim {
     fn body_id(&self, name: &str) -> Result<usize, TwinError> {
         self.model
             .name_to_id(MjtObjBase::mjOBJ_BODY, model_name("body", name)?)
-            .ok_or_else(|| TwinError::UnknownName {
-                kind: "body",
-                unknown: vec![name.to_owned()],
-                known: self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize),
+            .ok_or_else(|| {
+                TwinError::Value(ValueError::UnknownName {
+                    kind: "body",
+                    unknown: vec![name.to_owned()],
+                    known: self.names(MjtObjBase::mjOBJ_BODY, self.model.ffi().nbody as usize),
+                })
             })
     }
 

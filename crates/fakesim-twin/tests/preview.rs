@@ -5,6 +5,7 @@
 
 use fakesim_twin::preview::{ContactClass, PreviewRequest, StartState, ViolationKind, check_actions};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
+use fakesim_twin::values::ValueError;
 use fakesim_twin::{JointValues, PreviewReport, Scene, Sim, TwinConfig, TwinError, TwinHandle};
 
 /// Arm straight out along +x, gripper nearly closed: the model's initial pose.
@@ -202,18 +203,21 @@ fn every_input_is_checked_before_anything_runs() {
     let mut nan_action = chunk(REST, SAFE, 3);
     nan_action[2] = JointValues::Ordered(vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0]);
     let refused = check_actions(&nan_action, &sim.ctrl_ranges()).unwrap_err();
-    assert!(matches!(refused, (2, TwinError::NonFinite { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, (2, TwinError::Value(ValueError::NonFinite { .. }))),
+        "{refused:?}"
+    );
     let mut long_hold = PreviewRequest::new(chunk(REST, SAFE, 2), 0);
     long_hold.substeps_per_action = Some(0);
     let cases: Vec<(PreviewRequest, Expected)> = vec![
         (PreviewRequest::new(nan_action, 0), |e| {
-            matches!(e, TwinError::NonFinite { .. })
+            matches!(e, TwinError::Value(ValueError::NonFinite { .. }))
         }),
         (PreviewRequest::new(vec![JointValues::Ordered(vec![0.0; 5])], 0), |e| {
-            matches!(e, TwinError::WrongLength { .. })
+            matches!(e, TwinError::Value(ValueError::WrongLength { .. }))
         }),
         (PreviewRequest::new(vec![JointValues::Ordered(vec![9.0; 6])], 0), |e| {
-            matches!(e, TwinError::OutOfRange { .. })
+            matches!(e, TwinError::Value(ValueError::OutOfRange { .. }))
         }),
         (PreviewRequest::new(Vec::new(), 0), |e| {
             matches!(e, TwinError::CountOutOfRange { .. })
@@ -223,13 +227,13 @@ fn every_input_is_checked_before_anything_runs() {
         }),
         (long_hold, |e| matches!(e, TwinError::CountOutOfRange { .. })),
         (start([0.0, 3.0, 0.0, 0.0, 0.0, 0.0], [0.0; 6]), |e| {
-            matches!(e, TwinError::OutOfRange { .. })
+            matches!(e, TwinError::Value(ValueError::OutOfRange { .. }))
         }),
         (start([0.0; 6], [0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]), |e| {
-            matches!(e, TwinError::NonFinite { .. })
+            matches!(e, TwinError::Value(ValueError::NonFinite { .. }))
         }),
         (start([0.0; 6], [0.0, 0.0, 1e6, 0.0, 0.0, 0.0]), |e| {
-            matches!(e, TwinError::OutOfRange { .. })
+            matches!(e, TwinError::Value(ValueError::OutOfRange { .. }))
         }),
     ];
     for (request, expected) in cases {

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_twin::image::{encode_depth_png, encode_rgb_png};
+use fakesim_twin::values::ValueError;
 use fakesim_twin::{RenderQuality, TwinConfig, TwinError, TwinHandle};
 
 #[tokio::test]
@@ -33,7 +34,10 @@ async fn both_cameras_render_at_the_requested_size_and_are_not_blank() {
 async fn bad_camera_and_size_are_refused() {
     let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
     let err = twin.render("topview", 64, 64, false).await.unwrap_err();
-    assert!(matches!(err, TwinError::UnknownName { kind: "camera", .. }), "{err}");
+    assert!(
+        matches!(err, TwinError::Value(ValueError::UnknownName { kind: "camera", .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("agentview"));
     let err = twin.render("agentview", 0, 64, false).await.unwrap_err();
     assert!(matches!(err, TwinError::ImageSize { .. }), "{err}");

@@ -2,10 +2,14 @@
 //! unit conversions and LeRobot normalisation.
 //!
 //! The protocol core ([`protocol`], [`control_table`], [`units`]) does no I/O and is shared
-//! with the servo emulator in `drivers/feetech-emu`.
+//! with the servo emulator in `drivers/feetech-emu`; the `bus` feature (on by default) adds
+//! the serial bus, calibration and configuration.
 
+#[cfg(feature = "bus")]
 pub mod bus;
+#[cfg(feature = "bus")]
 pub mod calibration;
+#[cfg(feature = "bus")]
 pub mod configure;
 pub mod control_table;
 pub mod protocol;

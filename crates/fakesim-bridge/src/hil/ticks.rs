@@ -150,8 +150,9 @@ mod tests {
 
     use super::*;
     use crate::hil::{BridgeConfig, BridgeParts, Mode};
-    use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, TwinArm};
-    use fakesim_safety::{RangeGuard, ScratchTwinKinematics, TableGuard};
+    use crate::twin::{ScratchTwinKinematics, TwinArm};
+    use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
+    use fakesim_safety::{RangeGuard, TableGuard};
     use fakesim_twin::{Scene, TwinConfig};
     use std::sync::{Arc, Mutex};
 

@@ -3,7 +3,7 @@
 use fakesim_twin::TwinError;
 
 use fakesim_arm::ArmError;
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_safety::{FaultAction, GuardError, InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 
 /// Which arm an error came from.

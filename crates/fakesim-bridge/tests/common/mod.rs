@@ -1,7 +1,7 @@
 //! Shared fixtures: the virtual SO-101's calibration and an arm on a simulated virtual bus.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
+use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_twin::values::Bounds;
 use feetech::bus::{Bus, BusConfig};

@@ -372,7 +372,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use fakesim_arm::mapping::Joint;
+    use fakesim_arm::Joint;
 
     #[test]
     fn safety_and_journal_lines_read_as_their_kind_first() {

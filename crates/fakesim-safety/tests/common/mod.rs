@@ -2,13 +2,13 @@
 //! call, the layers with a simple table and a preview that refuses by rule.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Bounds;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, ServoHealth, ServoReading};
 use fakesim_safety::{
     CommandPreview, DeltaCap, EstopLatch, GuardError, Layers, PipelineTiming, RangeGuard, SafetyError, SafetyPipeline,
     TableGuard,
 };
-use fakesim_twin::values::Bounds;
 use feetech::protocol::status::ServoError;
 use std::cell::Cell;
 use std::sync::{Arc, Mutex, OnceLock};

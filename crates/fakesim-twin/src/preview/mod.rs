@@ -20,7 +20,7 @@ pub use report::{
 use crate::error::TwinError;
 use crate::joints::{ARM_JOINTS, GRIPPER_INDEX};
 use crate::sim::{SAVED_STATE, Sim, check_substeps};
-use crate::values::{Bounds, Check, JointValues, resolve};
+use crate::values::{Bounds, Check, JointValues, ValueError, resolve};
 use mujoco_rs::prelude::*;
 use observe::{ArmSample, Observer};
 use parts::PartMap;
@@ -238,19 +238,19 @@ fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 
         let label = ARM_JOINTS[i].label;
         let value = start.qvel[i];
         if !value.is_finite() {
-            return Err(TwinError::NonFinite {
+            return Err(TwinError::Value(ValueError::NonFinite {
                 key: format!("start velocity of {label}"),
                 value,
-            });
+            }));
         }
-        return Err(TwinError::OutOfRange {
+        return Err(TwinError::Value(ValueError::OutOfRange {
             joint: label.to_owned(),
             value,
             lo: speed.lo,
             hi: speed.hi,
             unit: "rad/s",
             hint: None,
-        });
+        }));
     }
     match start.ctrl {
         Some(ctrl) => {
@@ -267,7 +267,7 @@ fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 
 /// refusing with the index of the first one refused.
 pub fn check_actions(actions: &[JointValues], ctrl_ranges: &[Bounds; 6]) -> Result<(), (usize, TwinError)> {
     for (index, action) in actions.iter().enumerate() {
-        resolve(action, Check::Within(ctrl_ranges)).map_err(|e| (index, e))?;
+        resolve(action, Check::Within(ctrl_ranges)).map_err(|e| (index, e.into()))?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::mode::{Mode, SyncOption, VerbKind};
 use super::shadow::{Finding, JointResidual, Shadow, ShadowInput};
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
 use fakesim_episode::session::within_limits;
 use fakesim_safety::{

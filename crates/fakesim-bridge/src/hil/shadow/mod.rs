@@ -11,7 +11,7 @@
 //! load, which no tracking lag does. With no goals (torque off) the arm is passive and is
 //! predicted to stay where it was last known, until it is seen to move.
 
-use fakesim_arm::mapping::Joint;
+use fakesim_arm::Joint;
 use std::time::{Duration, Instant};
 
 /// Time constant of the predicted servo response.

@@ -1,6 +1,6 @@
 //! A mapping table bound to a calibration: the conversions between servo steps and radians.
 
-use fakesim_twin::values::Bounds;
+use fakesim_arm::Bounds;
 use feetech::calibration::{Calibration, MotorCalibration};
 use uom::si::angle::radian;
 use uom::si::f64::Angle;
@@ -265,6 +265,11 @@ impl CalibratedMapping {
             lo: a.min(b),
             hi: a.max(b),
         }
+    }
+
+    /// Every joint's calibrated range in the twin's radians, in action-key order.
+    pub fn calibrated_ranges(&self) -> [Bounds; 6] {
+        Joint::ALL.map(|joint| self.calibrated_limits(joint))
     }
 
     /// The servo id driving a joint.

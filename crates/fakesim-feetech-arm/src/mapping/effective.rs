@@ -1,7 +1,7 @@
 //! The range a joint is commanded in on a real arm: the calibrated range (where the servo can
 //! go) intersected with the twin's (where the model can go).
 
-use fakesim_twin::values::Bounds;
+use fakesim_arm::Bounds;
 
 use super::{CalibratedMapping, Joint};
 

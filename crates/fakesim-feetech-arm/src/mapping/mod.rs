@@ -30,18 +30,16 @@
 mod calibrated;
 mod effective;
 mod error;
-mod joint;
 
 use std::path::Path;
 
-use fakesim_twin::values::Bounds;
+use fakesim_arm::{Bounds, Joint};
 use feetech::calibration::Calibration;
 use serde::{Deserialize, Serialize};
 
 pub use calibrated::{CalibratedMapping, LeRobotUnit};
 pub use effective::EffectiveRange;
 pub use error::MappingError;
-pub use joint::Joint;
 
 /// The twin's gripper hinge range (rad): closed at the low end, open at the high end.
 pub const SO101_GRIPPER_RANGE: Bounds = Bounds {

@@ -1,7 +1,66 @@
-//! Joint values as callers give them, and the checks every write runs before touching physics.
+//! Joint values as callers give them, the ranges they are checked against, and the refusals
+//! every write runs before touching a twin or an arm.
 
-use crate::error::TwinError;
+use thiserror::Error;
+
 use crate::joints::{ARM_JOINTS, known_joint_names, resolve_joint};
+use crate::quote::QuotedList;
+
+/// A name or value a caller gave that does not fit: named with the unit and the range, so the
+/// caller can act on it. A refused call changed nothing.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ValueError {
+    /// Names that do not resolve; all of them are listed.
+    #[error("unknown {kind} {}; known: {known}", QuotedList(.unknown), known = .known.join(", "))]
+    UnknownName {
+        /// What kind of thing was looked up (joint, body, site, camera, state).
+        kind: &'static str,
+        /// Every name that did not resolve.
+        unknown: Vec<String>,
+        /// The names that would have resolved.
+        known: Vec<String>,
+    },
+    /// The same joint was given twice, under one name or two.
+    #[error("joint {joint} is given more than once")]
+    DuplicateJoint {
+        /// The joint, as `id (label)`.
+        joint: String,
+    },
+    /// An ordered vector of the wrong length.
+    #[error("expected {expected} values in the order [{order}], got {got}", order = .order.join(", "))]
+    WrongLength {
+        /// How many values are needed.
+        expected: usize,
+        /// How many were given.
+        got: usize,
+        /// The order the values bind to.
+        order: Vec<String>,
+    },
+    /// A NaN or infinite number.
+    #[error("{key}={value} is not a finite number")]
+    NonFinite {
+        /// The joint or field the number was for.
+        key: String,
+        /// The number as given.
+        value: f64,
+    },
+    /// A value outside a joint's or actuator's range.
+    #[error("{joint}={value} outside [{lo}, {hi}] {unit}{hint}", hint = .hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    OutOfRange {
+        /// The joint label.
+        joint: String,
+        /// The value as given.
+        value: f64,
+        /// Lower bound.
+        lo: f64,
+        /// Upper bound.
+        hi: f64,
+        /// Unit of the bounds and the value.
+        unit: &'static str,
+        /// A likely unit mix-up, spelled out with the conversion.
+        hint: Option<String>,
+    },
+}
 
 /// Values for some or all arm joints, in the joint's own unit (radians for the SO-101 hinges).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,11 +91,11 @@ pub enum Check<'a> {
 
 /// Resolves names, checks every value, and returns `(joint index, value)` pairs; nothing is
 /// written by the caller unless this succeeds for all of them.
-pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64)>, TwinError> {
+pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64)>, ValueError> {
     let pairs = match values {
         JointValues::Ordered(v) => {
             if v.len() != ARM_JOINTS.len() {
-                return Err(TwinError::WrongLength {
+                return Err(ValueError::WrongLength {
                     expected: ARM_JOINTS.len(),
                     got: v.len(),
                     order: known_joint_names(),
@@ -52,14 +111,14 @@ pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64
     Ok(pairs)
 }
 
-fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, TwinError> {
+fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, ValueError> {
     let unknown: Vec<String> = named
         .iter()
         .filter(|(key, _)| resolve_joint(key).is_none())
         .map(|(key, _)| key.clone())
         .collect();
     if !unknown.is_empty() {
-        return Err(TwinError::UnknownName {
+        return Err(ValueError::UnknownName {
             kind: "joint",
             unknown,
             known: known_joint_names(),
@@ -72,7 +131,7 @@ fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, TwinError
             continue;
         };
         if std::mem::replace(&mut seen[index], true) {
-            return Err(TwinError::DuplicateJoint {
+            return Err(ValueError::DuplicateJoint {
                 joint: format!("{} ({})", ARM_JOINTS[index].id, ARM_JOINTS[index].label),
             });
         }
@@ -81,10 +140,10 @@ fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, TwinError
     Ok(pairs)
 }
 
-fn check_value(index: usize, value: f64, check: Check<'_>) -> Result<(), TwinError> {
+fn check_value(index: usize, value: f64, check: Check<'_>) -> Result<(), ValueError> {
     let label = ARM_JOINTS[index].label;
     if !value.is_finite() {
-        return Err(TwinError::NonFinite {
+        return Err(ValueError::NonFinite {
             key: label.to_owned(),
             value,
         });
@@ -100,11 +159,11 @@ fn check_value(index: usize, value: f64, check: Check<'_>) -> Result<(), TwinErr
 
 /// The range refusal, naming the unit and, when reading the value as degrees lands inside the
 /// range, the conversion.
-pub fn out_of_range(label: &str, value: f64, lo: f64, hi: f64) -> TwinError {
+pub fn out_of_range(label: &str, value: f64, lo: f64, hi: f64) -> ValueError {
     let as_radians = value.to_radians();
     let hint = (as_radians >= lo && as_radians <= hi)
         .then(|| format!("radians, not degrees: {value} deg = {as_radians:.3} rad"));
-    TwinError::OutOfRange {
+    ValueError::OutOfRange {
         joint: label.to_owned(),
         value,
         lo: round3(lo),
@@ -151,7 +210,7 @@ mod tests {
     fn every_unknown_name_is_listed() {
         let err = resolve(&named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
         match err {
-            TwinError::UnknownName { unknown, known, .. } => {
+            ValueError::UnknownName { unknown, known, .. } => {
                 assert_eq!(unknown, vec!["elbow".to_owned(), "7".to_owned()]);
                 assert_eq!(known.len(), 6);
             }
@@ -172,18 +231,18 @@ mod tests {
     fn non_finite_and_duplicates_are_refused() {
         assert!(matches!(
             resolve(&named(&[("gripper", f64::NAN)]), Check::Finite),
-            Err(TwinError::NonFinite { .. })
+            Err(ValueError::NonFinite { .. })
         ));
         assert!(matches!(
             resolve(
                 &JointValues::Ordered(vec![0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]),
                 Check::Finite
             ),
-            Err(TwinError::NonFinite { .. })
+            Err(ValueError::NonFinite { .. })
         ));
         assert!(matches!(
             resolve(&named(&[("1", 0.0), ("shoulder_pan", 0.1)]), Check::Finite),
-            Err(TwinError::DuplicateJoint { .. })
+            Err(ValueError::DuplicateJoint { .. })
         ));
     }
 

@@ -4,8 +4,8 @@
 //! horizon; a contact with the table, the base, the arm itself or an object (beyond a small
 //! tolerance), or a joint driven past its range, refuses the command before it moves.
 
-use crate::{CommandPreview, SafetyError};
 use fakesim_arm::BoxFuture;
+use fakesim_safety::{CommandPreview, SafetyError};
 use fakesim_twin::preview::{PreviewLimits, PreviewRequest};
 use fakesim_twin::{JointValues, TwinHandle};
 use std::time::Duration;

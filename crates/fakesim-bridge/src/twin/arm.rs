@@ -2,10 +2,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fakesim_twin::TwinHandle;
-use fakesim_twin::values::{Check, JointValues, resolve};
-
-use crate::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState};
+use fakesim_arm::values::{Check, JointValues, resolve};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState};
+use fakesim_twin::{TwinError, TwinHandle};
 
 /// The twin's arm: reads its joint positions, commands set its position-servo setpoints.
 /// Stepping physics stays with whoever owns the episode. The twin has no torque switch:
@@ -33,7 +32,7 @@ impl Arm for TwinArm {
 
     fn read_state(&self) -> BoxFuture<'_, Result<ArmState, ArmError>> {
         Box::pin(async move {
-            let qpos = self.twin.with_sim(|sim| sim.arm_qpos()).await?;
+            let qpos = self.twin.with_sim(|sim| sim.arm_qpos()).await.map_err(arm_error)?;
             Ok(ArmState {
                 joints: qpos.map(|position_rad| JointState {
                     position_rad,
@@ -53,8 +52,8 @@ impl Arm for TwinArm {
                     sim.set_arm_ctrl(&goals_rad);
                     Ok(())
                 })
-                .await?;
-            Ok(())
+                .await
+                .map_err(arm_error)
         })
     }
 
@@ -65,5 +64,14 @@ impl Arm for TwinArm {
 
     fn health(&self) -> ArmHealth {
         ArmHealth::no_servos(self.torque.load(Ordering::Relaxed))
+    }
+}
+
+/// The twin's refusals and failures as an arm's: a value it refuses stays that refusal, the
+/// rest keeps its message.
+fn arm_error(error: TwinError) -> ArmError {
+    match error {
+        TwinError::Value(refusal) => ArmError::Refused(refusal),
+        other => ArmError::Failed(other.to_string()),
     }
 }
