@@ -35,6 +35,18 @@ pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError 
     }
 }
 
+/// Runs blocking journal work (`what`, under `path`) on the runtime's blocking threads; a
+/// panic in it is an error of the journal.
+pub(crate) async fn blocking<T: Send + 'static>(
+    path: &Path,
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, JournalError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| io_at(path)(std::io::Error::other(format!("{what}: {e}"))))
+}
+
 /// What one line of `events.jsonl` records: its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {

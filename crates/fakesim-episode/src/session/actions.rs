@@ -14,21 +14,19 @@ use fakesim_twin::RenderQuality;
 impl Engine {
     /// Images (drawn at `quality`, `None`: the twin's own) and state now, using no budget.
     pub async fn observation(&self, quality: Option<RenderQuality>) -> Result<Observation, EpisodeError> {
-        let (state, steps, shot, flushed) = {
+        let snapped = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let command = run.gripper.command();
             let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
-            let shot = self.shoot(&mut run.journal, "observe", quality).await?;
+            let shot = self.shoot(run, "observe", quality).await?;
             run.journal(&Event::Observe {
                 step: run.step,
                 state: &state,
             })?;
-            (state, run.steps(), shot, run.journal.flushed())
+            shot.of(run, state)
         };
-        let images = self.develop(shot).await?;
-        flushed.written().await?;
-        Ok(Observation::running(images, state, steps))
+        self.develop(snapped).await
     }
 
     /// Moves the end effector by `delta_xyz` (m), optionally rotating by `delta_rpy` (rad).
@@ -38,7 +36,7 @@ impl Engine {
         delta_rpy: Option<[f64; 3]>,
     ) -> Result<MoveOutcome, EpisodeError> {
         check_delta(delta_xyz, delta_rpy)?;
-        let (report, state, steps, shot, flushed) = {
+        let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let steps_left = run.budget.check(run.step)?;
@@ -67,13 +65,11 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(&mut run.journal, "move", None).await?;
-            (report, state, run.steps(), shot, run.journal.flushed())
+            let shot = self.shoot(run, "move", None).await?;
+            (report, shot.of(run, state))
         };
-        let images = self.develop(shot).await?;
-        flushed.written().await?;
         Ok(MoveOutcome {
-            observation: Observation::running(images, state, steps),
+            observation: self.develop(snapped).await?,
             delta_xyz,
             delta_rpy,
             report,
@@ -82,7 +78,7 @@ impl Engine {
 
     /// Opens or closes the gripper.
     pub async fn gripper(&self, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
-        let (report, state, steps, shot, flushed) = {
+        let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let steps_left = run.budget.check(run.step)?;
@@ -122,13 +118,11 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(&mut run.journal, "gripper", None).await?;
-            (report, state, run.steps(), shot, run.journal.flushed())
+            let shot = self.shoot(run, "gripper", None).await?;
+            (report, shot.of(run, state))
         };
-        let images = self.develop(shot).await?;
-        flushed.written().await?;
         Ok(GripperOutcome {
-            observation: Observation::running(images, state, steps),
+            observation: self.develop(snapped).await?,
             command,
             report,
         })

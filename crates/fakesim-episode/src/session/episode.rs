@@ -4,13 +4,13 @@
 use super::Engine;
 use super::events::Event;
 use super::requests::ResetRequest;
-use super::results::{EefState, Observation, ResetOutcome, Status, StopOutcome, TaskInfo};
+use super::results::{EefState, ResetOutcome, Status, StopOutcome, TaskInfo};
 use super::run::Run;
 use super::run_id::new_run_id;
 use super::validation::{Summary, Validation};
 use crate::error::EpisodeError;
 use crate::gripper::{GripperCommand, GripperState};
-use crate::journal::{Journal, io_at};
+use crate::journal::{self, Journal, io_at};
 use crate::tasks;
 use fakesim_twin::JointValues;
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ const SETTLE_TICKS: u32 = 10;
 impl Engine {
     /// Starts an episode.
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
-        let (id, task, state, steps, shot, flushed) = {
+        let (id, task, snapped) = {
             let mut session = self.lock().await;
             if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
                 return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
@@ -64,19 +64,16 @@ impl Engine {
                 max_steps: budget.ticks(),
                 control_period_s: period_s,
             })?;
-            let shot = self.shoot(&mut run.journal, "reset", None).await?;
+            let snapped = self.shoot(&mut run, "reset", None).await?.of(&run, state);
             tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
-            let (steps, flushed) = (run.steps(), run.journal.flushed());
             session.status = Status::Running;
             session.run = Some(run);
-            (id, TaskInfo::new(&task_ref, task), state, steps, shot, flushed)
+            (id, TaskInfo::new(&task_ref, task), snapped)
         };
-        let images = self.develop(shot).await?;
-        flushed.written().await?;
         Ok(ResetOutcome {
             run: id,
             task,
-            observation: Observation::running(images, state, steps),
+            observation: self.develop(snapped).await?,
         })
     }
 
@@ -115,18 +112,16 @@ impl Engine {
     async fn open_journal(&self) -> Result<(String, Journal), EpisodeError> {
         let runs_dir = self.config.runs_dir.clone();
         let tap = self.tap.clone();
-        let made = tokio::task::spawn_blocking(move || {
+        let made = journal::blocking(&self.config.runs_dir, "creating the run", move || {
             let id = new_run_id(&runs_dir);
             Journal::create(&runs_dir, &id).map(|journal| (id, journal.with_tap(tap)))
         })
-        .await;
-        let runs_dir = &self.config.runs_dir;
-        let made = made.map_err(|e| io_at(runs_dir)(std::io::Error::other(format!("creating the run: {e}"))))?;
+        .await?;
         Ok(made?)
     }
 
     /// Judges the run, journals its end as `status` and queues its summary.
-    async fn finish(&self, run: &mut Run, status: &str) -> Result<StopOutcome, EpisodeError> {
+    async fn finish(&self, run: &Run, status: &str) -> Result<StopOutcome, EpisodeError> {
         let task = run.task;
         let (success, watch) = self
             .twin

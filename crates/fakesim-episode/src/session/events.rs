@@ -78,3 +78,103 @@ impl Event<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state() -> EefState {
+        EefState {
+            eef_pos_m: [0.2, 0.0, 0.9],
+            eef_rpy_rad: [0.0, -0.4, 0.0],
+            gripper_command: GripperCommand::Open,
+            opening_m: 0.06,
+        }
+    }
+
+    #[test]
+    fn events_serialise_to_the_fields_their_lines_have_always_had() {
+        let state = state();
+        let state_json = json!({
+            "eef_pos_m": [0.2, 0.0, 0.9], "eef_rpy_rad": [0.0, -0.4, 0.0],
+            "gripper_command": "open", "opening_m": 0.06,
+        });
+        let moved = Event::Move {
+            delta_xyz: [0.0, 0.05, 0.0],
+            delta_rpy: None,
+            executed_steps: 2,
+            stop_reason: MoveStop::StepCap,
+            achieved_delta_xyz: [0.0, 0.01, 0.0],
+            remaining_distance_m: 0.04,
+            step_distances_m: &[0.004, 0.006],
+            step: 7,
+            state: &state,
+        };
+        let gripped = Event::Gripper {
+            command: GripperCommand::Close,
+            executed_steps: 0,
+            stop_reason: GripperStop::NoOp,
+            opening_before_m: 0.001,
+            opening_after_m: 0.001,
+            openings_m: &[],
+            step: 7,
+            state: &state,
+        };
+        let called = Event::RobotCall {
+            call: "tick",
+            ticks: 1,
+            step: 8,
+            request: json!({"period_s": 0.05}),
+        };
+        let cases = [
+            (
+                moved,
+                Kind::Move,
+                json!({
+                    "delta_xyz": [0.0, 0.05, 0.0], "delta_rpy": null, "executed_steps": 2,
+                    "stop_reason": "step_cap", "achieved_delta_xyz": [0.0, 0.01, 0.0],
+                    "remaining_distance_m": 0.04, "step_distances_m": [0.004, 0.006],
+                    "step": 7, "state": state_json,
+                }),
+            ),
+            (
+                gripped,
+                Kind::Gripper,
+                json!({
+                    "command": "close", "executed_steps": 0, "stop_reason": "no_op",
+                    "opening_before_m": 0.001, "opening_after_m": 0.001, "openings_m": [],
+                    "step": 7, "state": state_json,
+                }),
+            ),
+            (
+                Event::Observe { step: 3, state: &state },
+                Kind::Observe,
+                json!({"step": 3, "state": state_json}),
+            ),
+            (
+                called,
+                Kind::RobotCall,
+                json!({"call": "tick", "ticks": 1, "step": 8, "request": {"period_s": 0.05}}),
+            ),
+            (
+                Event::BudgetExhausted { step: 9 },
+                Kind::BudgetExhausted,
+                json!({"step": 9}),
+            ),
+            (Event::Interrupted { step: 9 }, Kind::Interrupted, json!({"step": 9})),
+            (
+                Event::StopEpisode {
+                    status: "stopped",
+                    step: 9,
+                },
+                Kind::StopEpisode,
+                json!({"status": "stopped", "step": 9}),
+            ),
+        ];
+        for (event, kind, fields) in cases {
+            assert_eq!(event.kind(), kind);
+            assert_eq!(serde_json::to_value(&event).unwrap(), fields, "{}", kind.name());
+        }
+    }
+}

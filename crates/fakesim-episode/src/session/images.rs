@@ -1,11 +1,13 @@
-//! A call's camera images in two halves: the state is taken and the frames named under the
-//! session lock ([`Engine::shoot`]); they are drawn on the render thread, then encoded and
-//! written off the async runtime once the lock is let go ([`Engine::develop`]).
+//! A call's observation in two halves. Under the session lock the cameras' state is taken and
+//! the frames named ([`Engine::shoot`]), and a barrier is put behind the call's journal lines
+//! ([`Shot::of`]); once the lock is let go, the frames are drawn on the render thread, encoded
+//! and written off the async runtime, and the lines waited for ([`Engine::develop`]).
 
 use super::Engine;
-use super::results::Images;
+use super::results::{EefState, Images, Observation};
+use super::run::{Run, Steps};
 use crate::error::EpisodeError;
-use crate::journal::{Frames, Journal, io_at};
+use crate::journal::{self, Flushed, Frames};
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
 use fakesim_twin::{CameraSnapshot, RenderQuality};
 use std::time::Instant;
@@ -20,12 +22,33 @@ pub(super) struct Shot {
     started: Instant,
 }
 
+impl Shot {
+    /// The observation of `run` this shot belongs to, its arm in `state`, with a barrier
+    /// behind every line journaled so far.
+    pub(super) fn of(self, run: &Run, state: EefState) -> Snapped {
+        Snapped {
+            shot: self,
+            state,
+            steps: run.steps(),
+            flushed: run.journal.flushed(),
+        }
+    }
+}
+
+/// An observation of a run taken under the session lock, its images not drawn yet.
+pub(super) struct Snapped {
+    shot: Shot,
+    state: EefState,
+    steps: Steps,
+    flushed: Flushed,
+}
+
 impl Engine {
     /// Takes the cameras' state now (drawn at `quality`, `None`: the twin's own) and names
-    /// their frames `label` in `journal`.
+    /// their frames `label` in `run`'s journal.
     pub(super) async fn shoot(
         &self,
-        journal: &mut Journal,
+        run: &mut Run,
         label: &str,
         quality: Option<RenderQuality>,
     ) -> Result<Shot, EpisodeError> {
@@ -34,37 +57,41 @@ impl Engine {
         let snapshot = self.twin.snapshot_cameras(&CAMERAS, size, size, false).await?;
         Ok(Shot {
             snapshot: snapshot.at(quality),
-            frames: journal.frames(label, &CAMERAS),
+            frames: run.journal.frames(label, &CAMERAS),
             started,
         })
     }
 
-    /// Draws a shot, encodes its frames and writes them to the journal; call it without the
-    /// session lock.
-    pub(super) async fn develop(&self, shot: Shot) -> Result<Images, EpisodeError> {
-        let Shot {
-            snapshot,
-            frames,
-            started,
-        } = shot;
+    /// Draws, encodes and writes a snapped observation's frames, and waits for its journal
+    /// lines; call it without the session lock.
+    pub(super) async fn develop(&self, snapped: Snapped) -> Result<Observation, EpisodeError> {
+        let Snapped {
+            shot: Shot {
+                snapshot,
+                frames,
+                started,
+            },
+            state,
+            steps,
+            flushed,
+        } = snapped;
         let drawn = self.twin.draw(snapshot).await?;
         let rendered = Instant::now();
-        let encoded = tokio::task::spawn_blocking(move || {
+        let encoded = journal::blocking(&self.config.runs_dir, "encoding and writing frames", move || {
             let pngs = drawn.iter().map(encode_rgb_png).collect::<Result<Vec<_>, _>>()?;
             let timing = ImageTiming::since(started, rendered);
             frames.write(&pngs)?;
             Ok::<_, EpisodeError>((pngs, timing))
-        })
-        .await;
-        let (mut pngs, timing) = encoded.map_err(|e| {
-            io_at(&self.config.runs_dir)(std::io::Error::other(format!("encoding and writing frames: {e}")))
-        })??;
+        });
+        let (mut pngs, timing) = encoded.await??;
         let robot0_eye_in_hand = pngs.pop().unwrap_or_default();
         let agentview = pngs.pop().unwrap_or_default();
-        Ok(Images {
+        let images = Images {
             agentview,
             robot0_eye_in_hand,
             timing,
-        })
+        };
+        flushed.written().await?;
+        Ok(Observation::running(images, state, steps))
     }
 }

@@ -2,8 +2,7 @@
 //! the progress the last call published, never waiting for a call in flight.
 
 use super::Engine;
-use super::results::Status;
-use super::results::{EefState, TaskInfo};
+use super::results::{EefState, Status, TaskInfo};
 use crate::budget::Budget;
 use crate::error::EpisodeError;
 use crate::tasks::{N_INIT_STATES, SUITE, TASKS, TaskError};
