@@ -8,19 +8,18 @@ use crate::journal::Kind;
 
 impl Engine {
     /// Records a notable event (mode switch, safety stop) in the live run's journal, if any.
+    /// The line is queued in order and not waited for, so a task forwarding a burst of events
+    /// never falls behind the calls that end the run: a write that fails is logged by the
+    /// journal thread and reported by the next call that waits for the journal.
     pub async fn journal_event(&self, kind: Kind, fields: serde_json::Value) -> Result<(), EpisodeError> {
-        let flushed = {
-            let mut session = self.lock().await;
-            let Ok(run) = session.running() else {
-                return Ok(());
-            };
-            if kind == Kind::Safety {
-                run.safety_events += 1;
-            }
-            run.journal.event(kind, &fields)?;
-            run.journal.flushed()
+        let mut session = self.lock().await;
+        let Ok(run) = session.running() else {
+            return Ok(());
         };
-        Ok(flushed.written().await?)
+        if kind == Kind::Safety {
+            run.safety_events += 1;
+        }
+        Ok(run.journal.event(kind, &fields)?)
     }
 
     /// Refuses a robot-service call that moves the robot once a live episode's step budget is
