@@ -1,11 +1,19 @@
 //! The run journal on disk: `events.jsonl` appended line by line, `frames/` written as produced,
-//! `summary.json` at the end. Every line reaches the file before the call that made it returns.
+//! `summary.json` at the end. Lines and the summary are handed, in order, to the run's journal
+//! thread ([`writer`]); frames are written by whoever encoded them ([`frames`]), each file
+//! whole under its final name. A call waits for its writes ([`Journal::flushed`]) before it
+//! returns, once it has let go of its locks.
+
+mod frames;
+mod writer;
+
+pub use frames::Frames;
+pub use writer::Flushed;
 
 use crate::tap::{JournalTap, TapEntry};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,11 +27,24 @@ pub struct JournalError {
     source: std::io::Error,
 }
 
-fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
+/// Turns an I/O error at `path` into a journal error.
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
     move |source| JournalError {
         path: path.to_owned(),
         source,
     }
+}
+
+/// Runs blocking journal work (`what`, under `path`) on the runtime's blocking threads; a
+/// panic in it is an error of the journal.
+pub(crate) async fn blocking<T: Send + 'static>(
+    path: &Path,
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, JournalError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| io_at(path)(std::io::Error::other(format!("{what}: {e}"))))
 }
 
 /// What one line of `events.jsonl` records: its `kind` field.
@@ -95,17 +116,18 @@ pub struct Artifacts {
     pub summary: PathBuf,
 }
 
-/// One run's journal.
+/// One run's journal: the queueing side of its journal thread.
 #[derive(Debug)]
 pub struct Journal {
     artifacts: Artifacts,
-    events: File,
     frame_count: u64,
     tap: JournalTap,
+    writer: writer::Writer,
 }
 
 impl Journal {
-    /// Creates `<runs_dir>/<run_id>/` with an empty event log and frame directory.
+    /// Creates `<runs_dir>/<run_id>/` with an empty event log and frame directory, and starts
+    /// the run's journal thread. Blocking file work: call it off the async runtime.
     /// A run id that is not one safe path component is refused before anything is created.
     pub fn create(runs_dir: &Path, run_id: &str) -> Result<Self, JournalError> {
         crate::names::check_path_name("run id", run_id)
@@ -119,19 +141,20 @@ impl Journal {
             .append(true)
             .open(&events_path)
             .map_err(io_at(&events_path))?;
+        let artifacts = Artifacts {
+            events: events_path,
+            frames,
+            summary: dir.join("summary.json"),
+        };
         Ok(Journal {
-            artifacts: Artifacts {
-                events: events_path,
-                frames,
-                summary: dir.join("summary.json"),
-            },
-            events,
+            writer: writer::Writer::spawn(events, &artifacts)?,
+            artifacts,
             frame_count: 0,
             tap: JournalTap::default(),
         })
     }
 
-    /// Hands every line and frame written from now on to `tap` as well.
+    /// Hands every line and frame journaled from now on to `tap` as well.
     pub fn with_tap(mut self, tap: JournalTap) -> Self {
         self.tap = tap;
         self
@@ -142,46 +165,52 @@ impl Journal {
         &self.artifacts
     }
 
-    /// Appends one event line `{"t": unix seconds, "kind": kind, ...fields}` and flushes it.
-    pub fn event(&mut self, kind: Kind, fields: Value) -> Result<(), JournalError> {
-        let kind = kind.name();
+    /// Queues one event line `{"t": unix seconds, "kind": kind, ...fields}` (the fields of an
+    /// object; anything else adds none) for the journal thread, stamped now.
+    pub fn event(&self, kind: Kind, fields: &impl Serialize) -> Result<(), JournalError> {
+        let fields = serde_json::to_value(fields).map_err(|e| io_at(&self.artifacts.events)(e.into()))?;
         let t = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0);
-        let mut line = json!({ "t": t, "kind": kind });
+        let mut line = json!({ "t": t, "kind": kind.name() });
         if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
             line.extend(fields);
         }
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
-        let path = &self.artifacts.events;
-        self.events.write_all(&bytes).map_err(io_at(path))?;
-        self.events.flush().map_err(io_at(path))?;
+        self.writer.line(bytes)?;
         self.tap.offer(|| TapEntry::Line(Arc::new(line)));
         Ok(())
     }
 
-    /// Writes one PNG frame and returns its file name.
-    pub fn frame(&mut self, label: &str, camera: &str, png: &[u8]) -> Result<String, JournalError> {
-        self.frame_count += 1;
-        let name = format!("{:05}_{label}_{camera}.png", self.frame_count);
-        let path = self.artifacts.frames.join(&name);
-        fs::write(&path, png).map_err(io_at(&path))?;
-        self.tap.offer(|| TapEntry::Frame {
-            camera: camera.to_owned(),
-            png: Arc::from(png),
-        });
-        Ok(name)
+    /// The next frames' files, one per camera, named `<n>_<label>_<camera>.png` in order.
+    pub fn frames(&mut self, label: &str, cameras: &[&str]) -> Frames {
+        let files = cameras
+            .iter()
+            .map(|camera| {
+                self.frame_count += 1;
+                (
+                    camera.to_string(),
+                    format!("{:05}_{label}_{camera}.png", self.frame_count),
+                )
+            })
+            .collect();
+        Frames::new(self.artifacts.frames.clone(), files, self.tap.clone())
     }
 
-    /// Writes `summary.json` whole (through a temporary file, so a reader never sees half).
-    pub fn summary(&self, summary: &Value) -> Result<(), JournalError> {
+    /// Queues `summary.json`, written whole (through a temporary file, so a reader never sees
+    /// half) after every line queued before it.
+    pub fn summary(&self, summary: &impl Serialize) -> Result<(), JournalError> {
         let path = &self.artifacts.summary;
-        let partial = path.with_extension("json.partial");
-        let text = serde_json::to_string_pretty(summary).unwrap_or_else(|_| "{}".to_owned());
-        fs::write(&partial, text).map_err(io_at(&partial))?;
-        fs::rename(&partial, path).map_err(io_at(path))
+        let text = serde_json::to_string_pretty(summary).map_err(|e| io_at(path)(e.into()))?;
+        self.writer.summary(text)
+    }
+
+    /// Resolves once everything queued so far is written, with the first write that failed
+    /// since the last time this was asked.
+    pub fn flushed(&self) -> Flushed {
+        self.writer.flushed()
     }
 }
 
@@ -189,37 +218,68 @@ impl Journal {
 mod tests {
     use super::*;
 
-    #[test]
-    fn events_are_on_disk_as_soon_as_written() {
+    /// The names of the files in `dir`.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn events_are_on_disk_once_flushed() {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::create(dir.path(), "r1").unwrap();
-        j.event(Kind::ResetTask, json!({"task_index": 0})).unwrap();
-        j.event(Kind::Move, json!({"stop_reason": "reached"})).unwrap();
+        j.event(Kind::ResetTask, &json!({"task_index": 0})).unwrap();
+        j.event(Kind::Move, &json!({"stop_reason": "reached"})).unwrap();
+        j.flushed().written().await.unwrap();
         let text = fs::read_to_string(&j.artifacts().events).unwrap();
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["kind"], "move");
         assert_eq!(lines[1]["stop_reason"], "reached");
-        let name = j.frame("move", "agentview", b"\x89PNG").unwrap();
-        assert!(j.artifacts().frames.join(name).is_file());
+        j.frames("move", &["agentview"]).write(&[b"\x89PNG".to_vec()]).unwrap();
+        assert_eq!(names(&j.artifacts().frames), ["00001_move_agentview.png"]);
         j.summary(&json!({"steps": 3})).unwrap();
+        j.flushed().written().await.unwrap();
         assert!(j.artifacts().summary.is_file());
+        assert_eq!(
+            names(dir.path().join("r1").as_path()),
+            ["events.jsonl", "frames", "summary.json"]
+        );
         assert!(
             Journal::create(dir.path(), "r1").is_err(),
             "a run directory is never reused"
         );
     }
 
-    #[test]
-    fn a_tap_gets_each_line_and_frame_as_written_and_nothing_is_made_while_nobody_listens() {
+    #[tokio::test]
+    async fn a_failed_write_is_reported_by_the_next_flush_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::create(dir.path(), "r1").unwrap();
+        fs::create_dir(&j.artifacts().summary).unwrap();
+        j.summary(&json!({"steps": 3})).unwrap();
+        j.event(Kind::Move, &json!({})).unwrap();
+        let error = j.flushed().written().await.unwrap_err();
+        assert!(error.to_string().contains("summary.json"), "{error}");
+        j.flushed().written().await.unwrap();
+        let text = fs::read_to_string(&j.artifacts().events).unwrap();
+        assert_eq!(text.lines().count(), 1, "the line after the failure is written");
+    }
+
+    #[tokio::test]
+    async fn a_tap_gets_each_line_and_frame_as_journaled_and_nothing_is_made_while_nobody_listens() {
         let dir = tempfile::tempdir().unwrap();
         let tap = JournalTap::default();
         let mut j = Journal::create(dir.path(), "r1").unwrap().with_tap(tap.clone());
-        j.event(Kind::Observe, json!({})).unwrap();
+        j.event(Kind::Observe, &json!({})).unwrap();
         assert!(!tap.is_watched());
         let mut entries = tap.subscribe();
-        j.event(Kind::Move, json!({"stop_reason": "stalled"})).unwrap();
-        j.frame("move", "agentview", b"\x89PNG").unwrap();
+        j.event(Kind::Move, &json!({"stop_reason": "stalled"})).unwrap();
+        j.frames("move", &["agentview"]).write(&[b"\x89PNG".to_vec()]).unwrap();
+        j.flushed().written().await.unwrap();
         let text = fs::read_to_string(&j.artifacts().events).unwrap();
         let written: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         let Ok(TapEntry::Line(line)) = entries.try_recv() else {

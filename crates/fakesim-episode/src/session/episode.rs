@@ -1,0 +1,143 @@
+//! The verbs that begin and end an episode: reset (the scene laid out, the run's journal
+//! created), stop, and the interruption of a shutdown (the judgement and `summary.json`).
+
+use super::Engine;
+use super::events::Event;
+use super::requests::ResetRequest;
+use super::results::{EefState, ResetOutcome, Status, StopOutcome, TaskInfo};
+use super::run::Run;
+use super::run_id::new_run_id;
+use super::validation::{Summary, Validation};
+use crate::error::EpisodeError;
+use crate::gripper::{GripperCommand, GripperState};
+use crate::journal::{self, Journal, io_at};
+use crate::tasks;
+use fakesim_twin::JointValues;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Ticks run after a reset so objects come to rest; they use no budget.
+const SETTLE_TICKS: u32 = 10;
+
+impl Engine {
+    /// Starts an episode.
+    pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
+        let (id, task, snapped) = {
+            let mut session = self.lock().await;
+            if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
+                return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
+            }
+            let (budget, task_ref) = request.resolve(&self.config)?;
+            let task = task_ref.task()?;
+            let layout = tasks::layout(task_ref.task_index, task_ref.init_state_index);
+            let home = self.config.home_pose;
+            let (state, period_s) = self
+                .twin
+                .try_with_sim(move |sim| {
+                    sim.reset();
+                    tasks::apply_layout(sim, &layout)?;
+                    sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)?;
+                    for _ in 0..SETTLE_TICKS {
+                        sim.step_tick();
+                    }
+                    sim.reset_watch();
+                    Ok((EefState::read(sim, GripperCommand::Open), sim.clock().period_s()))
+                })
+                .await?;
+            let (id, journal) = self.open_journal().await?;
+            let mut run = Run {
+                id: id.clone(),
+                task_ref: task_ref.clone(),
+                task,
+                budget,
+                step: 0,
+                gripper: GripperState::settled(GripperCommand::Open),
+                journal,
+                started: Instant::now(),
+                calls: BTreeMap::new(),
+                safety_events: 0,
+            };
+            run.journal(&Event::ResetTask {
+                run: &id,
+                task: TaskInfo::new(&task_ref, task),
+                layout,
+                max_steps: budget.ticks(),
+                control_period_s: period_s,
+            })?;
+            let snapped = self.shoot(&mut run, "reset", None).await?.of(&run, state);
+            tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
+            session.status = Status::Running;
+            session.run = Some(run);
+            (id, TaskInfo::new(&task_ref, task), snapped)
+        };
+        Ok(ResetOutcome {
+            run: id,
+            task,
+            observation: self.develop(snapped).await?,
+        })
+    }
+
+    /// Ends the episode and writes its summary.
+    pub async fn stop_episode(&self) -> Result<StopOutcome, EpisodeError> {
+        let (outcome, flushed) = {
+            let mut session = self.lock().await;
+            let run = session.running()?;
+            let outcome = self.finish(run, "stopped").await?;
+            let flushed = run.journal.flushed();
+            session.status = Status::Stopped;
+            (outcome, flushed)
+        };
+        flushed.written().await?;
+        Ok(outcome)
+    }
+
+    /// Ends a live episode as `interrupted` (server shutdown). Does nothing when none is live.
+    pub async fn interrupt(&self) -> Result<(), EpisodeError> {
+        let flushed = {
+            let mut session = self.lock().await;
+            let Ok(run) = session.running() else {
+                return Ok(());
+            };
+            run.journal(&Event::Interrupted { step: run.step })?;
+            self.finish(run, "interrupted").await?;
+            let flushed = run.journal.flushed();
+            session.status = Status::Stopped;
+            flushed
+        };
+        Ok(flushed.written().await?)
+    }
+
+    /// A fresh run id and its journal, made off the async runtime. The reset waits for it
+    /// under the lock: a run without its directory never goes live.
+    async fn open_journal(&self) -> Result<(String, Journal), EpisodeError> {
+        let runs_dir = self.config.runs_dir.clone();
+        let tap = self.tap.clone();
+        let made = journal::blocking(&self.config.runs_dir, "creating the run", move || {
+            let id = new_run_id(&runs_dir);
+            Journal::create(&runs_dir, &id).map(|journal| (id, journal.with_tap(tap)))
+        })
+        .await?;
+        Ok(made?)
+    }
+
+    /// Judges the run, journals its end as `status` and queues its summary.
+    async fn finish(&self, run: &Run, status: &str) -> Result<StopOutcome, EpisodeError> {
+        let task = run.task;
+        let (success, watch) = self
+            .twin
+            .try_with_sim(move |sim| Ok((tasks::success(task, sim)?, sim.watch())))
+            .await?;
+        run.journal(&Event::StopEpisode { status, step: run.step })?;
+        let validation = Validation::of(success, run, &watch);
+        let report =
+            serde_json::to_value(&validation).map_err(|e| io_at(&run.journal.artifacts().summary)(e.into()))?;
+        run.journal.summary(&Summary::of(run, status, &validation))?;
+        tracing::info!(run = %run.id, status, steps = run.step, "episode ended");
+        Ok(StopOutcome {
+            run: run.id.clone(),
+            artifacts: run.journal.artifacts().clone(),
+            success,
+            validation: report,
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! A call's observation in two halves. Under the session lock the cameras' state is taken and
+//! the frames named ([`Engine::shoot`]), and a barrier is put behind the call's journal lines
+//! ([`Shot::of`]); once the lock is let go, the frames are drawn on the render thread, encoded
+//! and written off the async runtime, and the lines waited for ([`Engine::develop`]).
+
+use super::Engine;
+use super::results::{EefState, Images, Observation};
+use super::run::{Run, Steps};
+use crate::error::EpisodeError;
+use crate::journal::{self, Flushed, Frames};
+use fakesim_twin::image::{ImageTiming, encode_rgb_png};
+use fakesim_twin::{CameraSnapshot, RenderQuality};
+use std::time::Instant;
+
+/// Cameras every observation carries, in order.
+pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
+
+/// The cameras' state at a point of a run, with the files their frames go to.
+pub(super) struct Shot {
+    snapshot: CameraSnapshot,
+    frames: Frames,
+    started: Instant,
+}
+
+impl Shot {
+    /// The observation of `run` this shot belongs to, its arm in `state`, with a barrier
+    /// behind every line journaled so far.
+    pub(super) fn of(self, run: &Run, state: EefState) -> Snapped {
+        Snapped {
+            shot: self,
+            state,
+            steps: run.steps(),
+            flushed: run.journal.flushed(),
+        }
+    }
+}
+
+/// An observation of a run taken under the session lock, its images not drawn yet.
+pub(super) struct Snapped {
+    shot: Shot,
+    state: EefState,
+    steps: Steps,
+    flushed: Flushed,
+}
+
+impl Engine {
+    /// Takes the cameras' state now (drawn at `quality`, `None`: the twin's own) and names
+    /// their frames `label` in `run`'s journal.
+    pub(super) async fn shoot(
+        &self,
+        run: &mut Run,
+        label: &str,
+        quality: Option<RenderQuality>,
+    ) -> Result<Shot, EpisodeError> {
+        let started = Instant::now();
+        let size = self.config.image_size;
+        let snapshot = self.twin.snapshot_cameras(&CAMERAS, size, size, false).await?;
+        Ok(Shot {
+            snapshot: snapshot.at(quality),
+            frames: run.journal.frames(label, &CAMERAS),
+            started,
+        })
+    }
+
+    /// Draws, encodes and writes a snapped observation's frames, and waits for its journal
+    /// lines; call it without the session lock.
+    pub(super) async fn develop(&self, snapped: Snapped) -> Result<Observation, EpisodeError> {
+        let Snapped {
+            shot: Shot {
+                snapshot,
+                frames,
+                started,
+            },
+            state,
+            steps,
+            flushed,
+        } = snapped;
+        let drawn = self.twin.draw(snapshot).await?;
+        let rendered = Instant::now();
+        let encoded = journal::blocking(&self.config.runs_dir, "encoding and writing frames", move || {
+            let pngs = drawn.iter().map(encode_rgb_png).collect::<Result<Vec<_>, _>>()?;
+            let timing = ImageTiming::since(started, rendered);
+            frames.write(&pngs)?;
+            Ok::<_, EpisodeError>((pngs, timing))
+        });
+        let (mut pngs, timing) = encoded.await??;
+        let robot0_eye_in_hand = pngs.pop().unwrap_or_default();
+        let agentview = pngs.pop().unwrap_or_default();
+        let images = Images {
+            agentview,
+            robot0_eye_in_hand,
+            timing,
+        };
+        flushed.written().await?;
+        Ok(Observation::running(images, state, steps))
+    }
+}
