@@ -20,10 +20,10 @@ pub mod watch;
 mod worker;
 
 pub use arms::{ArmSpec, ArmType};
-/// The arm's vocabulary the twin speaks: joints, names quoted back, joint values and ranges.
-pub use fakesim_arm::{joints, quote, values};
 pub use clock::TickClock;
 pub use error::TwinError;
+/// The arm's vocabulary the twin speaks: joints, names quoted back, joint values and ranges.
+pub use fakesim_arm::{joints, quote, values};
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
 pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;

@@ -385,6 +385,7 @@ impl Sim {
             // Saturating float-to-int conversion; time is never negative.
             tick: (time / period).round() as u64,
             positions: self.render_snapshot(),
+            joints: self.arm_qpos(),
             ctrl: self.arm_ctrl(),
         }
     }

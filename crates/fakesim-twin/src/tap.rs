@@ -15,6 +15,8 @@ pub struct TickSnapshot {
     pub tick: u64,
     /// Every position of the scene: the arm's joints, the objects' free joints, mocap bodies.
     pub positions: RenderSnapshot,
+    /// The arm's joints (rad), action-key order.
+    pub joints: [f64; 6],
     /// The arm's servo setpoints (rad), action-key order.
     pub ctrl: [f64; 6],
 }
@@ -66,6 +68,7 @@ mod tests {
         assert_eq!(ticks, [1, 2, 2, 3]);
         let last = snapshots.last().unwrap();
         assert_eq!((last.time, last.ctrl), (time, ctrl));
+        assert_eq!(last.joints, sim.arm_qpos());
 
         let mut copy = MjData::new(sim.model().clone());
         last.positions.pose(&mut copy).unwrap();

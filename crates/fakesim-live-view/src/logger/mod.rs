@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Shortest wall time between two logged 3D scenes of the twin: faster ticks (a client ticking
 /// the lock-step twin as fast as it runs) log their joints every tick and the scene at this
-/// rate, and the last tick's scene once the logger has caught up.
+/// rate; the last tick's scene is drawn when this gap has passed, ticks or not.
 const POSE_GAP: Duration = Duration::from_millis(20);
 /// TCP positions kept for the drawn path.
 const TCP_PATH_POINTS: usize = 400;
@@ -52,6 +52,8 @@ pub(crate) struct Logger {
     tcp_path: VecDeque<[f32; 3]>,
     /// When the twin's 3D scene was last logged, and the tick skipped since, if any.
     posed_at: Option<Instant>,
+    /// When the arms were last drawn at a reading of the real arm.
+    arms_posed_at: Option<Instant>,
     pending: Option<(SystemTime, Box<TickSnapshot>)>,
     /// Rerun errors met (logged once, then counted).
     errors: u64,
@@ -80,6 +82,7 @@ impl Logger {
             mode,
             tcp_path: VecDeque::with_capacity(TCP_PATH_POINTS),
             posed_at: None,
+            arms_posed_at: None,
             pending: None,
             errors: 0,
         };
@@ -95,16 +98,10 @@ impl Logger {
         loop {
             let stamped = match feed.try_recv() {
                 Ok(stamped) => stamped,
-                Err(TryRecvError::Empty) => {
-                    // Caught up: the last tick's scene is drawn before waiting, and the
-                    // gathered joints are sent when their time comes, updates or not.
-                    let logged = self.log_pending();
-                    self.check(logged);
-                    match self.wait(&feed) {
-                        Some(stamped) => stamped,
-                        None => break,
-                    }
-                }
+                Err(TryRecvError::Empty) => match self.wait(&feed) {
+                    Some(stamped) => stamped,
+                    None => break,
+                },
                 Err(TryRecvError::Disconnected) => break,
             };
             let Some(update) = stamped.update else { break };
@@ -123,22 +120,37 @@ impl Logger {
         }
     }
 
-    /// The next update, sending the gathered joints whenever they fall due while waiting;
-    /// `None` once every sender is gone.
+    /// The next update, once the feed is caught up with. While waiting, the gathered joints
+    /// are sent and the last tick's skipped scene drawn as each falls due, updates or not.
     fn wait(&mut self, feed: &Receiver<Stamped>) -> Option<Stamped> {
         loop {
-            let Some(left) = self.columns.due_in() else {
+            let logged = self.log_due();
+            self.check(logged);
+            let Some(left) = [self.columns.due_in(), self.scene_due_in()].into_iter().flatten().min() else {
                 return feed.recv().ok();
             };
             match feed.recv_timeout(left) {
                 Ok(stamped) => return Some(stamped),
-                Err(RecvTimeoutError::Timeout) => {
-                    let sent = self.columns.send(&self.opened.rec);
-                    self.check(sent);
-                }
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return None,
             }
         }
+    }
+
+    /// How long the skipped scene may still wait to be drawn; `None` when none waits.
+    fn scene_due_in(&self) -> Option<Duration> {
+        self.pending.as_ref()?;
+        let since = self.posed_at.map_or(POSE_GAP, |at| at.elapsed());
+        Some(POSE_GAP.saturating_sub(since))
+    }
+
+    /// Sends the gathered joints and draws the skipped scene, each if its time has come.
+    fn log_due(&mut self) -> RecordingStreamResult<()> {
+        self.columns.send_if_due(&self.opened.rec)?;
+        if self.scene_due_in().is_some_and(|left| left.is_zero()) {
+            self.log_pending()?;
+        }
+        Ok(())
     }
 
     fn check(&mut self, logged: RecordingStreamResult<()>) {
@@ -225,39 +237,39 @@ impl Logger {
 
     /// The twin after a physics advance: its joints, and in `sim` LeRobot's observation and
     /// action (the setpoints), every tick; its arm, the moving objects and the TCP's path in
-    /// 3D at most every [`POSE_GAP`].
+    /// 3D at most every [`POSE_GAP`] (the last tick's once the gap has passed).
     fn tick(&mut self, wall: SystemTime, snapshot: &TickSnapshot) -> RecordingStreamResult<()> {
+        self.tick = Some(snapshot.tick);
+        let at = (Clock::Tick, snapshot.tick, wall);
+        for (i, q) in snapshot.joints.iter().enumerate() {
+            self.columns.push(self.joints.series(i, Series::Twin), at, *q);
+        }
+        if self.mode == Mode::Sim {
+            self.lerobot(at, &snapshot.joints, Some(&snapshot.ctrl));
+        }
+        self.pending = Some((wall, Box::new(snapshot.clone())));
+        if self.scene_due_in().is_some_and(|left| left.is_zero()) {
+            self.log_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Draws the last tick whose 3D scene was not drawn yet, at its own tick and time: the
+    /// twin's arm, the moving objects and the TCP's path (one point per drawn scene).
+    fn log_pending(&mut self) -> RecordingStreamResult<()> {
+        let Some((wall, snapshot)) = self.pending.take() else {
+            return Ok(());
+        };
         if let Err(e) = self.scene.pose(&snapshot.positions) {
             tracing::warn!(error = %e, "live view: cannot pose the twin");
             return Ok(());
         }
-        self.tick = Some(snapshot.tick);
+        self.posed_at = Some(Instant::now());
         if self.tcp_path.len() == TCP_PATH_POINTS {
             self.tcp_path.pop_front();
         }
         self.tcp_path.push_back(self.scene.tcp());
-        let joints = self.scene.arm_joints();
-        let at = (Clock::Tick, snapshot.tick, wall);
-        for (i, q) in joints.iter().enumerate() {
-            self.columns.push(self.joints.series(i, Series::Twin), at, *q);
-        }
-        if self.mode == Mode::Sim {
-            self.lerobot(at, &joints, Some(&snapshot.ctrl));
-        }
-        let due = self.posed_at.is_none_or(|at| at.elapsed() >= POSE_GAP);
-        if due {
-            self.pending = None;
-            self.at(wall, self.tick, None);
-            self.log_scene()
-        } else {
-            self.pending = Some((wall, Box::new(snapshot.clone())));
-            Ok(())
-        }
-    }
-
-    /// The twin's arm, the moving objects and the TCP's path as posed.
-    fn log_scene(&mut self) -> RecordingStreamResult<()> {
-        self.posed_at = Some(Instant::now());
+        self.at(wall, Some(snapshot.tick), None);
         let rec = &self.opened.rec;
         self.log_arm(Arm::Twin)?;
         for body in &self.scene.moving {
@@ -269,40 +281,19 @@ impl Logger {
         )
     }
 
-    /// Draws the last tick whose 3D scene was skipped, at its own tick and time.
-    fn log_pending(&mut self) -> RecordingStreamResult<()> {
-        let Some((wall, snapshot)) = self.pending.take() else {
-            return Ok(());
-        };
-        if let Err(e) = self.scene.pose(&snapshot.positions) {
-            tracing::warn!(error = %e, "live view: cannot pose the twin");
-            return Ok(());
-        }
-        self.at(wall, Some(snapshot.tick), None);
-        self.log_scene()
-    }
-
-    /// A reading of the real arm: the real and predicted arms in 3D, the twin mirroring it,
-    /// every joint series and, in `mirror` and `hil`, LeRobot's observation (the reading) and
-    /// action (the goals in force).
+    /// A reading of the real arm: every joint series (twin, real, predicted, residual) and, in `mirror` and `hil`, LeRobot's observation (the reading) and
+    /// action (the goals in force); the twin, real and predicted arms in 3D at most every
+    /// [`POSE_GAP`].
     fn sample(&mut self, wall: SystemTime, sample: &Sample, goals: Option<[f64; 6]>) -> RecordingStreamResult<()> {
         let Some(real) = sample.real_rad else {
             return Ok(());
         };
-        self.at(wall, None, Some(sample.seq));
-        self.scene.pose_arm(&sample.twin_rad);
-        self.log_arm(Arm::Twin)?;
-        self.scene.pose_arm(&real);
-        self.log_arm(Arm::Real)?;
         let at = (Clock::Reading, sample.seq, wall);
         for (i, (twin, real)) in sample.twin_rad.iter().zip(&real).enumerate() {
             self.columns.push(self.joints.series(i, Series::Twin), at, *twin);
             self.columns.push(self.joints.series(i, Series::Real), at, *real);
         }
         if let Some(shadow) = &sample.shadow {
-            let predicted = shadow.map(|s| s.predicted_rad);
-            self.scene.pose_arm(&predicted);
-            self.log_arm(Arm::Predicted)?;
             for (i, joint) in shadow.iter().enumerate() {
                 self.columns
                     .push(self.joints.series(i, Series::Predicted), at, joint.predicted_rad);
@@ -313,6 +304,20 @@ impl Logger {
         // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
         if self.mode != Mode::Sim {
             self.lerobot(at, &real, goals.as_ref());
+        }
+        // The arms in 3D at most every POSE_GAP: readings come about a thousand a second.
+        if self.arms_posed_at.is_some_and(|at| at.elapsed() < POSE_GAP) {
+            return Ok(());
+        }
+        self.arms_posed_at = Some(Instant::now());
+        self.at(wall, None, Some(sample.seq));
+        self.scene.pose_arm(&sample.twin_rad);
+        self.log_arm(Arm::Twin)?;
+        self.scene.pose_arm(&real);
+        self.log_arm(Arm::Real)?;
+        if let Some(shadow) = &sample.shadow {
+            self.scene.pose_arm(&shadow.map(|s| s.predicted_rad));
+            self.log_arm(Arm::Predicted)?;
         }
         Ok(())
     }

@@ -90,12 +90,6 @@ impl Scene {
         self.data.kinematics();
     }
 
-    /// The arm's joints as posed (rad, action-key order).
-    pub fn arm_joints(&self) -> [f64; 6] {
-        let qpos = self.data.qpos();
-        self.arm_qpos.map(|adr| qpos[adr])
-    }
-
     /// A body's world pose as posed.
     pub fn transform(&self, body: &Body) -> Transform3D {
         let [x, y, z] = self.data.xpos()[body.id];
