@@ -281,9 +281,9 @@ impl Logger {
         )
     }
 
-    /// A reading of the real arm: every joint series (twin, real, predicted, residual) and, in `mirror` and `hil`, LeRobot's observation (the reading) and
-    /// action (the goals in force); the twin, real and predicted arms in 3D at most every
-    /// [`POSE_GAP`].
+    /// A reading of the real arm: every joint series (twin, real, predicted, residual) and, in
+    /// `mirror` and `hil`, LeRobot's observation (the reading) and action (the goals in force);
+    /// the twin, real and predicted arms in 3D at most every [`POSE_GAP`].
     fn sample(&mut self, wall: SystemTime, sample: &Sample, goals: Option<[f64; 6]>) -> RecordingStreamResult<()> {
         let Some(real) = sample.real_rad else {
             return Ok(());
