@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fakesim_arm::mapping::{CalibratedMapping, Joint, JointMapping};
 use fakesim_e2e::{Conn, TestServer};
-use fakesim_hil::cli::StartMode;
+use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
