@@ -8,7 +8,7 @@ mod settings;
 mod table;
 mod text;
 
-pub use listen::{ListenAddr, check_exposure};
-pub use options::{AccessOptions, ArmOptions, DaemonOptions, Overlay, ShadowOptions, TwinOptions, defaults};
+pub use listen::ListenAddr;
+pub use options::{AccessOptions, ArmOptions, DaemonOptions, ShadowOptions, TwinOptions, defaults};
 pub use settings::Settings;
 pub use table::{Setting, check_manual, listing, markdown, with_defaults};

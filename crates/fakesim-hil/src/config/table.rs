@@ -167,12 +167,14 @@ fn manual_rows(page: &str) -> Option<Vec<Row>> {
     )
 }
 
-/// The default [`defaults`] gives the option of this long name, as its flag would spell it.
+/// The default [`defaults`] gives the option of this long name, as its flag would spell it (a
+/// switch, off unless given, has none).
 fn default_of(long: &str) -> Option<String> {
     let defaults = serde_json::to_value(defaults()).ok()?;
     match defaults.get(long)? {
-        Value::Null => None,
+        Value::Null | Value::Bool(false) => None,
         Value::String(text) => Some(text.clone()),
+        Value::Number(number) if number.is_f64() => number.as_f64().map(|value| value.to_string()),
         other => Some(other.to_string()),
     }
 }
@@ -206,6 +208,7 @@ mod tests {
         assert_eq!(config.key, None);
         let mut names: Vec<_> = settings.iter().map(|s| (s.key.clone(), s.flag.clone())).collect();
         let count = names.len();
+        names.sort();
         names.dedup();
         assert_eq!(names.len(), count);
         assert!(settings.iter().all(|s| !s.doc.is_empty()));
@@ -244,6 +247,12 @@ mod tests {
             "{}",
             help("shadow-drift")
         );
+        assert!(
+            help("shadow-load").ends_with("[default: 30]"),
+            "{}",
+            help("shadow-load")
+        );
         assert!(!help("port").contains("[default"), "{}", help("port"));
+        assert!(!help("lease-in-sim").contains("[default"), "{}", help("lease-in-sim"));
     }
 }
