@@ -12,6 +12,9 @@ use fakesim_hardware_tools::teleop::TeleopArgs;
 use fakesim_hil::McpArgs;
 use fakesim_hil::config::{DaemonOptions, with_defaults};
 
+/// The flag whose default differs under `mcp` (warn: its stdout carries MCP).
+const MCP_LOG_LEVEL_FLAG: &str = "log-level";
+
 /// The SO-101 twin, paired with the real arm when given --port, served over gRPC.
 #[derive(Debug, Parser)]
 #[command(name = "fakesim-hil", version, about)]
@@ -28,7 +31,9 @@ impl Cli {
     /// Parses the process's arguments, the help showing each option's default; exits on
     /// `--help`, `--version` or an error, as clap does.
     pub fn from_env() -> Self {
-        let matches = with_defaults(Cli::command()).get_matches();
+        let command =
+            with_defaults(Cli::command(), &[]).mut_subcommand("mcp", |mcp| with_defaults(mcp, &[MCP_LOG_LEVEL_FLAG]));
+        let matches = command.get_matches();
         Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
     }
 }

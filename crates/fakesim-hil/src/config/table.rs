@@ -56,10 +56,14 @@ pub fn listing() -> Vec<Setting> {
     settings
 }
 
-/// The help of `command`'s flags with the default each has in [`defaults`] appended.
-pub fn with_defaults(command: Command) -> Command {
+/// The help of `command`'s flags with the default each has in [`defaults`] appended, but for
+/// the flags named in `except` (whose default is another there).
+pub fn with_defaults(command: Command, except: &[&str]) -> Command {
     command.mut_args(|arg| {
-        let default = arg.get_long().and_then(default_of);
+        let default = arg
+            .get_long()
+            .filter(|long| !except.contains(long))
+            .and_then(default_of);
         match (default, arg.get_help().map(ToString::to_string)) {
             (Some(default), Some(help)) => arg.help(format!("{help} [default: {default}]")),
             _ => arg,
@@ -236,7 +240,10 @@ mod tests {
 
     #[test]
     fn the_help_shows_the_defaults() {
-        let command = with_defaults(DaemonOptions::augment_args(Command::new("fakesim-hil")));
+        let command = with_defaults(
+            DaemonOptions::augment_args(Command::new("fakesim-hil")),
+            &["port", "baud"],
+        );
         let help = |long: &str| {
             let arg = command.get_arguments().find(|a| a.get_long() == Some(long)).unwrap();
             arg.get_help().unwrap().to_string()
@@ -253,6 +260,7 @@ mod tests {
             help("shadow-load")
         );
         assert!(!help("port").contains("[default"), "{}", help("port"));
+        assert!(!help("baud").contains("[default"), "{}", help("baud"));
         assert!(!help("lease-in-sim").contains("[default"), "{}", help("lease-in-sim"));
     }
 }
