@@ -101,7 +101,7 @@ impl TestServer {
             .get_or_try_init(|| async {
                 let request = AcquireLeaseRequest {
                     holder: "e2e test".into(),
-                    ttl_ms: fakesim_hil::lease::MAX_TTL_MS,
+                    ttl_ms: fakesim_hil::MAX_TTL_MS,
                     takeover: false,
                 };
                 let mut hardware = HardwareServiceClient::new(self.channel().await?);
@@ -184,7 +184,7 @@ impl CallMetadata {
 
     /// The control lease with this id (`x-fakesim-lease`).
     pub fn lease(lease_id: &str) -> anyhow::Result<Self> {
-        CallMetadata::none().with(fakesim_hil::lease::LEASE_HEADER, lease_id)
+        CallMetadata::none().with(fakesim_hil::LEASE_HEADER, lease_id)
     }
 
     /// This bearer token (`authorization: Bearer ...`).

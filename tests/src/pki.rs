@@ -3,7 +3,7 @@
 //! live in a temporary directory (nothing is committed).
 
 use anyhow::Context;
-use fakesim_hil::tls::TlsFiles;
+use fakesim_hil::TlsFiles;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,

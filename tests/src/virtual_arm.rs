@@ -2,8 +2,8 @@
 //! a temporary directory, and the server started on that port.
 
 use crate::TestServer;
+use fakesim_hil::Mode as StartMode;
 use fakesim_hil::Settings;
-use fakesim_hil::cli::StartMode;
 use feetech::calibration::Calibration;
 use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, serve_pty};
 use tempfile::TempDir;

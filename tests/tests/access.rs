@@ -5,7 +5,7 @@
 
 use fakesim_e2e::pki::TestPki;
 use fakesim_e2e::{CallMetadata, TestServer, journal_lines};
-use fakesim_hil::auth::BearerToken;
+use fakesim_hil::BearerToken;
 use fakesim_proto::errors::{error_info, error_reason};
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;

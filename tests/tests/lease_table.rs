@@ -5,8 +5,8 @@
 
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{CallMetadata, ordered};
-use fakesim_hil::cli::StartMode;
-use fakesim_hil::controller::{Call, Need};
+use fakesim_hil::Mode as StartMode;
+use fakesim_hil::{Call, Need};
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::preview_service_client::PreviewServiceClient;

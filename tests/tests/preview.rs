@@ -5,7 +5,7 @@
 
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{TestServer, named, ordered};
-use fakesim_hil::cli::StartMode;
+use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::{error_info, error_reason};
 use fakesim_proto::v1::preview_service_client::PreviewServiceClient;
 use fakesim_proto::v1::*;

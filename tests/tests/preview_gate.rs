@@ -7,7 +7,7 @@
 
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_e2e::{Conn, ordered};
-use fakesim_hil::cli::StartMode;
+use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;

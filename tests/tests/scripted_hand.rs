@@ -8,7 +8,7 @@ use std::time::Duration;
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
-use fakesim_hil::cli::StartMode;
+use fakesim_hil::Mode as StartMode;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;

@@ -5,7 +5,7 @@
 
 use fakesim_e2e::named;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
-use fakesim_hil::cli::StartMode;
+use fakesim_hil::Mode as StartMode;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;

@@ -1,9 +1,10 @@
 //! `fakesim-hil`: parses the command line and runs the daemon or one of the hardware tools.
 
-use clap::Parser;
+mod cli;
+
+use cli::{Cli, Command};
 use fakesim_hardware_tools::{self as hardware_tools, Console};
-use fakesim_hil::cli::{Cli, Command};
-use fakesim_hil::{Settings, logging, run};
+use fakesim_hil::{Settings, config, logging, run};
 use std::process::ExitCode;
 
 #[tokio::main]
@@ -18,11 +19,11 @@ async fn main() -> ExitCode {
 }
 
 async fn daemon() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     if let Some(command) = cli.command {
         let level = match &command {
             Command::Mcp(args) => args.twin.log_level.as_deref(),
-            _ => cli.daemon.log_level.as_deref(),
+            _ => cli.daemon.twin.log_level.as_deref(),
         };
         logging::init(level.unwrap_or("warn"))?;
         return match command {
@@ -32,10 +33,14 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Align(args) => hardware_tools::align::run(args, Console::stdio()).await,
             Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
-            Command::Mcp(args) => fakesim_hil::mcp::run(args).await,
+            Command::Mcp(args) => fakesim_hil::mcp_stdio(args).await,
+            Command::ConfigTable => {
+                print!("{}", config::markdown());
+                Ok(())
+            }
         };
     }
-    let settings = Settings::from_cli(&cli.daemon, &cli.access, |name| std::env::var(name).ok())?;
+    let settings = Settings::from_cli(&cli.daemon, |name| std::env::var(name).ok())?;
     logging::init(&settings.log_level)?;
     run(settings).await
 }

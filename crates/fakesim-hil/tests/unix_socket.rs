@@ -2,7 +2,7 @@
 //! and removes its socket file when it stops.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_hil::listen::{ListenAddr, Listener};
+use fakesim_hil::{ListenAddr, Listener};
 use fakesim_hil::{Settings, serve};
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::{GetRobotStateRequest, TickRequest};

@@ -3,7 +3,7 @@
 
 use feetech::calibration::Calibration;
 
-use crate::so101::{VirtualJoint, calibration_of};
+use crate::so101::{NominalJoint, calibration_of};
 
 /// Which arm's calibration the six servos hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -17,7 +17,7 @@ pub enum VirtualArm {
 
 impl VirtualArm {
     /// The arm's joints, in servo id order.
-    pub fn joints(self) -> &'static [VirtualJoint; 6] {
+    pub fn joints(self) -> &'static [NominalJoint; 6] {
         match self {
             VirtualArm::So101 => &crate::so101::JOINTS,
             VirtualArm::So100 => &crate::so100::JOINTS,

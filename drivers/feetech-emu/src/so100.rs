@@ -1,7 +1,7 @@
 //! The SO-100's calibration: the same six STS3215 servos as the SO-101 (ids 1..=6, LeRobot's
 //! motor names), swept over the SO-100's joint ranges.
 
-use crate::so101::{VirtualJoint, joint};
+use crate::so101::{NominalJoint, joint};
 
 /// The six joints: ranges are the published SO-100 joint limits (MuJoCo Menagerie
 /// `trs_so_arm100`, adjusted to the real arm on 2025-06-09: Rotation ±1.92 rad, Pitch
@@ -10,7 +10,7 @@ use crate::so101::{VirtualJoint, joint};
 /// full turn for the wrist roll, as LeRobot records it; the gripper's range is the Jaw's with
 /// its model zero at 2047, as the SO-101's is. The homing offsets are arbitrary but fixed, other
 /// than the SO-101's.
-pub const JOINTS: [VirtualJoint; 6] = [
+pub const JOINTS: [NominalJoint; 6] = [
     joint("shoulder_pan", 1, 612, 795, 3299),
     joint("shoulder_lift", 2, -1288, 908, 3186),
     joint("elbow_flex", 3, 743, 967, 3127),

@@ -2,47 +2,13 @@
 
 use crate::config::{EmuConfig, ServoConfig};
 use crate::error::EmuError;
+pub use feetech::calibration::so101::{JOINTS, NominalJoint, calibration_of, joint};
 use feetech::calibration::{Calibration, MotorCalibration};
 use feetech::control_table::STEPS_PER_TURN;
 use feetech::units::degrees_to_steps;
 
 /// Present position of the middle pose after LeRobot's half-turn homing (`4095 / 2`).
 pub const MIDDLE_POSITION: u16 = 2047;
-
-/// One joint of a virtual arm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VirtualJoint {
-    /// LeRobot motor name.
-    pub name: &'static str,
-    /// Servo id.
-    pub id: u8,
-    /// Homing offset written by calibration (how the horn sat on the shaft).
-    pub homing_offset: i16,
-    /// Calibrated range (Min_Position_Limit, Max_Position_Limit) in steps.
-    pub range: (u16, u16),
-}
-
-/// The six joints: ranges are the SO-101 joint limits (±110°, ±100°, ±96.8°, ±95°, a full
-/// turn for the wrist roll, -10°..100° for the gripper) converted to steps about 2047; the
-/// homing offsets are arbitrary but fixed, as on any assembled arm.
-pub const JOINTS: [VirtualJoint; 6] = [
-    joint("shoulder_pan", 1, -870, 796, 3298),
-    joint("shoulder_lift", 2, 412, 909, 3185),
-    joint("elbow_flex", 3, -35, 946, 3148),
-    joint("wrist_flex", 4, 980, 966, 3128),
-    joint("wrist_roll", 5, 150, 0, 4095),
-    joint("gripper", 6, -1520, 1933, 3185),
-];
-
-/// A joint of a virtual arm: LeRobot motor name, servo id, homing offset, calibrated range.
-pub(crate) const fn joint(name: &'static str, id: u8, homing_offset: i16, min: u16, max: u16) -> VirtualJoint {
-    VirtualJoint {
-        name,
-        id,
-        homing_offset,
-        range: (min, max),
-    }
-}
 
 /// Builder for the virtual SO-101 bus.
 #[derive(Debug, Clone, Copy, Default)]
@@ -111,28 +77,11 @@ impl VirtualSo101 {
         EmuConfig::new(Self::servos())
     }
 
-    /// The calibration LeRobot would have written for this arm (its file, in memory).
+    /// The calibration the virtual arm holds: the SO-101's nominal one (the driver's
+    /// [`feetech::calibration::so101::nominal`]).
     pub fn calibration() -> Calibration {
-        calibration_of(&JOINTS)
+        feetech::calibration::so101::nominal()
     }
-}
-
-/// The calibration LeRobot would have written for an arm of `joints` (its file, in memory).
-pub(crate) fn calibration_of(joints: &[VirtualJoint]) -> Calibration {
-    let motors = joints
-        .iter()
-        .map(|j| {
-            let motor = MotorCalibration {
-                id: j.id,
-                drive_mode: 0,
-                homing_offset: i32::from(j.homing_offset),
-                range_min: i32::from(j.range.0),
-                range_max: i32::from(j.range.1),
-            };
-            (j.name.to_owned(), motor)
-        })
-        .collect();
-    Calibration { motors }
 }
 
 /// Refuses a `--flag LABEL=...` naming a joint the calibration does not have.

@@ -18,5 +18,5 @@ pub use actuation::{BridgeActuation, episode_error, run_action};
 pub use bridge::{BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
 pub use config::BridgeConfig;
 pub use error::BridgeError;
-pub use mode::{Mode, SyncOption, VerbKind};
+pub use mode::{Mode, SyncOption, UnknownMode, VerbKind};
 pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};

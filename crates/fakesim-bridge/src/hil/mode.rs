@@ -2,6 +2,7 @@
 //! motions on the real arm with the twin mirroring it.
 
 use serde::Serialize;
+use std::str::FromStr;
 
 /// How the real arm and the twin are paired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -16,6 +17,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order the daemon's help lists them.
+    pub const ALL: [Mode; 3] = [Mode::Sim, Mode::Mirror, Mode::Hil];
+
     /// Lower-case name, as in status answers and journals.
     pub fn name(self) -> &'static str {
         match self {
@@ -23,6 +27,23 @@ impl Mode {
             Mode::Mirror => "mirror",
             Mode::Hil => "hil",
         }
+    }
+}
+
+/// A mode name that is none of [`Mode::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mode {0:?}: expected sim, mirror or hil")]
+pub struct UnknownMode(pub String);
+
+impl FromStr for Mode {
+    type Err = UnknownMode;
+
+    /// The mode of a lower-case name, as [`Mode::name`] spells it.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == name)
+            .ok_or_else(|| UnknownMode(name.to_owned()))
     }
 }
 
@@ -45,4 +66,20 @@ pub enum VerbKind {
     /// A verb that only makes sense in simulation (`Step`, `LoadState`, velocity or position
     /// writes): refused with hardware in the loop.
     SimOnly,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_others_are_refused() {
+        for mode in Mode::ALL {
+            assert_eq!(mode.name().parse::<Mode>(), Ok(mode));
+        }
+        let refused = "Hil".parse::<Mode>().unwrap_err();
+        assert_eq!(refused.to_string(), "unknown mode \"Hil\": expected sim, mirror or hil");
+    }
 }

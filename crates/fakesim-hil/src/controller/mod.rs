@@ -4,15 +4,13 @@
 //! by one route. The gRPC and MCP services only translate requests into [`Motion`] values.
 
 mod calls;
-mod expiry;
 mod motion;
 
 pub use calls::{Call, Need};
-pub use expiry::hold_on_expiry;
 pub use motion::{Done, Motion, TickMotion, Ticked};
 
 use crate::state::AppState;
-use crate::status;
+use crate::wire::status;
 use fakesim_bridge::hil::{Mode, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::ticks::Hold;
@@ -186,7 +184,7 @@ impl AppState {
                 (Done::Stopped(Box::new(outcome)), 0, none)
             }
             Motion::SendAction { action, n_substeps } => {
-                let fields = json!({ "keys": crate::convert::written_ids(&action), "n_substeps": n_substeps });
+                let fields = json!({ "keys": crate::wire::convert::written_ids(&action), "n_substeps": n_substeps });
                 let after = run_action(&self.bridge, &self.twin, action, Hold::Substeps(n_substeps))
                     .await
                     .map_err(bridge)?;
@@ -220,11 +218,11 @@ impl AppState {
                     .try_with_sim(move |sim| sim.set_joint_positions(&positions, hold))
                     .await
                     .map_err(twin)?;
-                let fields = json!({ "joints": crate::convert::ids_of_labels(&report.written), "hold": hold });
+                let fields = json!({ "joints": crate::wire::convert::ids_of_labels(&report.written), "hold": hold });
                 (Done::PositionsSet(report), 0, fields)
             }
             Motion::SetJointVelocities { velocities } => {
-                let fields = json!({ "joints": crate::convert::written_ids(&velocities) });
+                let fields = json!({ "joints": crate::wire::convert::written_ids(&velocities) });
                 self.twin
                     .try_with_sim(move |sim| sim.set_joint_velocities(&velocities))
                     .await

@@ -1,7 +1,7 @@
 //! The requests that move the twin or the arm, as values, and what each did.
 
 use super::calls::Call;
-use crate::tick::ImageRequest;
+use crate::wire::tick::ImageRequest;
 use fakesim_bridge::hil::{Mode, ModeSwitch, SyncOption};
 use fakesim_episode::session::{GripperOutcome, MoveOutcome, ResetOutcome, StopOutcome};
 use fakesim_episode::ticks::Observed;

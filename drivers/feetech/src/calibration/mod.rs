@@ -7,6 +7,7 @@ mod file;
 mod paths;
 mod procedure;
 mod session;
+pub mod so101;
 
 pub use apply::{AppliedMotor, Difference, apply, read_from_servos, verify};
 pub use check::{STALE_FIX, StaleServos, UnusableCalibration, check_servos};

@@ -1,9 +1,9 @@
 //! The preview service: a chunk of actions run on the twin's scratch copy, reported without
 //! moving anything, in any mode.
 
-use crate::convert::joint_values;
 use crate::state::AppState;
-use crate::status;
+use crate::wire::convert::joint_values;
+use crate::wire::status;
 use fakesim_bridge::hil::Mode;
 use fakesim_proto::v1;
 use fakesim_proto::v1::preview_service_server::PreviewService as PreviewApi;

@@ -1,9 +1,9 @@
 //! The session service: the episode tools of the contract, served by the episode engine.
 
 use crate::controller::{Done, Motion, mismatched};
-use crate::convert::{image_timing, render_quality};
 use crate::state::AppState;
-use crate::status;
+use crate::wire::convert::{image_timing, render_quality};
+use crate::wire::status;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus};
 use fakesim_proto::v1;

@@ -1,7 +1,7 @@
 //! Joint values in LeRobot's units on the API: converted to and from the twin's radians through
 //! the arm's calibration and the joint mapping.
 
-use crate::status;
+use crate::wire::status;
 use anyhow::Context;
 use fakesim_arm::Joint;
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, LeRobotUnit};
@@ -9,8 +9,7 @@ use fakesim_proto::v1;
 use fakesim_twin::joints::resolve_joint;
 use fakesim_twin::values::{Bounds, ValueError};
 use fakesim_twin::{JointValues, TwinError};
-use feetech::calibration::Calibration;
-use feetech_emu::VirtualSo101;
+use feetech::calibration::{Calibration, so101};
 use std::path::Path;
 use tonic::Status;
 
@@ -22,11 +21,11 @@ pub struct Units {
 }
 
 impl Units {
-    /// Conversions through the given calibration file, or, without one, the virtual arm's.
+    /// Conversions through the given calibration file, or, without one, the nominal SO-101's.
     pub fn load(calibration: Option<&Path>, twin_ranges: &[Bounds; 6]) -> anyhow::Result<Self> {
         let (calibration, origin) = match calibration {
             Some(file) => (Calibration::load(file)?, file.display().to_string()),
-            None => (VirtualSo101::calibration(), "the virtual SO-101".to_owned()),
+            None => (so101::nominal(), "the nominal SO-101".to_owned()),
         };
         let mapping = JointMapping::so101()
             .bind(&calibration, twin_ranges)

@@ -6,8 +6,8 @@
 //!
 //! The README's list of reasons is checked against [`Reason::ALL`] by a test.
 
-use crate::auth::AuthError;
-use crate::lease::LeaseError;
+use crate::access::auth::AuthError;
+use crate::access::lease::LeaseError;
 use fakesim_bridge::hil::BridgeError;
 use fakesim_episode::EpisodeError;
 use fakesim_episode::names::NameError;
@@ -406,7 +406,7 @@ mod tests {
 
     /// The README's table of reasons, as (reason, code name, meaning) rows.
     fn readme_reasons() -> Vec<(String, String, String)> {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../../README.md");
         let start = readme.find("| reason | gRPC code | meaning |").unwrap();
         readme[start..]
             .lines()

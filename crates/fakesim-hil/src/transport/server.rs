@@ -1,17 +1,20 @@
 //! The gRPC server: health, reflection, the robot, session, hardware and preview services,
 //! graceful shutdown.
 
-use crate::auth::Authenticator;
-use crate::hardware_service::HardwareService;
-use crate::listen::{ListenAddr, Listener};
-use crate::mcp_http;
-use crate::preview_service::PreviewService;
-use crate::robot_service::RobotService;
-use crate::session_service::SessionService;
-use crate::settings::Settings;
-use crate::signal::shutdown_signal;
+use crate::access::auth::Authenticator;
+use crate::access::tls::ConnInfo;
+use crate::access::tls::{self, AppProtocol};
+use crate::config::ListenAddr;
+use crate::config::Settings;
+use crate::services::hardware::HardwareService;
+use crate::services::preview::PreviewService;
+use crate::services::robot::RobotService;
+use crate::services::session::SessionService;
 use crate::state::AppState;
-use crate::tls::{self, AppProtocol};
+use crate::transport::listen::Listener;
+use crate::transport::mcp_http;
+use crate::transport::signal::shutdown_signal;
+use crate::wire::status;
 use anyhow::Context;
 use fakesim_proto::FILE_DESCRIPTOR_SET;
 use fakesim_proto::v1::hardware_service_server::HardwareServiceServer;
@@ -25,8 +28,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_stream::wrappers::UnixListenerStream;
 use tokio_util::sync::CancellationToken;
-use tonic::service::InterceptorLayer;
+use tonic::service::{Interceptor, InterceptorLayer};
 use tonic::transport::Server;
+use tonic::{Request, Status};
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
@@ -190,6 +194,18 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
         <PreviewServiceServer<PreviewService> as NamedService>::NAME,
     ] {
         health.set_service_status(name, status).await;
+    }
+}
+
+/// The gRPC side of the authenticator: every call's metadata and connection checked before any
+/// service sees it, a refusal answered from the error table.
+impl Interceptor for Authenticator {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let authorization = request.metadata().get("authorization").map(|value| value.as_bytes());
+        match self.admit(request.extensions().get::<ConnInfo>(), authorization) {
+            Ok(()) => Ok(request),
+            Err(error) => Err(status::from_auth(&error)),
+        }
     }
 }
 

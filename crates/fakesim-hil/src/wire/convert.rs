@@ -1,6 +1,6 @@
 //! Conversions between the protobuf messages and the twin's types.
 
-use crate::status;
+use crate::wire::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::ImageTiming;
 use fakesim_twin::joints::{ARM_JOINTS, resolve_joint};

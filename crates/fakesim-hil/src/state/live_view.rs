@@ -1,6 +1,6 @@
 //! Starts the live view (`--live-view`) on the daemon's twin, bridge and engine.
 
-use crate::units::Units;
+use crate::wire::units::Units;
 use anyhow::Context;
 use fakesim_bridge::hil::HardwareBridge;
 use fakesim_episode::Engine;

@@ -1,11 +1,11 @@
 //! The hardware service: mode switching, hardware status, the joint-state stream and the
 //! emergency stop, over the hardware bridge.
 
+use crate::access::lease::Granted;
 use crate::controller::{Done, Motion, Need, mismatched};
-use crate::lease::Granted;
 use crate::state::AppState;
-use crate::status;
-use crate::status::from_lease;
+use crate::wire::status;
+use crate::wire::status::from_lease;
 use fakesim_arm::Joint;
 use fakesim_bridge::hil::{Mode, SyncOption};
 use fakesim_proto::v1;

@@ -1,11 +1,10 @@
 //! Pairs the twin with the real arm named by `--port` (or with nothing, sim-only): loads the
 //! calibration, checks the joint mapping against the twin, opens the arm and starts the bridge.
 
-use crate::cli::StartMode;
-use crate::settings::Settings;
+use crate::config::Settings;
 use anyhow::{Context, anyhow};
 use fakesim_arm::Arm;
-use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, Mode};
+use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
@@ -20,15 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-
-/// The bridge mode a start mode names.
-pub fn mode_of(mode: StartMode) -> Mode {
-    match mode {
-        StartMode::Sim => Mode::Sim,
-        StartMode::Mirror => Mode::Mirror,
-        StartMode::Hil => Mode::Hil,
-    }
-}
 
 /// The follower calibration the settings name: `--calibration`, else `--robot-id` in LeRobot's directory.
 pub fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
@@ -175,7 +165,7 @@ pub async fn start_bridge(
             ..BridgeConfig::new(control_period)
         },
     };
-    HardwareBridge::start(parts, mode_of(settings.mode))
+    HardwareBridge::start(parts, settings.mode)
         .await
         .context("cannot start the hardware bridge")
 }

@@ -4,7 +4,7 @@
 //! client that speaks plaintext is still served, so that each of its calls can be refused with
 //! a reason (`tls_required`) instead of a dropped connection.
 
-use crate::audit::{AccessEvent, Audit};
+use crate::access::audit::{AccessEvent, Audit};
 use anyhow::Context;
 use std::io;
 use std::net::SocketAddr;

@@ -3,12 +3,12 @@
 //! authenticator as gRPC calls, and each MCP session taking the control lease as a named holder
 //! when a motion tool needs it.
 
-use crate::auth::{AuthError, AuthPolicy, Authenticator};
+use crate::access::auth::{AuthError, AuthPolicy, Authenticator};
+use crate::access::lease::{Leases, MAX_HOLDER_CHARS, MAX_TTL_MS};
+use crate::access::tls::{self, AppProtocol, Conn, ConnInfo, Transport};
 use crate::controller::Need;
-use crate::lease::{Leases, MAX_HOLDER_CHARS, MAX_TTL_MS};
-use crate::session_service::SessionService;
+use crate::services::session::SessionService;
 use crate::state::AppState;
-use crate::tls::{self, AppProtocol, Conn, ConnInfo, Transport};
 use anyhow::Context;
 use axum::extract::connect_info::Connected as AxumConnected;
 use axum::extract::{ConnectInfo, Request, State};
@@ -255,7 +255,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::audit::Audit;
+    use crate::access::audit::Audit;
     use std::time::Duration;
 
     fn session(leases: &Leases, needed: bool, number: u64) -> SessionLease {

@@ -2,17 +2,14 @@
 //! every call (health and reflection included, and every request to the MCP endpoint) before
 //! any service sees it.
 
-use crate::audit::{AccessEvent, Audit};
-use crate::listen::ListenAddr;
-use crate::tls::{ConnInfo, Transport};
+use crate::access::audit::{AccessEvent, Audit};
+use crate::access::tls::{ConnInfo, Transport};
 use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
-use tonic::service::Interceptor;
-use tonic::{Request, Status};
 
 /// Environment variable a bearer token may come from (daemon and clients alike).
 pub const TOKEN_ENV: &str = "FAKESIM_HIL_TOKEN";
@@ -147,32 +144,6 @@ impl AuthPolicy {
     }
 }
 
-/// Refuses listening off loopback without TLS and a way to authenticate, saying how to set them.
-/// A Unix socket is local (its file permissions decide who connects) and carries no TLS.
-pub fn check_exposure(listen: &ListenAddr, policy: &AuthPolicy) -> anyhow::Result<()> {
-    let listen = match listen {
-        ListenAddr::Unix(_) if policy.tls => {
-            bail!("TLS is served on TCP listen addresses only; drop --tls-cert/--tls-key for {listen}")
-        }
-        ListenAddr::Unix(_) => return Ok(()),
-        ListenAddr::Tcp(addr) => addr,
-    };
-    if listen.ip().is_loopback() {
-        return Ok(());
-    }
-    let how = "give --tls-cert FILE --tls-key FILE (config keys tls-cert, tls-key) and either \
-               --token-file FILE (or FAKESIM_HIL_TOKEN) or --tls-client-ca FILE; or listen on 127.0.0.1";
-    if !policy.tls {
-        bail!("refusing to listen on {listen} without TLS: off loopback, TLS and authentication are required; {how}");
-    }
-    if policy.token.is_none() && !policy.client_certs {
-        bail!(
-            "refusing to listen on {listen} without authentication: off loopback, a token or client certificates are required; {how}"
-        );
-    }
-    Ok(())
-}
-
 /// The check every call passes (the gRPC interceptor, the MCP endpoint's requests): the policy,
 /// and each refusal recorded.
 #[derive(Clone)]
@@ -202,16 +173,6 @@ impl Authenticator {
             });
         }
         checked
-    }
-}
-
-impl Interceptor for Authenticator {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let authorization = request.metadata().get("authorization").map(|value| value.as_bytes());
-        match self.admit(request.extensions().get::<ConnInfo>(), authorization) {
-            Ok(()) => Ok(request),
-            Err(error) => Err(crate::status::from_auth(&error)),
-        }
     }
 }
 
@@ -283,35 +244,5 @@ mod tests {
             policy.check(Some(&conn(Transport::Tls { client_cert: false })), None),
             Err(AuthError::ClientCertRequired)
         );
-    }
-
-    #[test]
-    fn loopback_needs_nothing_and_other_addresses_need_tls_and_credentials() {
-        let open = AuthPolicy::default();
-        assert!(check_exposure(&"127.0.0.1:50051".parse().unwrap(), &open).is_ok());
-        assert!(check_exposure(&"[::1]:50051".parse().unwrap(), &open).is_ok());
-        let error = check_exposure(&"0.0.0.0:50051".parse().unwrap(), &open)
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("without TLS") && error.contains("--tls-cert"), "{error}");
-        let tls_only = AuthPolicy {
-            tls: true,
-            ..AuthPolicy::default()
-        };
-        let error = check_exposure(&"192.0.2.7:1".parse().unwrap(), &tls_only)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("without authentication") && error.contains("--token-file"),
-            "{error}"
-        );
-        let full = AuthPolicy {
-            tls: true,
-            token: Some(BearerToken::new(TOKEN).unwrap()),
-            client_certs: false,
-        };
-        assert!(check_exposure(&"0.0.0.0:50051".parse().unwrap(), &full).is_ok());
-        assert!(check_exposure(&"unix:/tmp/f.sock".parse().unwrap(), &open).is_ok());
-        assert!(check_exposure(&"unix:/tmp/f.sock".parse().unwrap(), &full).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! runs out, released, or taken over explicitly; one that is not renewed expires (and an arm in
 //! `hil` then holds where it is). Reads, streams and the emergency stop never need it.
 
-use crate::audit::{AccessEvent, Audit};
+use crate::access::audit::{AccessEvent, Audit};
 use fakesim_episode::names::bounded_quote;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;

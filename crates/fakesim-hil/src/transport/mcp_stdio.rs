@@ -1,15 +1,13 @@
 //! `fakesim-hil mcp`: the episode tools over MCP on stdin/stdout, calling a running daemon
 //! (`--connect`) or a sim-only daemon started in this process. The daemon's own
-//! streamable-HTTP endpoint (`--mcp-listen`) is [`crate::mcp_http`].
+//! streamable-HTTP endpoint (`--mcp-listen`) is [`crate::transport::mcp_http`].
 
-use crate::cli::DaemonArgs;
-use crate::settings::Settings;
-use crate::signal::shutdown_signal;
+use crate::config::{DaemonOptions, Settings, TwinOptions};
+use crate::transport::signal::shutdown_signal;
 use anyhow::{Context, bail};
 use clap::Args;
 use fakesim_mcp::connect::{self, ClientTls, Target};
 use fakesim_mcp::{Access, EpisodeTools};
-use fakesim_twin::RenderQuality;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use tokio::net::TcpListener;
@@ -50,50 +48,7 @@ pub struct McpArgs {
     pub observe_only: bool,
     /// Options of the in-process twin (without --connect).
     #[command(flatten)]
-    pub twin: TwinArgs,
-}
-
-/// The daemon options that apply to the sim-only twin `fakesim-hil mcp` starts in process;
-/// each one means what the daemon's flag of the same name means.
-#[derive(Debug, Default, PartialEq, Args)]
-pub struct TwinArgs {
-    /// Fix the scene every episode starts: reset_task then refuses scene arguments.
-    #[arg(long, num_args = 3, value_names = ["SUITE", "TASK_INDEX", "INIT_STATE_INDEX"])]
-    pub lock_task: Option<Vec<String>>,
-    /// Step budget of an episode [default: 300].
-    #[arg(long, value_name = "STEPS")]
-    pub max_steps: Option<u32>,
-    /// Directory episode artifacts are written under [default: ./runs].
-    #[arg(long, value_name = "DIR")]
-    pub runs_dir: Option<PathBuf>,
-    /// Width and height of camera images, pixels [default: 256].
-    #[arg(long, value_name = "PIXELS")]
-    pub image_size: Option<u32>,
-    /// Camera image quality [default: full]: fast or full.
-    #[arg(long, value_name = "LEVEL")]
-    pub render_quality: Option<RenderQuality>,
-    /// The daemon's TOML config file; its listen key is ignored, a port or mcp-listen refused.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Log filter [default: warn]; stderr only, stdout carries MCP.
-    #[arg(long, value_name = "FILTER")]
-    pub log_level: Option<String>,
-}
-
-impl TwinArgs {
-    /// The same options as the daemon's.
-    fn daemon_args(&self) -> DaemonArgs {
-        DaemonArgs {
-            lock_task: self.lock_task.clone(),
-            max_steps: self.max_steps,
-            runs_dir: self.runs_dir.clone(),
-            image_size: self.image_size,
-            render_quality: self.render_quality,
-            config: self.config.clone(),
-            log_level: self.log_level.clone(),
-            ..DaemonArgs::default()
-        }
-    }
+    pub twin: TwinOptions,
 }
 
 impl McpArgs {
@@ -141,9 +96,9 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let access = args.access();
     let (client, daemon) = match &args.connect {
         Some(address) => {
-            let only_logging = TwinArgs {
+            let only_logging = TwinOptions {
                 log_level: args.twin.log_level.clone(),
-                ..TwinArgs::default()
+                ..TwinOptions::default()
             };
             if args.twin != only_logging {
                 bail!("--connect uses the running daemon's settings: drop the twin options (--log-level may stay)");
@@ -178,8 +133,12 @@ struct InProcess {
     task: JoinHandle<anyhow::Result<()>>,
 }
 
-async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionClient, InProcess)> {
-    let mut settings = Settings::from_args(&twin.daemon_args())?;
+async fn in_process_daemon(twin: &TwinOptions) -> anyhow::Result<(connect::SessionClient, InProcess)> {
+    let options = DaemonOptions {
+        twin: twin.clone(),
+        ..DaemonOptions::default()
+    };
+    let mut settings = Settings::from_args(&options)?;
     if settings.port.is_some() || settings.mcp_listen.is_some() {
         bail!(
             "the in-process twin is sim-only and --config names a port or an MCP address: run the \
@@ -193,7 +152,7 @@ async fn in_process_daemon(twin: &TwinArgs) -> anyhow::Result<(connect::SessionC
         .context("cannot listen on a loopback port")?;
     let address = listener.local_addr()?.to_string();
     let stop = CancellationToken::new();
-    let task = tokio::spawn(crate::server::serve_with(
+    let task = tokio::spawn(crate::transport::server::serve_with(
         settings,
         listener,
         stop.clone().cancelled_owned(),

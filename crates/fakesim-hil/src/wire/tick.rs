@@ -1,7 +1,7 @@
 //! The lock-step tick's observation vector and camera frames.
 
-use crate::convert::render_quality;
-use crate::status;
+use crate::wire::convert::render_quality;
+use crate::wire::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;

@@ -1,24 +1,23 @@
 //! The daemon's resolved settings: command-line flags over the `--config` file over defaults.
 
-use crate::auth::{AuthPolicy, BearerToken, TOKEN_ENV, check_exposure};
-use crate::cli::{AccessArgs, DaemonArgs, StartMode};
-use crate::listen::ListenAddr;
-use crate::tls::TlsFiles;
+use crate::access::auth::{AuthPolicy, BearerToken, TOKEN_ENV};
+use crate::access::tls::TlsFiles;
+use crate::config::file;
+use crate::config::listen::{ListenAddr, check_exposure};
+use crate::config::options::{DaemonOptions, Overlay, defaults};
 use anyhow::{Context, bail};
-use fakesim_bridge::hil::ShadowConfig;
-use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
+use fakesim_bridge::hil::{Mode, ShadowConfig};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_twin::RenderQuality;
 use feetech::configure::ServoSettings;
-use serde::Deserialize;
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// Longest preview horizon after a command for the real arm (control ticks): 2.5 s at 20 Hz.
 const MAX_PREVIEW_HORIZON_TICKS: u32 = 50;
 
 /// Control rates `hil-rate-hz` accepts (ticks per second).
-pub const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
+const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
 
 /// Everything the daemon runs with, after merging flags, file and defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +43,7 @@ pub struct Settings {
     /// Register values the servos get at connect.
     pub servos: ServoSettings,
     /// Mode at start (`sim` without a port).
-    pub mode: StartMode,
+    pub mode: Mode,
     /// The scene every episode starts, when fixed with `--lock-task`.
     pub lock_task: Option<TaskRef>,
     /// Step budget of an episode.
@@ -76,181 +75,90 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The settings of a daemon given no flags, no file and no environment.
     fn default() -> Self {
-        Settings {
-            listen: ListenAddr::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 50051))),
-            port: None,
-            baud: 1_000_000,
-            calibration: None,
-            robot_id: None,
-            mapping: None,
-            ramp_speed_rad_s: 0.5,
-            shadow: ShadowConfig::default(),
-            write_calibration_to_servos: false,
-            servos: ServoSettings::default(),
-            mode: StartMode::Sim,
-            lock_task: None,
-            max_steps: 300,
-            runs_dir: PathBuf::from("./runs"),
-            image_size: 256,
-            hil_rate_hz: None,
-            preview_horizon_ticks: DEFAULT_PREVIEW_HORIZON_TICKS,
-            render_quality: RenderQuality::default(),
-            mcp_listen: None,
-            mcp_observe_only: false,
-            live_view: None,
-            log_level: "info".to_owned(),
-            tls: None,
-            token: None,
-            lease_in_sim: false,
-        }
-    }
-}
-
-/// The `--config` file: the flags' keys, all optional, nothing else.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct FileConfig {
-    listen: Option<String>,
-    port: Option<PathBuf>,
-    baud: Option<u32>,
-    calibration: Option<PathBuf>,
-    robot_id: Option<String>,
-    mapping: Option<PathBuf>,
-    ramp_speed: Option<f64>,
-    shadow_residual: Option<f64>,
-    shadow_load: Option<f64>,
-    shadow_ticks: Option<u32>,
-    shadow_drift: Option<f64>,
-    write_calibration_to_servos: Option<bool>,
-    servos: Option<ServoSettings>,
-    mode: Option<StartMode>,
-    lock_task: Option<TaskRef>,
-    max_steps: Option<u32>,
-    runs_dir: Option<PathBuf>,
-    image_size: Option<u32>,
-    hil_rate_hz: Option<f64>,
-    preview_horizon_ticks: Option<u32>,
-    render_quality: Option<String>,
-    mcp_listen: Option<SocketAddr>,
-    mcp_observe_only: Option<bool>,
-    live_view: Option<String>,
-    log_level: Option<String>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
-    tls_client_ca: Option<PathBuf>,
-    token_file: Option<PathBuf>,
-    lease_in_sim: Option<bool>,
-}
-
-impl FileConfig {
-    fn read(path: &Path) -> anyhow::Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+        Settings::assemble(defaults())
     }
 }
 
 impl Settings {
-    /// Merges the flags over the `--config` file (when given) over the defaults, and checks the
-    /// result; access settings come from the file only (as for the in-process twin of `mcp`).
-    pub fn from_args(args: &DaemonArgs) -> anyhow::Result<Self> {
-        Self::from_cli(args, &AccessArgs::default(), |_| None)
+    /// Merges the options over the `--config` file (when given) over the defaults, and checks
+    /// the result; the token comes from a token file only (as for the in-process twin of `mcp`).
+    pub fn from_args(options: &DaemonOptions) -> anyhow::Result<Self> {
+        Self::from_cli(options, |_| None)
     }
 
-    /// The daemon's settings from its command line: [`Settings::from_args`] with the access
-    /// flags, and the token from `env` (`FAKESIM_HIL_TOKEN`) when no token file is named.
-    pub fn from_cli(
-        args: &DaemonArgs,
-        access: &AccessArgs,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> anyhow::Result<Self> {
-        let file = match &args.config {
-            Some(path) => FileConfig::read(path)?,
-            None => FileConfig::default(),
+    /// The daemon's settings from its command line: [`Settings::from_args`], and the token from
+    /// `env` (`FAKESIM_HIL_TOKEN`) when no token file is named.
+    pub fn from_cli(options: &DaemonOptions, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
+        let file = match &options.twin.config {
+            Some(path) => file::read(path)?,
+            None => DaemonOptions::default(),
         };
-        let lock_task = match &args.lock_task {
-            Some(values) => Some(parse_lock_task(values)?),
-            None => file.lock_task,
-        };
-        let render_quality = match (args.render_quality, &file.render_quality) {
-            (Some(quality), _) => quality,
-            (None, Some(name)) => name.parse().context("invalid render-quality in the config file")?,
-            (None, None) => RenderQuality::default(),
-        };
-        let live_view = match (&args.live_view, &file.live_view) {
-            (Some(target), _) => Some(target.clone()),
-            (None, Some(text)) => Some(text.parse().context("invalid live-view in the config file")?),
-            (None, None) => None,
-        };
-        let defaults = Settings::default();
-        let listen = match (&args.listen, &file.listen) {
-            (Some(addr), _) => addr.clone(),
-            (None, Some(text)) => text.parse().context("invalid listen in the config file")?,
-            (None, None) => defaults.listen.clone(),
-        };
-        let port = args.port.clone().or(file.port);
-        let default_mode = if port.is_some() {
-            StartMode::Mirror
-        } else {
-            StartMode::Sim
-        };
-        let settings = Settings {
-            listen,
-            port,
-            baud: args.baud.or(file.baud).unwrap_or(defaults.baud),
-            calibration: args.calibration.clone().or(file.calibration),
-            robot_id: args.robot_id.clone().or(file.robot_id),
-            mapping: args.mapping.clone().or(file.mapping),
-            ramp_speed_rad_s: args.ramp_speed.or(file.ramp_speed).unwrap_or(defaults.ramp_speed_rad_s),
-            shadow: ShadowConfig {
-                residual_rad: args
-                    .shadow_residual
-                    .or(file.shadow_residual)
-                    .unwrap_or(defaults.shadow.residual_rad),
-                load_percent: args
-                    .shadow_load
-                    .or(file.shadow_load)
-                    .unwrap_or(defaults.shadow.load_percent),
-                ticks: args.shadow_ticks.or(file.shadow_ticks).unwrap_or(defaults.shadow.ticks),
-                drift_rad: args
-                    .shadow_drift
-                    .or(file.shadow_drift)
-                    .unwrap_or(defaults.shadow.drift_rad),
-            },
-            write_calibration_to_servos: args.write_calibration_to_servos
-                || file.write_calibration_to_servos.unwrap_or(false),
-            servos: file.servos.unwrap_or_default(),
-            mode: args.mode.or(file.mode).unwrap_or(default_mode),
-            lock_task,
-            max_steps: args.max_steps.or(file.max_steps).unwrap_or(defaults.max_steps),
-            runs_dir: args.runs_dir.clone().or(file.runs_dir).unwrap_or(defaults.runs_dir),
-            image_size: args.image_size.or(file.image_size).unwrap_or(defaults.image_size),
-            hil_rate_hz: args.hil_rate_hz.or(file.hil_rate_hz),
-            preview_horizon_ticks: args
-                .preview_horizon_ticks
-                .or(file.preview_horizon_ticks)
-                .unwrap_or(defaults.preview_horizon_ticks),
-            render_quality,
-            mcp_listen: args.mcp_listen.or(file.mcp_listen),
-            mcp_observe_only: args.mcp_observe_only || file.mcp_observe_only.unwrap_or(false),
-            live_view,
-            log_level: args.log_level.clone().or(file.log_level).unwrap_or(defaults.log_level),
-            tls: tls_files(
-                access.tls_cert.clone().or(file.tls_cert),
-                access.tls_key.clone().or(file.tls_key),
-                access.tls_client_ca.clone().or(file.tls_client_ca),
-            )?,
-            token: match access.token_file.clone().or(file.token_file) {
-                Some(path) => Some(BearerToken::read(&path)?),
-                None => env(TOKEN_ENV)
-                    .map(|text| BearerToken::new(&text).with_context(|| format!("environment variable {TOKEN_ENV}")))
-                    .transpose()?,
-            },
-            lease_in_sim: access.lease_in_sim || file.lease_in_sim.unwrap_or(false),
+        let options = options.clone().over(file);
+        let lock_task = options.twin.lock_task.as_deref().map(parse_lock_task).transpose()?;
+        let access = options.access.clone();
+        let mut settings = Settings::assemble(options.over(defaults()));
+        settings.lock_task = lock_task;
+        settings.tls = tls_files(access.tls_cert, access.tls_key, access.tls_client_ca)?;
+        settings.token = match access.token_file {
+            Some(path) => Some(BearerToken::read(&path)?),
+            None => env(TOKEN_ENV)
+                .map(|text| BearerToken::new(&text).with_context(|| format!("environment variable {TOKEN_ENV}")))
+                .transpose()?,
         };
         settings.check()?;
         Ok(settings)
+    }
+
+    /// The settings options laid over [`defaults`] name, but for the parts that can fail (the
+    /// locked task, the TLS files, the token), left unset for [`Settings::from_cli`]. Every
+    /// option with a default is set by then, so no `unwrap_or_default` below falls back.
+    fn assemble(options: DaemonOptions) -> Settings {
+        let DaemonOptions {
+            listen,
+            mcp_listen,
+            mcp_observe_only,
+            live_view,
+            arm,
+            shadow,
+            twin,
+            access,
+        } = options;
+        Settings {
+            listen: listen.unwrap_or_default(),
+            mode: arm
+                .mode
+                .unwrap_or(if arm.port.is_some() { Mode::Mirror } else { Mode::Sim }),
+            port: arm.port,
+            baud: arm.baud.unwrap_or_default(),
+            calibration: arm.calibration,
+            robot_id: arm.robot_id,
+            mapping: arm.mapping,
+            ramp_speed_rad_s: arm.ramp_speed.unwrap_or_default(),
+            shadow: ShadowConfig {
+                residual_rad: shadow.shadow_residual.unwrap_or_default(),
+                load_percent: shadow.shadow_load.unwrap_or_default(),
+                ticks: shadow.shadow_ticks.unwrap_or_default(),
+                drift_rad: shadow.shadow_drift.unwrap_or_default(),
+            },
+            write_calibration_to_servos: arm.write_calibration_to_servos,
+            servos: arm.servos.unwrap_or_default(),
+            lock_task: None,
+            max_steps: twin.max_steps.unwrap_or_default(),
+            runs_dir: twin.runs_dir.unwrap_or_default(),
+            image_size: twin.image_size.unwrap_or_default(),
+            hil_rate_hz: arm.hil_rate_hz,
+            preview_horizon_ticks: arm.preview_horizon_ticks.unwrap_or_default(),
+            render_quality: twin.render_quality.unwrap_or_default(),
+            mcp_listen,
+            mcp_observe_only,
+            live_view,
+            log_level: twin.log_level.unwrap_or_default(),
+            tls: None,
+            token: None,
+            lease_in_sim: access.lease_in_sim,
+        }
     }
 
     /// Refuses values no daemon can run with.
@@ -281,7 +189,7 @@ impl Settings {
                 HIL_RATE_HZ.end()
             );
         }
-        if self.port.is_none() && self.mode != StartMode::Sim {
+        if self.port.is_none() && self.mode != Mode::Sim {
             bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
         }
         if self.port.is_some() && self.calibration.is_none() && self.robot_id.is_none() {
@@ -353,11 +261,17 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::cli::Cli;
     use clap::Parser;
     use std::io::Write;
 
-    fn args(argv: &[&str]) -> DaemonArgs {
+    /// The daemon's command line without its subcommands.
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        daemon: DaemonOptions,
+    }
+
+    fn args(argv: &[&str]) -> DaemonOptions {
         let mut full = vec!["fakesim-hil"];
         full.extend_from_slice(argv);
         Cli::try_parse_from(full).unwrap().daemon
@@ -368,7 +282,7 @@ mod tests {
         let mut full = vec!["fakesim-hil"];
         full.extend_from_slice(argv);
         let cli = Cli::try_parse_from(full).unwrap();
-        Settings::from_cli(&cli.daemon, &cli.access, env)
+        Settings::from_cli(&cli.daemon, env)
     }
 
     fn config_file(text: &str) -> tempfile::NamedTempFile {
@@ -379,7 +293,7 @@ mod tests {
 
     /// The README's example config file (the first TOML block after "A config file").
     fn readme_config() -> String {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../../README.md");
         let from = readme.find("A config file uses the flag names").unwrap();
         let block = &readme[from..];
         let start = block.find("```toml\n").unwrap() + "```toml\n".len();
@@ -402,7 +316,7 @@ mod tests {
             .collect();
         flags.sort();
         assert_eq!(documented, flags, "README config keys vs daemon flags");
-        FileConfig::read(config_file(&text).path()).unwrap();
+        file::read(config_file(&text).path()).unwrap();
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! What every service shares: the twin, the lock that serialises driving calls, the settings,
 //! and the model's static facts.
 
-use crate::audit::{Audit, journal_access_events};
-use crate::controller::hold_on_expiry;
-use crate::hardware;
-use crate::lease::Leases;
-use crate::settings::Settings;
-use crate::units::Units;
+mod expiry;
+mod hardware;
+mod live_view;
+
+use crate::access::audit::{Audit, journal_access_events};
+use crate::access::lease::Leases;
+use crate::config::Settings;
+use crate::wire::units::Units;
 use anyhow::{Context, bail};
+use expiry::hold_on_expiry;
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::session::{HOME_POSE, within_limits};
@@ -91,7 +94,7 @@ impl AppState {
         );
         let engine = Arc::new(engine);
         let live_view = match &settings.live_view {
-            Some(target) => Some(crate::live_view::start(target, &twin, &bridge, &engine, &units).await?),
+            Some(target) => Some(live_view::start(target, &twin, &bridge, &engine, &units).await?),
             None => None,
         };
         tokio::spawn(journal_safety_events(engine.clone(), events, live_view.clone()));

@@ -3,7 +3,7 @@
 //! clock, reported by `GetModelInfo` and written to the live episode's journal when it changes.
 
 use crate::state::AppState;
-use crate::status;
+use crate::wire::status;
 use fakesim_twin::TickClock;
 use fakesim_twin::clock::check_period;
 use tonic::Status;

@@ -2,11 +2,11 @@
 //! mode motion verbs drive the real arm; simulation-only verbs are refused there and in `mirror`.
 
 use crate::controller::{Done, Motion, TickMotion, Ticked, mismatched};
-use crate::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
 use crate::state::AppState;
-use crate::status;
-use crate::status::from_name;
-use crate::tick::{ImageRequest, observation, observation_keys};
+use crate::wire::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
+use crate::wire::status;
+use crate::wire::status::from_name;
+use crate::wire::tick::{ImageRequest, observation, observation_keys};
 use fakesim_episode::names::check_path_name;
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;

@@ -1,0 +1,8 @@
+//! The gRPC services: robot, session, hardware and preview, each translating requests into the
+//! controller's motions or reads of the shared state.
+
+pub mod hardware;
+mod period;
+pub mod preview;
+pub mod robot;
+pub mod session;
