@@ -25,8 +25,8 @@ from fakesim_hil import Client
 FPS = 30
 EPISODE_S = 4
 # LeRobot's loop counts an episode's frames by wall time, so how many it gets is the machine's
-# speed: the rate is measured in python/bench/lerobot_loop.py (figures in the README). The tests
-# ask for at least this share of the frames, which a loop blocked a 50 ms period per frame (20 of
+# speed: the rate is measured in python/bench/lerobot_loop.py (figures in docs/src/benchmarks.md).
+# The tests ask for at least this share of the frames, which a loop blocked a 50 ms period per frame (20 of
 # 30 fps) does not reach, and hold the twin to exactly 1/fps per frame, whatever the count.
 MIN_FRAME_SHARE = 0.75
 

@@ -1,6 +1,6 @@
 //! The lease table: every call of the API made without a lease while another client holds it,
 //! in `hil` on the virtual SO-101; the calls refused `lease_held` are exactly those the
-//! README's table says need the lease, and the daemon's own table says the same.
+//! manual's table (`docs/src/access.md`) says need the lease, and the daemon's own table says the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_e2e::virtual_arm::VirtualArmServer;
@@ -18,13 +18,13 @@ use prost::Message;
 use std::collections::{BTreeMap, BTreeSet};
 use tokio_stream::StreamExt;
 
-/// The calls the README's lease table says need the lease with a real arm in `hil`, and the
+/// The calls the manual's lease table says need the lease with a real arm in `hil`, and the
 /// calls it names as never needing it.
 fn readme_table() -> (BTreeSet<String>, BTreeSet<String>) {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/access.md")).unwrap();
     let start = readme
         .find("| call | needs the lease |")
-        .expect("the README has the lease table");
+        .expect("the manual's access page has the lease table");
     let (mut needed, mut never) = (BTreeSet::new(), BTreeSet::new());
     for row in readme[start..].lines().skip(2).take_while(|l| l.starts_with('|')) {
         let mut cells = row.split('|').skip(1);

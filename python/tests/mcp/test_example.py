@@ -1,5 +1,5 @@
-"""python/examples/mcp_arm_session.py, the README's transcript, run as a user would: against the
-daemon in hil on a virtual SO-101 (`fakesim-hil emulate`), over HTTPS with a token."""
+"""python/examples/mcp_arm_session.py, the manual's transcript (docs/src/mcp.md), run as a user
+would: against the daemon in hil on a virtual SO-101 (`fakesim-hil emulate`), over HTTPS with a token."""
 
 import json
 import os

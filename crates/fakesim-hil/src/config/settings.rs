@@ -291,9 +291,10 @@ mod tests {
         file
     }
 
-    /// The README's example config file (the first TOML block after "A config file").
+    /// The manual's example config file (the first TOML block after "A config file" on the
+    /// configuration page).
     fn readme_config() -> String {
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../../docs/src/configuration.md");
         let from = readme.find("A config file uses the flag names").unwrap();
         let block = &readme[from..];
         let start = block.find("```toml\n").unwrap() + "```toml\n".len();
@@ -315,7 +316,7 @@ mod tests {
             .filter(|long| long != "config")
             .collect();
         flags.sort();
-        assert_eq!(documented, flags, "README config keys vs daemon flags");
+        assert_eq!(documented, flags, "manual config keys vs daemon flags");
         file::read(config_file(&text).path()).unwrap();
     }
 

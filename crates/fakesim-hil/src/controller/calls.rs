@@ -1,5 +1,5 @@
 //! Every call of the API by name, and what each needs of the control lease: the one table the
-//! README's lease table is checked against.
+//! manual's lease table (`docs/src/access.md`) is checked against.
 
 macro_rules! calls {
     ($($call:ident => ($need:ident, $journal:literal),)*) => {

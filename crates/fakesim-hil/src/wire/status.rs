@@ -4,7 +4,7 @@
 //! the status carries the message and an `ErrorInfo` whose reason names the error and whose
 //! metadata carries the values in the message. Client strings are quoted back bounded.
 //!
-//! The README's list of reasons is checked against [`Reason::ALL`] by a test.
+//! The manual's list of reasons (`docs/src/errors.md`) is checked against [`Reason::ALL`] by a test.
 
 use crate::access::auth::AuthError;
 use crate::access::lease::LeaseError;
@@ -32,7 +32,7 @@ macro_rules! reasons {
         }
 
         impl Reason {
-            /// Every reason, in the README's order.
+            /// Every reason, in the manual's order.
             pub const ALL: &[Reason] = &[$(Reason::$variant),*];
 
             /// The name clients see in `ErrorInfo.reason`.
@@ -45,7 +45,7 @@ macro_rules! reasons {
                 match self { $(Reason::$variant => Code::$code,)* }
             }
 
-            /// What the reason means, as the README says it.
+            /// What the reason means, as the manual says it.
             pub fn meaning(self) -> &'static str {
                 match self { $(Reason::$variant => $meaning,)* }
             }
@@ -404,9 +404,9 @@ mod tests {
         assert_eq!(error_info(&status).unwrap().metadata["unknown"], "elbow, 7");
     }
 
-    /// The README's table of reasons, as (reason, code name, meaning) rows.
+    /// The manual's table of reasons, as (reason, code name, meaning) rows.
     fn readme_reasons() -> Vec<(String, String, String)> {
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../../docs/src/errors.md");
         let start = readme.find("| reason | gRPC code | meaning |").unwrap();
         readme[start..]
             .lines()
@@ -423,7 +423,7 @@ mod tests {
             .collect()
     }
 
-    /// `Code::FailedPrecondition` as the README writes it: `FAILED_PRECONDITION`.
+    /// `Code::FailedPrecondition` as the manual writes it: `FAILED_PRECONDITION`.
     fn code_name(code: Code) -> String {
         let camel = format!("{code:?}");
         let mut out = String::new();
