@@ -239,6 +239,17 @@ mod tests {
     }
 
     #[test]
+    fn the_manual_lists_every_setting_with_its_flag_and_default() {
+        let page = include_str!("../../../../docs/src/configuration.md");
+        if let Err(problems) = check_manual(page) {
+            panic!(
+                "docs/src/configuration.md is out of date (`fakesim-hil config-table` prints the table):\n{}",
+                problems.join("\n")
+            );
+        }
+    }
+
+    #[test]
     fn the_help_shows_the_defaults() {
         let command = with_defaults(
             DaemonOptions::augment_args(Command::new("fakesim-hil")),
