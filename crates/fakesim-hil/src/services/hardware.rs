@@ -68,22 +68,14 @@ impl HardwareApi for HardwareService {
         let (metadata, _, request) = request.into_parts();
         let mode = bridge_mode(request.mode)?;
         let sync = sync_option(request.sync)?;
-        let _drive = self.state.lock_drive().await;
-        self.state.admit(&metadata, Need::Control)?;
-        let bridge = &self.state.bridge;
-        let switch = bridge
-            .set_mode(mode, sync, request.sync_max_speed_rad_s)
-            .await
-            .map_err(|e| status::from_bridge(&e))?;
-        let fields = serde_json::json!({ "from": switch.previous.name(), "to": mode.name() });
-        if let Err(e) = self
-            .state
-            .engine
-            .journal_event(fakesim_episode::journal::Kind::Mode, fields)
-            .await
-        {
-            tracing::error!(error = %e, "cannot journal the mode switch");
-        }
+        let motion = Motion::SetMode {
+            mode,
+            sync,
+            sync_speed_rad_s: request.sync_max_speed_rad_s,
+        };
+        let Done::ModeSwitched(switch) = self.state.run(&metadata, motion).await? else {
+            return Err(mismatched());
+        };
         Ok(Response::new(v1::SetModeResponse {
             mode: proto_mode(mode),
             previous_mode: proto_mode(switch.previous),
