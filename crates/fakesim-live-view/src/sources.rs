@@ -5,6 +5,7 @@ use crate::feed::{Feed, Update};
 use crate::logger::{Logger, Opened};
 use crate::{LiveViewError, Sources, Target};
 use fakesim_bridge::hil::{HardwareBridge, Mode};
+use fakesim_episode::journal::Kind;
 use fakesim_episode::tap::TapEntry;
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TwinHandle;
@@ -144,13 +145,16 @@ async fn follow_modes(bridge: HardwareBridge, feed: Feed) {
     }
 }
 
-/// Hands on the journal's lines (but its safety lines, which come from the bridge directly,
-/// also outside an episode), frames and move targets.
+/// Hands on the journal's lines, frames and move targets. Not its safety lines, which come
+/// from the bridge directly (also outside an episode), nor its robot-call lines: there is one
+/// a tick, the joint series already show what those calls did, and a text entry a tick was
+/// most of what the live view cost a tick in an episode.
 async fn follow_journal(mut journal: broadcast::Receiver<TapEntry>, feed: Feed) {
     loop {
         let update = match journal.recv().await {
             Ok(TapEntry::Line(line)) => {
-                if line.get("kind").and_then(Value::as_str) == Some(fakesim_episode::journal::Kind::Safety.name()) {
+                let kind = line.get("kind").and_then(Value::as_str);
+                if [Kind::Safety, Kind::RobotCall].iter().any(|k| kind == Some(k.name())) {
                     continue;
                 }
                 Update::Journal(line)

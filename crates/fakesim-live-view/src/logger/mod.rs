@@ -29,6 +29,10 @@ use std::time::{Duration, Instant, SystemTime};
 const POSE_GAP: Duration = Duration::from_millis(20);
 /// TCP positions kept for the drawn path.
 const TCP_PATH_POINTS: usize = 400;
+/// How often the logger looks at a busy feed.
+const POLL: Duration = Duration::from_millis(5);
+/// Empty looks at the feed after which the logger waits on it instead.
+const IDLE_LOOKS: u32 = 20;
 /// Colour of the measured real arm (RGBA).
 const REAL_TINT: [u8; 4] = [255, 140, 0, 200];
 /// Colour of the shadow's prediction (RGBA).
@@ -120,12 +124,26 @@ impl Logger {
         }
     }
 
-    /// The next update, once the feed is caught up with. While waiting, the gathered joints
-    /// are sent and the last tick's skipped scene drawn as each falls due, updates or not.
+    /// The next update, once the feed is caught up with. While updates keep coming the logger
+    /// looks at the feed every [`POLL`] instead of waiting on it, so a tick hands its snapshot
+    /// over without waking this thread; after [`IDLE_LOOKS`] empty looks it waits on the feed.
+    /// Meanwhile the gathered joints are sent and the last tick's skipped scene drawn as each
+    /// falls due.
     fn wait(&mut self, feed: &Receiver<Stamped>) -> Option<Stamped> {
+        let mut idle_looks = 0;
         loop {
             let logged = self.log_due();
             self.check(logged);
+            match feed.try_recv() {
+                Ok(stamped) => return Some(stamped),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            if idle_looks < IDLE_LOOKS {
+                idle_looks += 1;
+                std::thread::sleep(POLL);
+                continue;
+            }
             let Some(left) = [self.columns.due_in(), self.scene_due_in()].into_iter().flatten().min() else {
                 return feed.recv().ok();
             };
