@@ -1,4 +1,4 @@
-"""lerobot-eval (LeRobot's own CLI) on the twin through the env plugin, two daemons it starts."""
+"""lerobot-eval (LeRobot's own CLI) on the twin through the env plugin: two daemons it starts, or two at addresses given."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from lerobot.configs import FeatureType, NormalizationMode, PolicyFeature
 from lerobot.policies.act import ACTConfig, ACTPolicy
 from lerobot.policies.factory import make_pre_post_processors
 
-from conftest import start_daemon
+from fakesim_hil.daemon import LocalDaemon
 from lerobot_support import lerobot_cli, lerobot_home  # noqa: F401 (fixture)
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
@@ -54,7 +54,7 @@ def test_lerobot_eval_counts_the_daemons_judgements(
     policy = tiny_act_policy(tmp_path / "policy")
     runs, output = tmp_path / "runs", tmp_path / "eval"
     # Given daemons keep their runs where the env's own would, so the checks below read both alike.
-    given = [start_daemon(runs / f"env-{i}") for i in range(2)] if daemons == "at addresses given" else []
+    given = [LocalDaemon.start(runs / f"env-{i}", binary=fakesim_bin) for i in range(2)] if daemons == "at addresses given" else []
     where = [f"--env.addresses=[{','.join(d.address for d in given)}]"] if given else [f"--env.daemon_bin={fakesim_bin}"]
     try:
         evaluate(policy, runs, output, where)
