@@ -92,7 +92,7 @@ impl Logger {
         };
         let logged = logger
             .log_static(has_arm)
-            .and_then(|()| logger.tick(SystemTime::now(), start));
+            .and_then(|()| logger.tick(SystemTime::now(), Box::new(start.clone())));
         logger.check(logged);
         Ok(logger)
     }
@@ -214,7 +214,7 @@ impl Logger {
 
     fn log(&mut self, wall: SystemTime, update: Update) -> RecordingStreamResult<()> {
         match update {
-            Update::Tick(snapshot) => self.tick(wall, &snapshot),
+            Update::Tick(snapshot) => self.tick(wall, snapshot),
             Update::Sample { sample, goals } => self.sample(wall, &sample, goals),
             Update::Mode(mode) => {
                 let from = std::mem::replace(&mut self.mode, mode);
@@ -256,7 +256,7 @@ impl Logger {
     /// The twin after a physics advance: its joints, and in `sim` LeRobot's observation and
     /// action (the setpoints), every tick; its arm, the moving objects and the TCP's path in
     /// 3D at most every [`POSE_GAP`] (the last tick's once the gap has passed).
-    fn tick(&mut self, wall: SystemTime, snapshot: &TickSnapshot) -> RecordingStreamResult<()> {
+    fn tick(&mut self, wall: SystemTime, snapshot: Box<TickSnapshot>) -> RecordingStreamResult<()> {
         self.tick = Some(snapshot.tick);
         let at = (Clock::Tick, snapshot.tick, wall);
         for (i, q) in snapshot.joints.iter().enumerate() {
@@ -265,7 +265,7 @@ impl Logger {
         if self.mode == Mode::Sim {
             self.lerobot(at, &snapshot.joints, Some(&snapshot.ctrl));
         }
-        self.pending = Some((wall, Box::new(snapshot.clone())));
+        self.pending = Some((wall, snapshot));
         if self.scene_due_in().is_some_and(|left| left.is_zero()) {
             self.log_pending()?;
         }
