@@ -1,21 +1,28 @@
-"""Runs the Ray evaluation of test_ray_eval.py on a one-node cluster of its own and writes the
-report as JSON: ``python ray_cluster_run.py OUT.json [--kill-first-daemon]``. The test runs it in
-a network namespace holding only loopback, so Ray, which binds every interface, sends nothing off
-the machine."""
+"""Runs the Ray evaluation of test_ray_eval.py on a one-node cluster of its own (``ray start
+--head`` on 127.0.0.1, joined by address as a driver joins a real cluster) and writes the report as
+JSON: ``python ray_cluster_run.py OUT.json [--kill-first-daemon]``. The test runs it in a network
+namespace holding only loopback, so Ray, which binds every interface, sends nothing off the
+machine."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import ray
 
 from fakesim_hil.evaluation import EpisodeOptions, jobs_grid
-from fakesim_hil.ray_eval import DAEMON_RESOURCE, evaluate
+from fakesim_hil.ray_eval import DAEMON_RESOURCE, WORKER_NICENESS, evaluate
 
 #: The episodes of the test: short, one small camera, the model's 20 Hz.
 OPTIONS = EpisodeOptions(episode_ticks=15, cameras=("agentview",), image_size=(32, 24), control_period_s=0.05)
@@ -30,10 +37,56 @@ class Drift:
         return observation["joint_pos"] + np.array([0.04, -0.03, 0.05, 0.02, -0.04, 0.06])
 
 
+#: What ``ray start`` prints once the node is up.
+READY = "Ray runtime started"
+#: The head node's GCS address (the namespace is the test's own, so the default port is free).
+HEAD = "127.0.0.1:6379"
+
+
+@contextlib.contextmanager
+def head_node() -> Iterator[None]:
+    """A head node of 2 CPUs and 2 daemon slots on loopback, its workers at niceness 0, for as
+    long as the block runs; stopped by ending its ``ray start --block`` (not ``ray stop``, which
+    would stop every Ray of the user on the machine)."""
+    ray_bin = Path(sys.executable).with_name("ray")
+    with tempfile.TemporaryDirectory(prefix="ray-") as scratch:
+        head = subprocess.Popen(
+            [
+                str(ray_bin), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={HEAD.rsplit(':', 1)[1]}",
+                "--num-cpus=2", f"--resources={json.dumps({DAEMON_RESOURCE: 2})}", "--include-dashboard=false",
+                "--disable-usage-stats", f"--temp-dir={scratch}",
+            ],
+            env={**os.environ, WORKER_NICENESS: "0"},
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        started = threading.Event()
+
+        def read_output() -> None:
+            assert head.stdout is not None
+            for line in head.stdout:
+                sys.stderr.write(line)
+                if READY in line:
+                    started.set()
+            started.set()
+
+        threading.Thread(target=read_output, daemon=True).start()
+        try:
+            if not started.wait(timeout=120) or head.poll() is not None:
+                raise RuntimeError(f"ray start --head did not report {READY!r}")
+            yield
+        finally:
+            head.send_signal(signal.SIGTERM)
+            try:
+                head.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(head.pid, signal.SIGKILL)
+                head.wait()
+
+
 def main() -> None:
     out, kill = sys.argv[1], "--kill-first-daemon" in sys.argv[2:]
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, resources={DAEMON_RESOURCE: 2}, include_dashboard=False, log_to_driver=False)
     killed: list[int] = []
 
     def kill_first(summary: dict[str, Any], actor: Any) -> None:
@@ -41,10 +94,12 @@ def main() -> None:
             killed.append(ray.get(actor.daemon_pid.remote()))
             os.kill(killed[0], signal.SIGKILL)
 
-    try:
-        report = evaluate(Drift(), JOBS, n_actors=2, options=OPTIONS, on_result=kill_first)
-    finally:
-        ray.shutdown()
+    with head_node():
+        ray.init(address=HEAD, log_to_driver=False)
+        try:
+            report = evaluate(Drift(), JOBS, n_actors=2, options=OPTIONS, on_result=kill_first)
+        finally:
+            ray.shutdown()
     with open(out, "w", encoding="utf-8") as file:
         json.dump({"report": report, "killed": killed}, file)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -23,10 +24,16 @@ from .daemon import LocalDaemon
 from .errors import FakesimError
 from .evaluation import EpisodeOptions, Job, Policy, aggregate, run_episode
 
+log = logging.getLogger(__name__)
+
 #: Custom resource a node declares per daemon it can host (``ray start --resources='{"fakesim_daemon": N}'``).
 DAEMON_RESOURCE = "fakesim_daemon"
 #: Custom resource of a node with a real SO-101 attached, for actors that must run beside the arm.
 ARM_RESOURCE = "so101_arm"
+#: Environment variable (read by ``ray start`` / ``ray.init``) for the niceness of Ray's workers.
+#: Ray's default is 15, which the daemons an actor starts inherit, so anything else on the node
+#: takes their cores first; set it to 0 where the evaluation should have the node's full share.
+WORKER_NICENESS = "RAY_worker_niceness"
 
 
 class DaemonDied(RuntimeError):
@@ -41,6 +48,8 @@ class EpisodeWorker:
         self._bin, self._args = daemon_bin, daemon_args
         self._scratch = tempfile.mkdtemp(prefix="fakesim-ray-")
         self._starts = 0
+        if os.nice(0) > 0:
+            log.warning("this actor runs at niceness %d, and so will its daemon; start the cluster with %s=0 to give it a full share of the cores", os.nice(0), WORKER_NICENESS)
         self._start_daemon()
         # An actor process that exits without `stop` (its handles gone, the cluster shut down)
         # stops its daemon on the way out; one killed outright leaves it to the node.
