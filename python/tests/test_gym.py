@@ -8,49 +8,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from fakesim.v1 import robot_pb2
+from expert import expert_waypoints, trajectory
 from fakesim_hil import Client
 from fakesim_hil.gym import ENV_IDS, FakesimEnv
 
 LAYOUT = 2
-
-
-def expert_waypoints(client: Client, layout: int) -> list[np.ndarray]:
-    """Joint targets of a lift_cube grasp planned with the daemon's own IK moves (a scratch run)."""
-    client.reset("so101_tabletop", 0, layout)
-    waypoints: list[np.ndarray] = []
-
-    def record() -> None:
-        waypoints.append(np.array(client.robot_state().ctrl_targets))
-
-    cube = client.call(client.robot.ForwardKinematics, robot_pb2.ForwardKinematicsRequest(name="cube_red")).frames[0]
-    cube_pos = np.array([cube.pose.position_m.x, cube.pose.position_m.y, cube.pose.position_m.z])
-    client.gripper("open")
-    record()
-    for height in (0.06, 0.0):
-        for _ in range(4):  # a move may stop at its per-call cap; repeat toward the same point
-            tcp = client.observe().eef_pos_m
-            dx, dy, dz = cube_pos + [0.0, 0.0, height] - tcp
-            if np.hypot(np.hypot(dx, dy), dz) < 0.005:
-                break
-            client.move(dx, dy, dz)
-        record()
-    client.gripper("close")
-    record()
-    client.move(dz=0.10)
-    record()
-    client.stop()
-    return waypoints
-
-
-def replay(env: FakesimEnv, waypoints: list[np.ndarray], ticks_per_leg: int = 12) -> None:
-    """Drives the env through the waypoints, interpolating joint targets over a few ticks each."""
-    current = env.unwrapped.client.robot_state().ctrl_targets
-    start = np.array(current)
-    for target in waypoints:
-        for k in range(1, ticks_per_leg + 1):
-            env.step(start + (target - start) * k / ticks_per_leg)
-        start = target
 
 
 def test_registered_ids_make_envs_on_their_tasks(daemon) -> None:
@@ -93,11 +55,13 @@ def test_seeded_resets_are_deterministic(daemon) -> None:
 
 
 def test_a_scripted_lift_succeeds_and_doing_nothing_fails(daemon, client: Client) -> None:
-    waypoints = expert_waypoints(client, LAYOUT)
+    start, waypoints = expert_waypoints(client, LAYOUT)
     env = FakesimEnv(0, address=daemon.address, image_size=(32, 32), cameras=["agentview"], episode_ticks=500)
     try:
         env.reset(options={"init_state_index": LAYOUT})
-        replay(env, waypoints)
+        np.testing.assert_array_equal(env.unwrapped.client.robot_state().ctrl_targets, start)
+        for action in trajectory(start, waypoints):
+            env.step(action)
         assert env.end_episode() is True
 
         obs, _ = env.reset(options={"init_state_index": LAYOUT})

@@ -1,31 +1,85 @@
-"""lerobot-eval (LeRobot's own CLI) on the twin through the env plugin: two daemons it starts, or two at addresses given."""
+"""lerobot-eval (LeRobot's own CLI) on the twin through the env plugin: two daemons it starts, or
+two at addresses given, running a tiny ACT policy the test trains to replay an expert's lift on
+one layout, so some episodes succeed and some fail."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 from lerobot.configs import FeatureType, NormalizationMode, PolicyFeature
 from lerobot.policies.act import ACTConfig, ACTPolicy
 from lerobot.policies.factory import make_pre_post_processors
 
+from expert import expert_waypoints, trajectory
+from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon
+from fakesim_hil.gym import FakesimEnv
 from lerobot_support import lerobot_cli, lerobot_home  # noqa: F401 (fixture)
 
-CAMERAS = ("agentview", "robot0_eye_in_hand")
+CAMERA = "agentview"
 WIDTH, HEIGHT = 64, 48
+FPS = 20
+#: The layout the expert's lift is recorded on, and one whose cube lies elsewhere.
+TRAINED_LAYOUT, OTHER_LAYOUT = 2, 5
+#: Ticks held at the end of the lift before the daemon judges the episode.
+HOLD_TICKS = 10
+TRAINING_STEPS = 800
 
 
-def tiny_act_policy(directory: Path) -> Path:
-    """A freshly initialised, small ACT policy with so101_follower's features, saved as lerobot-eval loads it."""
+class FixedFeatures(torch.nn.Module):
+    """Stands in for ACT's frozen image backbone while training: the one image's feature map."""
+
+    def __init__(self, features: dict[str, torch.Tensor]) -> None:
+        super().__init__()
+        self.features = features
+
+    def forward(self, _image: torch.Tensor) -> dict[str, torch.Tensor]:
+        return self.features
+
+
+def expert_episode(address: str) -> tuple[dict[str, torch.Tensor], np.ndarray]:
+    """The first observation of lift_cube on the trained layout (state and image, as lerobot-eval
+    hands them to a policy) and the expert's trajectory from it in LeRobot degrees, held at its
+    end for `HOLD_TICKS`."""
+    with Client(address) as client:
+        start, waypoints = expert_waypoints(client, TRAINED_LAYOUT, unit="lerobot_degrees")
+    actions = trajectory(start, waypoints)
+    actions = np.concatenate([actions, np.repeat(actions[-1:], HOLD_TICKS, axis=0)])
+    env = FakesimEnv(
+        "lift_cube", address=address, image_size=(WIDTH, HEIGHT), cameras=[CAMERA], unit="lerobot_degrees", episode_ticks=len(actions)
+    )
+    try:
+        first, _ = env.reset(options={"init_state_index": TRAINED_LAYOUT})
+    finally:
+        env.close()
+    observation = {
+        "observation.state": torch.tensor(first["joint_pos"], dtype=torch.float32)[None],
+        f"observation.images.{CAMERA}": torch.tensor(first["pixels"][CAMERA]).permute(2, 0, 1).float()[None] / 255,
+    }
+    return observation, actions
+
+
+def trained_act_policy(directory: Path, address: str) -> tuple[Path, int]:
+    """A small ACT policy that acts in one chunk of a whole episode, trained until it replays the
+    expert's lift from the trained layout's first observation; saved as lerobot-eval loads it.
+    Returns its directory and the episode length."""
+    observation, actions = expert_episode(address)
+    chunk = len(actions)
     config = ACTConfig(
         input_features={
             "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
-            **{f"observation.images.{c}": PolicyFeature(type=FeatureType.VISUAL, shape=(3, HEIGHT, WIDTH)) for c in CAMERAS},
+            f"observation.images.{CAMERA}": PolicyFeature(type=FeatureType.VISUAL, shape=(3, HEIGHT, WIDTH)),
         },
         output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(6,))},
-        normalization_mapping={kind: NormalizationMode.IDENTITY for kind in ("VISUAL", "STATE", "ACTION")},
+        normalization_mapping={
+            "VISUAL": NormalizationMode.IDENTITY,
+            "STATE": NormalizationMode.IDENTITY,
+            "ACTION": NormalizationMode.MEAN_STD,
+        },
         device="cpu",
         pretrained_backbone_weights=None,
         dim_model=32,
@@ -36,42 +90,76 @@ def tiny_act_policy(directory: Path) -> Path:
         n_vae_encoder_layers=1,
         latent_dim=8,
         use_vae=False,
-        chunk_size=10,
-        n_action_steps=10,
+        chunk_size=chunk,
+        n_action_steps=chunk,
         push_to_hub=False,
     )
-    ACTPolicy(config).save_pretrained(directory)
-    preprocessor, postprocessor = make_pre_post_processors(config)
+    mean, std = actions.mean(axis=0), np.maximum(actions.std(axis=0), 1.0)
+    torch.manual_seed(0)
+    policy = ACTPolicy(config)
+    policy.eval()
+    # The backbone stays as initialised (eval mode, so its batch norms keep their statistics):
+    # its features of the one image are computed once and the rest is trained on them.
+    backbone = policy.model.backbone
+    backbone.requires_grad_(False)
+    with torch.no_grad():
+        policy.model.backbone = FixedFeatures(backbone(observation[f"observation.images.{CAMERA}"]))
+    batch = {
+        **observation,
+        "action": torch.tensor((actions - mean) / std, dtype=torch.float32)[None],
+        "action_is_pad": torch.zeros(1, chunk, dtype=torch.bool),
+    }
+    optimiser = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=3e-3)
+    policy.train()
+    for _ in range(TRAINING_STEPS):
+        loss, _ = policy.forward(batch)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    policy.model.backbone = backbone
+    policy.eval()
+    policy.save_pretrained(directory)
+    stats = {"action": {"mean": torch.tensor(mean, dtype=torch.float32), "std": torch.tensor(std, dtype=torch.float32)}}
+    preprocessor, postprocessor = make_pre_post_processors(config, dataset_stats=stats)
     preprocessor.save_pretrained(directory)
     postprocessor.save_pretrained(directory)
-    return directory
+    return directory, chunk
+
+
+@pytest.fixture(scope="module")
+def policy(daemon: LocalDaemon, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The trained policy, trained once for both routes, and its episode length."""
+    return trained_act_policy(tmp_path_factory.mktemp("policy"), daemon.address)
 
 
 @pytest.mark.parametrize("daemons", ["started by the env", "at addresses given"])
 def test_lerobot_eval_counts_the_daemons_judgements(
-    lerobot_home: Path, fakesim_bin: str, tmp_path: Path, daemons: str  # noqa: F811 (fixture)
+    lerobot_home: Path, fakesim_bin: str, policy: tuple[Path, int], tmp_path: Path, daemons: str  # noqa: F811 (fixture)
 ) -> None:
-    policy = tiny_act_policy(tmp_path / "policy")
+    policy_dir, episode_length = policy
     runs, output = tmp_path / "runs", tmp_path / "eval"
     # Given daemons keep their runs where the env's own would, so the checks below read both alike.
     given = [LocalDaemon.start(runs / f"env-{i}", binary=fakesim_bin) for i in range(2)] if daemons == "at addresses given" else []
     where = [f"--env.addresses=[{','.join(d.address for d in given)}]"] if given else [f"--env.daemon_bin={fakesim_bin}"]
     try:
-        evaluate(policy, runs, output, where)
+        evaluate(policy_dir, episode_length, runs, output, where)
     finally:
         for daemon in given:
             daemon.stop()
-    check_judgements(runs, output)
+    check_judgements(runs, output, episode_length)
 
 
-def evaluate(policy: Path, runs: Path, output: Path, where: list[str]) -> None:
-    """lerobot-eval of `policy`: 4 episodes of lift_cube over 2 slots, on the daemons `where` says."""
+def evaluate(policy: Path, episode_length: int, runs: Path, output: Path, where: list[str]) -> None:
+    """lerobot-eval of `policy`: 4 episodes of lift_cube on the trained and the other layout
+    (each drawn by its episode's seed) over 2 slots, on the daemons `where` says."""
     lerobot_cli(
         "lerobot-eval",
         "--env.type=fakesim_hil",
         "--env.task=lift_cube",
-        "--env.episode_length=12",
-        "--env.fps=20",
+        f"--env.episode_length={episode_length}",
+        f"--env.fps={FPS}",
+        f"--env.init_states=[{TRAINED_LAYOUT},{OTHER_LAYOUT}]",
+        f"--env.cameras=[{CAMERA}]",
         f"--env.observation_width={WIDTH}",
         f"--env.observation_height={HEIGHT}",
         *where,
@@ -86,7 +174,7 @@ def evaluate(policy: Path, runs: Path, output: Path, where: list[str]) -> None:
     )
 
 
-def check_judgements(runs: Path, output: Path) -> None:
+def check_judgements(runs: Path, output: Path, episode_length: int) -> None:
     """lerobot-eval's results are the daemons' own judgements, episode by episode."""
     info = json.loads((output / "eval_info.json").read_text())
     # Each slot's own daemon judged its episodes, in the order lerobot-eval ran them.
@@ -97,8 +185,11 @@ def check_judgements(runs: Path, output: Path) -> None:
         summary = json.loads((runs / f"env-{episode % 2}" / record["run"] / "summary.json").read_text())
         assert summary["success"] == record["success"] == record["validation"]["success"]
         assert record["task"] == "lift_cube"
-        assert record["validation"]["samples"] >= 12 and "min_table_clearance_m" in record["validation"]
+        assert record["validation"]["samples"] >= episode_length and "min_table_clearance_m" in record["validation"]
     successes = [record["success"] for record in judged]
+    # The policy replays the lift where it learnt it and grasps nothing where the cube is not.
+    assert successes == [record["init_state_index"] == TRAINED_LAYOUT for record in judged]
+    assert True in successes and False in successes, f"the seeds drew both layouts: {judged}"
     metrics = info["per_task"][0]["metrics"]
     assert metrics["successes"] == successes
     assert metrics["sum_rewards"] == [1.0 if success else 0.0 for success in successes]

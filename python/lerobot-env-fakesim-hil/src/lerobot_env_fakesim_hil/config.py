@@ -25,6 +25,8 @@ class FakesimHilEnvConfig(EnvConfig):
 
     # Task name of the suite: lift_cube, cube_in_bowl, push_to_target or stack_cubes.
     task: str | None = "lift_cube"
+    # Layouts (init_state_index) each episode's seed draws from; empty: every layout of the task.
+    init_states: list[int] = field(default_factory=list)
     # Control rate, the policy's (its dataset's) fps: each step holds 1/fps of twin time.
     fps: int = 30
     # Steps per episode; the daemon judges success when the episode ends after the last.
@@ -69,6 +71,7 @@ class FakesimHilEnvConfig(EnvConfig):
         """Keyword arguments of every slot's `LeRobotFakesimEnv`."""
         return {
             "task_index": self.task,
+            "init_states": list(self.init_states) or None,
             "episode_ticks": self.episode_length,
             "image_size": (self.observation_width, self.observation_height),
             "cameras": list(self.cameras),
