@@ -1,6 +1,6 @@
 """Evaluation on a local Ray cluster the test starts (2 daemon actors, 12 jobs), in a network
 namespace with only loopback (Ray binds every interface): summaries equal the sequential run's,
-also when one daemon is killed mid-run."""
+also when one daemon is killed mid-run, and so do those of the vectorised route."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("ray")
 
 from fakesim_hil import Client  # noqa: E402
-from fakesim_hil.evaluation import evaluate_sequential  # noqa: E402
+from fakesim_hil.evaluation import evaluate_sequential, evaluate_vectorised  # noqa: E402
 from ray_cluster_run import JOBS, OPTIONS, Drift  # noqa: E402
 
 SCRIPT = Path(__file__).with_name("ray_cluster_run.py")
@@ -61,3 +61,10 @@ def test_a_killed_daemon_still_yields_every_job(sequential: list[dict[str, Any]]
     assert len(run["killed"]) == 1
     assert run["report"]["retried"] >= 1, "the job on the killed daemon was run again"
     assert run["report"]["episodes"] == sequential
+
+
+def test_vectorised_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]], daemon: Any, daemon_factory: Any) -> None:
+    second = daemon_factory()
+    summaries = evaluate_vectorised([daemon.address, second.address], Drift(), JOBS, OPTIONS)
+    assert [_key(s) for s in summaries] == [(j.task, j.init_state_index, j.seed) for j in JOBS], "in job order"
+    assert sorted(summaries, key=_key) == sequential

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from .client import Client
@@ -63,23 +65,76 @@ def run_episode(client: Client, policy: Policy, job: Job, options: EpisodeOption
     try:
         if hasattr(policy, "reset"):
             policy.reset()
-        # Actions held just inside the joint ranges (the stated ranges' last digit is rounded).
-        low, high = env.action_space.low + RANGE_MARGIN, env.action_space.high - RANGE_MARGIN
+        act = _actor(policy, env.action_space)
         observation, _ = env.reset(seed=job.seed, options={"init_state_index": job.init_state_index})
         info: dict[str, Any] = {}
         truncated, steps = False, 0
         while not truncated:
-            action = np.clip(np.asarray(policy(observation), dtype=np.float64), low, high)
-            observation, _, _, truncated, info = env.step(action)
+            observation, _, _, truncated, info = env.step(act(observation))
             steps += 1
     finally:
         env.close()
-    return {
-        **asdict(job),
-        "success": bool(info["is_success"]),
-        "steps": steps,
-        "validation": json.loads(info.get("validation_json") or "{}"),
-    }
+    return _summary(job, info["is_success"], steps, info.get("validation_json"))
+
+
+def _actor(policy: Policy, space: gym.spaces.Box) -> Callable[[dict[str, Any]], np.ndarray]:
+    """The policy's action for an observation, held just inside the joint ranges (the stated
+    ranges' last digit is rounded)."""
+    low, high = space.low + RANGE_MARGIN, space.high - RANGE_MARGIN
+    return lambda observation: np.clip(np.asarray(policy(observation), dtype=np.float64), low, high)
+
+
+def _summary(job: Job, success: Any, steps: int, validation_json: str | None) -> dict[str, Any]:
+    """An episode's summary: the job, the daemon's judgement, the steps run, the validation report."""
+    return {**asdict(job), "success": bool(success), "steps": steps, "validation": json.loads(validation_json or "{}")}
+
+
+def evaluate_vectorised(
+    addresses: Sequence[str], policy: Policy, jobs: Iterable[Job], options: EpisodeOptions = EpisodeOptions()
+) -> list[dict[str, Any]]:
+    """Runs the jobs in batches of one per daemon at ``addresses``, each batch a gymnasium
+    `SyncVectorEnv` stepped in lockstep as lerobot-eval steps its slots; the summaries in job
+    order. ``policy`` is called per slot's observation (its ``reset()`` once per batch), so one
+    that keeps state between steps needs a route that runs episodes one at a time."""
+    jobs = list(jobs)
+    summaries: list[dict[str, Any]] = []
+    for first in range(0, len(jobs), len(addresses)):
+        batch = jobs[first : first + len(addresses)]
+        summaries += _run_batch(addresses[: len(batch)], policy, batch, options)
+    return summaries
+
+
+def _run_batch(addresses: Sequence[str], policy: Policy, batch: list[Job], options: EpisodeOptions) -> list[dict[str, Any]]:
+    """One episode per daemon, stepped together; each env holds its job's layout only."""
+    makers = [
+        functools.partial(
+            FakesimEnv,
+            job.task,
+            address=address,
+            init_states=[job.init_state_index],
+            episode_ticks=options.episode_ticks,
+            cameras=list(options.cameras),
+            image_size=options.image_size,
+            control_period_s=options.control_period_s,
+        )
+        for job, address in zip(batch, addresses, strict=True)
+    ]
+    vector = gym.vector.SyncVectorEnv(makers, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    try:
+        if hasattr(policy, "reset"):
+            policy.reset()
+        act = _actor(policy, vector.single_action_space)
+        observations, _ = vector.reset(seed=[job.seed for job in batch])
+        steps = 0
+        while True:
+            each = gym.vector.utils.iterate(vector.observation_space, observations)
+            observations, _, _, truncated, info = vector.step(np.stack([act(observation) for observation in each]))
+            steps += 1
+            if truncated.all():
+                break
+    finally:
+        vector.close()
+    return [_summary(job, info["is_success"][i], steps, info["validation_json"][i]) for i, job in enumerate(batch)]
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
