@@ -137,7 +137,9 @@ def test_lerobot_eval_counts_the_daemons_judgements(
     lerobot_home: Path, fakesim_bin: str, policy: tuple[Path, int], tmp_path: Path, daemons: str  # noqa: F811 (fixture)
 ) -> None:
     policy_dir, episode_length = policy
-    runs, output = tmp_path / "runs", tmp_path / "eval"
+    # Runs kept inside the output directory, beside lerobot-eval's own results.
+    output = tmp_path / "eval"
+    runs = output / "runs"
     # Given daemons keep their runs where the env's own would, so the checks below read both alike.
     given = [LocalDaemon.start(runs / f"env-{i}", binary=fakesim_bin) for i in range(2)] if daemons == "at addresses given" else []
     where = [f"--env.addresses=[{','.join(d.address for d in given)}]"] if given else [f"--env.daemon_bin={fakesim_bin}"]
