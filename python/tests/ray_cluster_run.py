@@ -1,6 +1,8 @@
 """Runs the Ray evaluation of test_ray_eval.py on a one-node cluster of its own (``ray start
 --head`` on 127.0.0.1, joined by address as a driver joins a real cluster) and writes the report as
-JSON: ``python ray_cluster_run.py OUT.json [--kill-first-daemon]``. The test runs it in a network
+JSON: ``python ray_cluster_run.py OUT.json [--kill]`` (``--kill``: SIGKILL the daemon of the
+first result's actor, then kill the actor of the third result outright and wait for its daemon
+to end with it). The test runs it in a network
 namespace holding only loopback, so Ray, which binds every interface, sends nothing off the
 machine."""
 
@@ -23,6 +25,7 @@ import ray
 
 from fakesim_hil.evaluation import EpisodeOptions, jobs_grid
 from fakesim_hil.ray_eval import DAEMON_RESOURCE, WORKER_NICENESS, evaluate
+from processes import wait_gone
 
 #: The episodes of the test: short, one small camera, the model's 20 Hz.
 OPTIONS = EpisodeOptions(episode_ticks=15, cameras=("agentview",), image_size=(32, 24), control_period_s=0.05)
@@ -86,22 +89,33 @@ def head_node() -> Iterator[None]:
 
 
 def main() -> None:
-    out, kill = sys.argv[1], "--kill-first-daemon" in sys.argv[2:]
-    killed: list[int] = []
+    out, kill = sys.argv[1], "--kill" in sys.argv[2:]
+    results: list[dict[str, Any]] = []
+    killed_daemons: list[int] = []
+    killed_actors: list[int] = []
 
-    def kill_first(summary: dict[str, Any], actor: Any) -> None:
-        if kill and not killed:
-            killed.append(ray.get(actor.daemon_pid.remote()))
-            os.kill(killed[0], signal.SIGKILL)
+    def kill_some(summary: dict[str, Any], actor: Any) -> None:
+        results.append(summary)
+        if not kill:
+            return
+        if len(results) == 1:
+            killed_daemons.append(ray.get(actor.daemon_pid.remote()))
+            os.kill(killed_daemons[0], signal.SIGKILL)
+        elif len(results) == 3:
+            # Its daemon gets SIGTERM when the actor's process dies.
+            killed_actors.append(ray.get(actor.daemon_pid.remote()))
+            ray.kill(actor, no_restart=True)
 
     with head_node():
         ray.init(address=HEAD, log_to_driver=False)
         try:
-            report = evaluate(Drift(), JOBS, n_actors=2, options=OPTIONS, on_result=kill_first)
+            report = evaluate(Drift(), JOBS, n_actors=2, options=OPTIONS, on_result=kill_some)
         finally:
             ray.shutdown()
+    # Before the head node stops: only the actor's death can have ended that daemon.
+    orphaned = [pid for pid in killed_actors if not wait_gone(pid)]
     with open(out, "w", encoding="utf-8") as file:
-        json.dump({"report": report, "killed": killed}, file)
+        json.dump({"report": report, "killed_daemons": killed_daemons, "killed_actors": killed_actors, "orphaned": orphaned}, file)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Evaluation on a local Ray cluster the test starts (2 daemon actors, 12 jobs), in a network
 namespace with only loopback (Ray binds every interface): summaries equal the sequential run's,
-also when one daemon is killed mid-run, and so do those of the vectorised route."""
+also when a daemon and an actor are killed mid-run, and so do those of the vectorised route."""
 
 from __future__ import annotations
 
@@ -56,11 +56,12 @@ def test_ray_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]]
     assert report["overall"]["min_table_clearance_m"] == min(clearances)
 
 
-def test_a_killed_daemon_still_yields_every_job(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
-    run = run_on_ray(tmp_path, "--kill-first-daemon")
-    assert len(run["killed"]) == 1
-    assert run["report"]["retried"] >= 1, "the job on the killed daemon was run again"
+def test_a_killed_daemon_and_a_killed_actor_still_yield_every_job(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
+    run = run_on_ray(tmp_path, "--kill")
+    assert len(run["killed_daemons"]) == 1 and len(run["killed_actors"]) == 1
+    assert run["report"]["retried"] >= 1, "a job on the killed daemon or actor was run again"
     assert run["report"]["episodes"] == sequential
+    assert run["orphaned"] == [], "the killed actor's daemon ended with it"
 
 
 def test_vectorised_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]], daemon: Any, daemon_factory: Any) -> None:

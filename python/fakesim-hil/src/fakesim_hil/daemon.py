@@ -1,10 +1,15 @@
-"""A sim-only daemon of this process's own: started on 127.0.0.1:0, stopped with the object."""
+"""A sim-only daemon of this process's own: started on 127.0.0.1:0, stopped with the object, or
+with this process if it dies first (on Linux)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +28,20 @@ def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
     return str(found)
 
 
+#: prctl option: the signal a process gets when the thread that started it ends.
+PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent() -> Callable[[], None] | None:
+    """What a child runs before exec on Linux so that it gets SIGTERM when its parent dies (a
+    Ray actor killed outright, say) instead of living on; ``None`` elsewhere. The function is
+    looked up here, in the parent, so the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @dataclass
 class LocalDaemon:
     """A running daemon: its process, bound address and runs directory."""
@@ -34,7 +53,9 @@ class LocalDaemon:
     @classmethod
     def start(cls, runs_dir: str | os.PathLike[str], *args: str, binary: str | os.PathLike[str] | None = None) -> LocalDaemon:
         """Starts ``fakesim-hil --listen 127.0.0.1:0 --runs-dir RUNS_DIR ARGS...`` and waits for
-        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``."""
+        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``. On Linux
+        the daemon is terminated when the thread that started it ends (start it from a thread
+        that lives as long as it should)."""
         runs = Path(runs_dir)
         runs.mkdir(parents=True, exist_ok=True)
         with open(runs / "daemon.log", "w", encoding="utf-8") as log:
@@ -43,6 +64,7 @@ class LocalDaemon:
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,
+                preexec_fn=_stop_with_parent(),
             )
         assert process.stdout is not None
         line = process.stdout.readline().strip()
