@@ -15,6 +15,10 @@ import pytest
 from fakesim.v1 import session_pb2
 from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon
+from slow_host import widen_reply_window
+
+# LeRobot buses in the test process get the tests' wider reply window (see slow_host.py).
+widen_reply_window()
 
 #: A running daemon of the tests (process, address, runs directory).
 Daemon = LocalDaemon

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
+from slow_host import lerobot_environment
 
 MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 BIN = Path(sys.executable).parent
@@ -54,8 +55,11 @@ def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
 
 
 def lerobot_cli(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Runs one of LeRobot's console scripts, unchanged, from this environment."""
-    done = subprocess.run([str(BIN / name), *args], capture_output=True, text=True, timeout=900)
+    """Runs one of LeRobot's console scripts, unchanged, from this environment (with the tests'
+    reply window, `slow_host`)."""
+    done = subprocess.run(
+        [str(BIN / name), *args], capture_output=True, text=True, timeout=900, env=lerobot_environment()
+    )
     assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-12000:]}"
     return done
 

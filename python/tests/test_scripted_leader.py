@@ -19,6 +19,7 @@ from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
 
 from fakesim_hil import Client, FakesimError
 from lerobot_support import BIN, MOTORS, lerobot_cli
+from slow_host import lerobot_environment
 
 # The hand's loop in LeRobot's units (joints 1-5 in degrees about the middle of the calibrated range,
 # the gripper 0..100), ending where it starts: 1.5 s a pass.
@@ -90,8 +91,6 @@ def test_teleoperate_moves_the_twin_along_the_scripted_leader(emulate, daemon_fa
             f"--robot.address={daemon.address}",
             "--robot.camera_names=[]",
             *leader_flags(leader),
-            # Few reads: LeRobot 0.4.4's leader gives up on the first reply later than its SDK's 34 ms,
-            # which a loaded machine can make the virtual bus miss.
             "--teleop_time_s=2",
             "--fps=10",
             "--display_data=false",
@@ -99,6 +98,7 @@ def test_teleoperate_moves_the_twin_along_the_scripted_leader(emulate, daemon_fa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=lerobot_environment(),
     )
     seen = []
     with Client(daemon.address) as twin:
