@@ -136,7 +136,9 @@ async fn in_mirror_the_twin_follows_a_sweeping_arm_over_the_whole_sweep() {
         }
         samples += 1;
     }
-    assert!(samples > 50, "{samples} readings over the pass");
+    // Sampled along the way, not only at the ends (at 200 Hz a quiet machine gives hundreds; a
+    // loaded one reads the bus less often, which is not what this test is about).
+    assert!(samples > 20, "{samples} readings over the pass");
     // A passive arm moved by hand is nothing the shadow flags: its prediction follows the arm.
     let step = std::f64::consts::TAU / 4096.0;
     assert!(worst_residual <= step, "residual {worst_residual} rad");
