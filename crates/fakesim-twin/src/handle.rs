@@ -201,30 +201,8 @@ impl TwinHandle {
         depth: bool,
     ) -> Result<CameraSnapshot, TwinError> {
         let names: Vec<String> = cameras.iter().map(|c| (*c).to_owned()).collect();
-        self.try_with_sim(move |sim| {
-            let (max_width, max_height) = sim.model_info().max_image;
-            if width == 0 || height == 0 || width > max_width || height > max_height {
-                return Err(TwinError::ImageSize {
-                    width,
-                    height,
-                    max_width,
-                    max_height,
-                });
-            }
-            let cameras = names
-                .iter()
-                .map(|name| sim.camera_id(name))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(CameraSnapshot {
-                snapshot: sim.render_snapshot(),
-                quality: None,
-                cameras,
-                width,
-                height,
-                depth,
-            })
-        })
-        .await
+        self.try_with_sim(move |sim| CameraSnapshot::take(sim, &names, width, height, depth))
+            .await
     }
 
     /// Renders a snapshot's cameras on the render thread; the physics thread is not involved.
@@ -304,6 +282,32 @@ pub struct CameraSnapshot {
 }
 
 impl CameraSnapshot {
+    /// Checks a camera request against `sim`'s model and takes its state to draw them from (on
+    /// the physics thread, which owns `sim`).
+    pub fn take(sim: &Sim, cameras: &[String], width: u32, height: u32, depth: bool) -> Result<Self, TwinError> {
+        let (max_width, max_height) = sim.model_info().max_image;
+        if width == 0 || height == 0 || width > max_width || height > max_height {
+            return Err(TwinError::ImageSize {
+                width,
+                height,
+                max_width,
+                max_height,
+            });
+        }
+        let cameras = cameras
+            .iter()
+            .map(|name| sim.camera_id(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CameraSnapshot {
+            snapshot: sim.render_snapshot(),
+            quality: None,
+            cameras,
+            width,
+            height,
+            depth,
+        })
+    }
+
     /// The same snapshot, drawn at `quality` (`None`: the twin's own).
     pub fn at(self, quality: Option<RenderQuality>) -> Self {
         CameraSnapshot { quality, ..self }

@@ -23,12 +23,13 @@ impl Engine {
     }
 
     /// Refuses a robot-service call that moves the robot once a live episode's step budget is
-    /// used up (`step_limit`); outside an episode there is nothing to check.
-    pub async fn check_robot_call(&self) -> Result<(), EpisodeError> {
+    /// used up (`step_limit`); otherwise returns the ticks left (`u64::MAX` outside an episode
+    /// or without a budget).
+    pub async fn check_robot_call(&self) -> Result<u64, EpisodeError> {
         let mut session = self.lock().await;
         match session.running() {
-            Ok(run) => run.budget.check(run.step).map(drop),
-            Err(_) => Ok(()),
+            Ok(run) => run.budget.check(run.step),
+            Err(_) => Ok(u64::MAX),
         }
     }
 

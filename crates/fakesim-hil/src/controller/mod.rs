@@ -4,6 +4,7 @@
 //! by one route. The gRPC and MCP services only translate requests into [`Motion`] values.
 
 mod calls;
+mod chunk;
 mod motion;
 
 pub use calls::{Call, Need};
@@ -87,7 +88,7 @@ impl AppState {
     /// One tick of the client's clock, wherever the bridge routes motion; the cameras' state
     /// taken after it (before the lock is released, so the frames show the state after this
     /// tick; drawn by the caller after, so no other call waits for the render).
-    async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
+    pub(super) async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
         let after = run_action(&self.bridge, &self.twin, tick.action, Hold::Period(tick.period_s))
             .await
             .map_err(|e| status::from_bridge(&e))?;
@@ -96,56 +97,6 @@ impl AppState {
             None => None,
         };
         Ok(Ticked { after, shot })
-    }
-
-    /// Runs a chunk's ticks in order, each admitted against the budget, charged and journaled
-    /// as a `Tick`; in `hil` each starts a period after the one before. A refusal of the first
-    /// tick is the call's error; a later one ends the chunk there.
-    async fn chunk(&self, ticks: Vec<TickMotion>) -> Result<Done, Status> {
-        let mut done = Vec::with_capacity(ticks.len());
-        let mut next_start = tokio::time::Instant::now();
-        for (index, tick) in ticks.into_iter().enumerate() {
-            if self.bridge.mode() == Mode::Hil {
-                tokio::time::sleep_until(next_start).await;
-                let period_s = match tick.period_s {
-                    Some(period_s) => period_s,
-                    None => self.control_period().await?.period_s(),
-                };
-                next_start += std::time::Duration::from_secs_f64(period_s);
-            }
-            let period_s = tick.period_s;
-            let outcome = async {
-                self.engine
-                    .check_robot_call()
-                    .await
-                    .map_err(|e| status::from_episode(&e))?;
-                let ticked = self.tick(tick).await?;
-                let fields = json!({
-                    "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s, "chunk_index": index,
-                });
-                let ticks = 1;
-                self.engine
-                    .record_robot_call(Call::Tick.journal_name(), ticks, fields)
-                    .await
-                    .map_err(|e| status::from_episode(&e))?;
-                Ok::<_, Status>(ticked)
-            }
-            .await;
-            match outcome {
-                Ok(ticked) => done.push(ticked),
-                Err(refusal) if index == 0 => return Err(refusal),
-                Err(refusal) => {
-                    return Ok(Done::Chunk {
-                        ticks: done,
-                        stopped: Some((index, refusal)),
-                    });
-                }
-            }
-        }
-        Ok(Done::Chunk {
-            ticks: done,
-            stopped: None,
-        })
     }
 
     /// Runs an admitted motion; returns what it did, the physics steps it took and what the

@@ -6,7 +6,7 @@ use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::values::ValueError;
-use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, TwinError, TwinHandle};
+use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, Sim, TwinError, TwinHandle};
 use std::time::Instant;
 use tonic::Status;
 
@@ -128,11 +128,16 @@ impl ImageRequest {
     /// Takes the twin's current state for the requested cameras (a short physics job); hold the
     /// drive lock for this, not for [`Self::draw`].
     pub async fn snapshot(&self, twin: &TwinHandle) -> Result<CameraSnapshot, Status> {
-        let cameras: Vec<&str> = self.cameras.iter().map(String::as_str).collect();
-        twin.snapshot_cameras(&cameras, self.width, self.height, self.depth.is_some())
+        let request = self.clone();
+        twin.try_with_sim(move |sim| request.snapshot_on(sim))
             .await
-            .map(|shot| shot.at(self.quality))
             .map_err(|e| status::from_twin(&e))
+    }
+
+    /// [`Self::snapshot`] on the physics thread, inside a job that owns `sim`.
+    pub fn snapshot_on(&self, sim: &Sim) -> Result<CameraSnapshot, TwinError> {
+        CameraSnapshot::take(sim, &self.cameras, self.width, self.height, self.depth.is_some())
+            .map(|shot| shot.at(self.quality))
     }
 
     /// Draws a snapshot's cameras and encodes the frames, in request order; also returns how
