@@ -587,7 +587,7 @@ async fn reset_in_hil_brings_the_real_arm_home() {
     let mapping = JointMapping::so101()
         .bind(&VirtualSo101::calibration(), &twin_ranges())
         .unwrap();
-    let home = fakesim_episode::session::HOME_POSE;
+    let home = fakesim_twin::arms::SO101.home;
     for joint in Joint::ALL {
         let goal = rig
             .arm

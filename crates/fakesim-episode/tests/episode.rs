@@ -2,7 +2,8 @@
 //! scripted solution of the lift task over several layouts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_episode::session::{HOME_POSE, Images, ResetOutcome};
+use fakesim_episode::session::{Images, ResetOutcome};
+use fakesim_twin::arms::SO101;
 use fakesim_episode::tasks::{self, TaskError, TaskRef};
 use fakesim_episode::{
     Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
@@ -20,7 +21,7 @@ fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef
             runs_dir: runs.to_owned(),
             image_size: 64,
             locked_task: locked,
-            home_pose: HOME_POSE,
+            home_pose: SO101.home,
         },
     )
 }

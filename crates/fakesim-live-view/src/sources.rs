@@ -43,11 +43,12 @@ impl Running {
             to_lerobot,
         } = sources;
         let (model, start) = twin.with_sim(|sim| (sim.model().clone(), sim.tick_snapshot())).await?;
+        let arm = twin.arm();
         let opened = Opened::new(target)?;
         let has_arm = bridge.port().is_some();
         let mode = bridge.mode();
         // Posing and logging the static scene is CPU work: off the runtime.
-        let logger = tokio::task::spawn_blocking(move || Logger::new(opened, model, &start, has_arm, to_lerobot, mode))
+        let logger = tokio::task::spawn_blocking(move || Logger::new(opened, (model, arm), &start, has_arm, to_lerobot, mode))
             .await
             .map_err(|e| LiveViewError::Rerun {
                 target: target.to_string(),

@@ -6,6 +6,7 @@ use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
 use crate::render::{Drawing, Frame, RenderQueue};
 use crate::scene::Scene;
+use fakesim_arm::ArmSpec;
 use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
 use std::panic::AssertUnwindSafe;
@@ -59,6 +60,7 @@ pub struct TwinHandle {
 }
 
 struct Inner {
+    arm: &'static ArmSpec,
     physics: Worker<Job>,
     renderer: RenderQueue,
     /// The quality a snapshot is drawn at unless it asks for another.
@@ -112,6 +114,7 @@ impl TwinHandle {
         };
         Ok(TwinHandle {
             inner: Arc::new(Inner {
+                arm,
                 physics,
                 renderer,
                 render_quality: config.render_quality,
@@ -120,6 +123,11 @@ impl TwinHandle {
                 ended,
             }),
         })
+    }
+
+    /// The arm in the twin's scene.
+    pub fn arm(&self) -> &'static ArmSpec {
+        self.inner.arm
     }
 
     /// Every fault caught from now on.

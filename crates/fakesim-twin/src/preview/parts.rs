@@ -1,7 +1,7 @@
 //! Which geoms belong to the arm, its base, the fixed world and the movable objects, and how low
 //! an arm geom reaches.
 
-use crate::arms::ArmSpec;
+use fakesim_arm::ArmSpec;
 use crate::error::TwinError;
 use crate::joints::GRIPPER_INDEX;
 use mujoco_rs::prelude::*;

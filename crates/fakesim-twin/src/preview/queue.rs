@@ -3,7 +3,7 @@
 
 use super::parts::PartMap;
 use super::{PreviewJob, PreviewReport, Scratch};
-use crate::arms::ArmSpec;
+use fakesim_arm::ArmSpec;
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::Lifeline;
