@@ -212,7 +212,13 @@ mod tests {
 
     #[test]
     fn so100_resolves_cad_names_and_labels_any_case_and_qualified() {
-        for key in ["Rotation", "rotation", "shoulder_pan", "so100/Rotation", "SO100/shoulder_pan"] {
+        for key in [
+            "Rotation",
+            "rotation",
+            "shoulder_pan",
+            "so100/Rotation",
+            "SO100/shoulder_pan",
+        ] {
             assert_eq!(SO100.resolve_joint(key), Some(Joint::ShoulderPan), "{key}");
         }
         assert_eq!(SO100.resolve_joint("jaw"), Some(Joint::Gripper));

@@ -251,13 +251,23 @@ mod tests {
 
     #[test]
     fn valid_values_resolve_to_indices() {
-        let pairs = resolve(&SO101, &named(&[("so101/Gripper", 0.5), ("2", -0.1)]), Check::Within(&BOUNDS)).unwrap();
+        let pairs = resolve(
+            &SO101,
+            &named(&[("so101/Gripper", 0.5), ("2", -0.1)]),
+            Check::Within(&BOUNDS),
+        )
+        .unwrap();
         assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
     }
 
     #[test]
     fn the_so100_takes_cad_names_and_labels_and_refuses_with_the_label() {
-        let pairs = resolve(&SO100, &named(&[("Jaw", 0.5), ("so100/shoulder_lift", -0.1)]), Check::Finite).unwrap();
+        let pairs = resolve(
+            &SO100,
+            &named(&[("Jaw", 0.5), ("so100/shoulder_lift", -0.1)]),
+            Check::Finite,
+        )
+        .unwrap();
         assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
         let err = resolve(&SO100, &named(&[("Rotation", -96.2)]), Check::Within(&BOUNDS)).unwrap_err();
         assert_eq!(
@@ -265,8 +275,17 @@ mod tests {
             "shoulder_pan=-96.2 outside [-1.92, 1.92] rad (radians, not degrees: -96.2 deg = -1.679 rad)"
         );
         let err = resolve(&SO100, &named(&[("so101/1", 0.0)]), Check::Finite).unwrap_err();
-        assert!(err.to_string().contains("known: Rotation (shoulder_pan), Pitch (shoulder_lift)"), "{err}");
-        let err = resolve(&SO100, &named(&[("Rotation", 0.0), ("SHOULDER_PAN", 0.1)]), Check::Finite).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("known: Rotation (shoulder_pan), Pitch (shoulder_lift)"),
+            "{err}"
+        );
+        let err = resolve(
+            &SO100,
+            &named(&[("Rotation", 0.0), ("SHOULDER_PAN", 0.1)]),
+            Check::Finite,
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "joint Rotation (shoulder_pan) is given more than once");
     }
 }

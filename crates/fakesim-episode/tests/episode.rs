@@ -3,16 +3,24 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_episode::session::{Images, ResetOutcome};
-use fakesim_twin::arms::SO101;
 use fakesim_episode::tasks::{self, TaskError, TaskRef};
 use fakesim_episode::{
     Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
 };
-use fakesim_twin::{TwinConfig, TwinHandle};
+use fakesim_twin::{ArmType, Scene, TwinConfig, TwinHandle};
 use std::path::Path;
 
 fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef>) -> Engine {
-    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    engine_on(ArmType::So101, runs, max_steps, cap, locked)
+}
+
+/// An engine on `arm`'s tabletop, starting episodes from the arm's home.
+fn engine_on(arm: ArmType, runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef>) -> Engine {
+    let twin = TwinHandle::spawn(TwinConfig {
+        scene: Scene::builtin(arm, true),
+        ..TwinConfig::default()
+    })
+    .unwrap();
     Engine::new(
         twin,
         EngineConfig {
@@ -21,7 +29,7 @@ fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef
             runs_dir: runs.to_owned(),
             image_size: 64,
             locked_task: locked,
-            home_pose: SO101.home,
+            home_pose: arm.spec().home,
         },
     )
 }
@@ -334,5 +342,19 @@ async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
         MoveStop::Reached,
         "the arm still moves afterwards: {:?}",
         after.report
+    );
+}
+
+#[tokio::test]
+async fn a_scripted_pick_lifts_the_cube_on_the_so100_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_on(ArmType::So100, dir.path(), 300, 30, None);
+    let mut results = Vec::new();
+    for layout in 0..4 {
+        results.push(scripted_lift(&e, layout).await);
+    }
+    assert!(
+        results.iter().filter(|ok| **ok).count() >= 3,
+        "lift succeeded in {results:?}"
     );
 }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use fakesim_arm::{ArmType, Joint};
 use fakesim_feetech_arm::mapping::{CalibratedMapping, Conversion, JointMapping};
-use fakesim_twin::{Scene, Sim};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
+use fakesim_twin::{Scene, Sim};
 use feetech::calibration::{Calibration, SO101_MOTORS};
 use feetech::control_table::DEFAULT_BAUD_RATE;
 use uom::si::angle::radian;
@@ -199,35 +199,53 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use feetech_emu::VirtualSo101;
+    use feetech_emu::{VirtualArm, VirtualSo101};
     use uom::si::f64::Angle;
 
     #[test]
     fn a_joint_turning_the_other_way_gets_sign_minus_one() {
-        let calibration = VirtualSo101::calibration();
-        let twin = Sim::load(&fakesim_twin::Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)
-            .unwrap()
-            .joint_ranges();
-        let unit = JointMapping::so101().bind(&calibration, &twin).unwrap();
-        // The elbow servo is mounted the other way round and 0.1 rad off.
-        let samples: Vec<([f64; 6], [i32; 6])> = align_poses(ArmType::So101)
-            .iter()
-            .map(|pose| {
-                let steps = Joint::ALL.map(|joint| {
-                    let mut angle = pose.twin_rad[joint.index()];
-                    if joint == Joint::ElbowFlex {
-                        angle = -(angle - 0.1);
-                    }
-                    unit.twin_to_servo(joint, Angle::new::<radian>(angle)).unwrap()
-                });
-                (pose.twin_rad, steps)
-            })
-            .collect();
-        let table = fit(ArmType::So101, &unit, &samples);
-        let elbow = table.get(Joint::ElbowFlex);
-        assert_eq!(elbow.sign, -1);
-        assert!((elbow.offset_rad - 0.1).abs() < 2e-3, "{}", elbow.offset_rad);
-        assert_eq!(table.get(Joint::WristFlex).sign, 1);
+        for (arm, calibration) in [
+            (ArmType::So101, VirtualSo101::calibration()),
+            (ArmType::So100, VirtualArm::So100.calibration()),
+        ] {
+            let twin = Sim::load(&Scene::builtin(arm, true), DEFAULT_SUBSTEPS_PER_TICK)
+                .unwrap()
+                .joint_ranges();
+            let unit = unit_table(arm).bind(&calibration, &twin).unwrap();
+            // The elbow servo is mounted the other way round about a zero 0.1 rad past the
+            // middle of the elbow's travel (the model's zero on the SO-101).
+            let zero = JointMapping::for_arm(arm).get(Joint::ElbowFlex).offset_rad + 0.1;
+            let samples: Vec<([f64; 6], [i32; 6])> = align_poses(arm)
+                .iter()
+                .map(|pose| {
+                    let steps = Joint::ALL.map(|joint| {
+                        let mut angle = pose.twin_rad[joint.index()];
+                        if joint == Joint::ElbowFlex {
+                            angle = -(angle - zero);
+                        }
+                        unit.twin_to_servo(joint, Angle::new::<radian>(angle)).unwrap()
+                    });
+                    (pose.twin_rad, steps)
+                })
+                .collect();
+            let table = fit(arm, &unit, &samples);
+            assert_eq!(table.arm(), Some(arm));
+            let elbow = table.get(Joint::ElbowFlex);
+            assert_eq!(elbow.sign, -1, "{arm}");
+            assert!((elbow.offset_rad - zero).abs() < 2e-3, "{arm}: {}", elbow.offset_rad);
+            assert_eq!(table.get(Joint::WristFlex).sign, 1, "{arm}");
+        }
         assert_eq!(sign_of(&[(0.0, 0.0), (0.1, -0.1)]), 1.0, "too close to tell");
+    }
+
+    #[test]
+    fn the_so100_poses_are_the_middle_of_its_travel_and_its_home() {
+        assert_eq!(align_poses(ArmType::So101)[0].twin_rad, [0.0; 6]);
+        let [middle, rest, closed] = align_poses(ArmType::So100);
+        let table = JointMapping::so100();
+        assert_eq!(middle.twin_rad[1], table.get(Joint::ShoulderLift).offset_rad);
+        assert!((middle.twin_rad[1] + 1.573).abs() < 1e-9 && (middle.twin_rad[2] - 1.483).abs() < 1e-9);
+        assert_eq!(rest.twin_rad, ArmType::So100.spec().home);
+        assert_eq!(closed.twin_rad[5], -0.174);
     }
 }

@@ -4,12 +4,12 @@
 //! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
 //! cannot move between threads.
 
-mod models;
 pub mod clock;
 pub mod error;
 pub mod handle;
 pub mod image;
 mod lifeline;
+mod models;
 pub mod preview;
 pub mod quality;
 pub mod render;

@@ -1,8 +1,8 @@
 //! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
+use crate::error::TwinError;
 use crate::models::model;
 use fakesim_arm::{ArmSpec, ArmType};
-use crate::error::TwinError;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
 use std::path::{Path, PathBuf};

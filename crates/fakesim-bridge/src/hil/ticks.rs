@@ -8,8 +8,8 @@ use super::bridge::{HardwareBridge, Route};
 use super::error::BridgeError;
 use super::mode::VerbKind;
 use fakesim_episode::ticks::{Hold, Observed, Ranges, TcpJacobian, TickDriver};
-use fakesim_twin::{ArmSpec, TwinHandle};
 use fakesim_twin::sim::check_substeps;
+use fakesim_twin::{ArmSpec, TwinHandle};
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -171,9 +171,11 @@ impl JointMapping {
 
     /// The arm whose model names the table's twin joints, if the rows name one arm's joints.
     pub fn arm(&self) -> Option<ArmType> {
-        ArmType::ALL
-            .into_iter()
-            .find(|arm| Joint::ALL.iter().all(|&j| self.get(j).twin_joint == arm.spec().joint_name(j)))
+        ArmType::ALL.into_iter().find(|arm| {
+            Joint::ALL
+                .iter()
+                .all(|&j| self.get(j).twin_joint == arm.spec().joint_name(j))
+        })
     }
 
     /// Reads a table file (JSON, as [`JointMapping::to_json`] writes it); rows are checked

@@ -336,14 +336,25 @@ fn the_so100_default_puts_the_emulated_so100_s_calibrated_ends_on_the_model_s_ra
     assert_eq!(JointMapping::so101().arm(), Some(ArmType::So101));
     assert_eq!(JointMapping::for_arm(ArmType::So100), table);
     let names: Vec<&str> = table.joints.iter().map(|r| r.twin_joint.as_str()).collect();
-    assert_eq!(names, ["Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll", "Jaw"]);
-    let mapping = table.bind(&feetech_emu::VirtualArm::So100.calibration(), &SO100_TWIN).unwrap();
+    assert_eq!(
+        names,
+        ["Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll", "Jaw"]
+    );
+    let mapping = table
+        .bind(&feetech_emu::VirtualArm::So100.calibration(), &SO100_TWIN)
+        .unwrap();
     // The wrist roll's calibrated range is a full turn, wider than the model's; every other
     // joint's calibrated range is the model's, to a step (0.0015 rad).
     for joint in Joint::ALL.into_iter().filter(|j| *j != Joint::WristRoll) {
         let (calibrated, twin) = (mapping.calibrated_limits(joint), SO100_TWIN[joint.index()]);
-        assert!((calibrated.lo - twin.lo).abs() < 2e-3, "{joint}: {calibrated:?} vs {twin:?}");
-        assert!((calibrated.hi - twin.hi).abs() < 2e-3, "{joint}: {calibrated:?} vs {twin:?}");
+        assert!(
+            (calibrated.lo - twin.lo).abs() < 2e-3,
+            "{joint}: {calibrated:?} vs {twin:?}"
+        );
+        assert!(
+            (calibrated.hi - twin.hi).abs() < 2e-3,
+            "{joint}: {calibrated:?} vs {twin:?}"
+        );
     }
     // LeRobot's 0° is the middle of the model's range on the shoulder lift and elbow.
     for joint in [Joint::ShoulderLift, Joint::ElbowFlex] {
@@ -359,6 +370,10 @@ fn a_table_naming_two_arms_joints_is_refused() {
     t.joints[2].twin_joint = "3".into();
     assert!(matches!(
         t.validate(&feetech_emu::VirtualArm::So100.calibration(), &SO100_TWIN),
-        Err(MappingError::WrongTwinJoint { row: 2, expected: "Elbow", .. })
+        Err(MappingError::WrongTwinJoint {
+            row: 2,
+            expected: "Elbow",
+            ..
+        })
     ));
 }

@@ -347,7 +347,8 @@ impl RobotApi for RobotService {
         }
         let actions: Vec<JointValues> = motions.iter().map(|m| m.action.clone()).collect();
         let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
-        check_actions(self.state.arm(), &actions, &ctrl_ranges).map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
+        check_actions(self.state.arm(), &actions, &ctrl_ranges)
+            .map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
         let Done::Chunk { ticks, stopped } = self.state.run(&metadata, Motion::TickChunk(motions)).await? else {
             return Err(mismatched());
         };

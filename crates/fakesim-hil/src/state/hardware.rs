@@ -114,8 +114,8 @@ pub async fn start_bridge(
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
     let control_period = Duration::from_secs_f64(1.0 / settings.hil_rate_hz.unwrap_or(model.control_rate_hz()));
-    let kinematics =
-        ScratchTwinKinematics::load(&Scene::builtin(settings.arm, true)).context("cannot load the twin for the table guard")?;
+    let kinematics = ScratchTwinKinematics::load(&Scene::builtin(settings.arm, true))
+        .context("cannot load the twin for the table guard")?;
     let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &settings.port {
         None => (None, RangeGuard::model_only(twin_ranges)),
         Some(port) => {
@@ -129,7 +129,10 @@ pub async fn start_bridge(
                 None => JointMapping::for_arm(settings.arm),
             };
             if let Some(other) = table.arm().filter(|arm| *arm != settings.arm) {
-                bail!("the joint mapping names the {other}'s joints, but the daemon runs --arm {}", settings.arm);
+                bail!(
+                    "the joint mapping names the {other}'s joints, but the daemon runs --arm {}",
+                    settings.arm
+                );
             }
             let mapping = table
                 .bind(&calibration, &twin_ranges)

@@ -135,7 +135,13 @@ mod tests {
 
     #[test]
     fn labels_map_to_ids() {
-        assert_eq!(ids_of_labels(&SO101, &["elbow_flex".into(), "gripper".into()]), ["3", "6"]);
-        assert_eq!(ids_of_labels(&SO100, &["elbow_flex".into(), "gripper".into()]), ["Elbow", "Jaw"]);
+        assert_eq!(
+            ids_of_labels(&SO101, &["elbow_flex".into(), "gripper".into()]),
+            ["3", "6"]
+        );
+        assert_eq!(
+            ids_of_labels(&SO100, &["elbow_flex".into(), "gripper".into()]),
+            ["Elbow", "Jaw"]
+        );
     }
 }

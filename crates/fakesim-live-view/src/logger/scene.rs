@@ -1,8 +1,8 @@
 //! The model as the logger sees it: a private copy of the MuJoCo data posed from snapshots or
 //! from joint readings, the arm's and the scene's bodies, and their geometry for Rerun.
 
-use fakesim_twin::RenderSnapshot;
 use fakesim_twin::ArmSpec;
+use fakesim_twin::RenderSnapshot;
 use fakesim_twin::sim::TCP_SITE;
 use mujoco_rs::prelude::*;
 use rerun::{

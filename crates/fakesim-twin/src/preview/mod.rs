@@ -19,9 +19,9 @@ pub use report::{
 
 use crate::error::TwinError;
 use crate::joints::{GRIPPER_INDEX, Joint};
-use fakesim_arm::ArmSpec;
 use crate::sim::{SAVED_STATE, Sim, check_substeps};
 use crate::values::{Bounds, Check, JointValues, ValueError, resolve};
+use fakesim_arm::ArmSpec;
 use mujoco_rs::prelude::*;
 use observe::{ArmSample, Observer};
 use parts::PartMap;

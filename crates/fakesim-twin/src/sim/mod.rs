@@ -2,12 +2,12 @@
 
 use crate::clock::TickClock;
 use crate::error::TwinError;
-use fakesim_arm::ArmSpec;
-use fakesim_arm::joints::Joint;
 use crate::scene::Scene;
 use crate::tap::{TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
+use fakesim_arm::ArmSpec;
+use fakesim_arm::joints::Joint;
 use mujoco_rs::mujoco_c::mjtState;
 use mujoco_rs::prelude::*;
 use nalgebra::Vector3;
