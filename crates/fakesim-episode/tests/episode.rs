@@ -1,5 +1,5 @@
 //! Whole episodes on the twin: every stop reason, the budget, the journal on disk, and a
-//! scripted solution of the lift task over several layouts.
+//! scripted solution of the lift task over several layouts, on the SO-101 and the SO-100.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_episode::session::{Images, ResetOutcome};
@@ -303,17 +303,19 @@ async fn scripted_lift(e: &Engine, init_state_index: u32) -> bool {
 }
 
 #[tokio::test]
-async fn a_scripted_pick_lifts_the_cube_in_several_layouts() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = engine(dir.path(), 300, None);
-    let mut results = Vec::new();
-    for layout in 0..4 {
-        results.push(scripted_lift(&e, layout).await);
+async fn a_scripted_pick_lifts_the_cube_in_several_layouts_on_both_arms() {
+    for arm in ArmType::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_on(arm, dir.path(), 300, 30, None);
+        let mut results = Vec::new();
+        for layout in 0..4 {
+            results.push(scripted_lift(&e, layout).await);
+        }
+        assert!(
+            results.iter().filter(|ok| **ok).count() >= 3,
+            "{arm}: lift succeeded in {results:?}"
+        );
     }
-    assert!(
-        results.iter().filter(|ok| **ok).count() >= 3,
-        "lift succeeded in {results:?}"
-    );
 }
 
 #[tokio::test]
@@ -342,19 +344,5 @@ async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
         MoveStop::Reached,
         "the arm still moves afterwards: {:?}",
         after.report
-    );
-}
-
-#[tokio::test]
-async fn a_scripted_pick_lifts_the_cube_on_the_so100_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = engine_on(ArmType::So100, dir.path(), 300, 30, None);
-    let mut results = Vec::new();
-    for layout in 0..4 {
-        results.push(scripted_lift(&e, layout).await);
-    }
-    assert!(
-        results.iter().filter(|ok| **ok).count() >= 3,
-        "lift succeeded in {results:?}"
     );
 }
