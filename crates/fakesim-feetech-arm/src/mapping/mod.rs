@@ -68,7 +68,8 @@ pub const SO100_GRIPPER_RANGE: Bounds = Bounds { lo: -0.174, hi: 1.75 };
 const SO100_PITCH_MIDDLE_RAD: f64 = (-3.32 + 0.174) / 2.0;
 
 /// The middle of the SO-100 model's Elbow range, -0.174..3.14 rad: where LeRobot's 0° of the
-/// elbow flex lands.
+/// elbow flex lands. The model's upper end is 3.14 as written, not π.
+#[allow(clippy::approx_constant)]
 const SO100_ELBOW_MIDDLE_RAD: f64 = (-0.174 + 3.14) / 2.0;
 
 /// How a servo's calibrated position becomes an angle before sign and offset.
