@@ -5,7 +5,7 @@
 
 use fakesim_arm::{ArmType, Joint};
 use fakesim_e2e::virtual_arm::VirtualArmServer;
-use fakesim_e2e::{CallMetadata, TestServer, named};
+use fakesim_e2e::{CallMetadata, TestServer, named, until_sample};
 use fakesim_episode::tasks;
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::Mode as StartMode;
@@ -13,7 +13,6 @@ use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;
 use feetech_emu::{EmuConfig, VirtualArm, VirtualSo101};
-use tokio_stream::StreamExt;
 use tonic::Code;
 use tonic::transport::Channel;
 use uom::si::angle::radian;
@@ -206,25 +205,15 @@ async fn mirror_of_an_emulated_so100_follows_its_servos_through_the_so100_mappin
         "poses far from the SO-101's: {lift}, {elbow}"
     );
     let mut hardware = HardwareServiceClient::new(rig.server.with_metadata(CallMetadata::none()).await.unwrap());
-    let mut stream = hardware
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut last = None;
-    for _ in 0..200 {
-        let sample = stream.next().await.unwrap().unwrap();
-        let followed = sample.reading_seq.is_some()
-            && (sample.joints[1].twin_rad - lift).abs() < 1e-3
-            && (sample.joints[2].twin_rad - elbow).abs() < 1e-3;
-        if followed {
-            assert_eq!(sample.joints[1].twin_joint, "Pitch");
-            assert_eq!(sample.joints[1].label, "shoulder_lift");
-            assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
-            rig.server.stop().await.unwrap();
-            return;
-        }
-        last = Some(sample);
-    }
-    panic!("the twin did not follow the emulated SO-100; last {last:?}");
+    let sample = until_sample(&mut hardware, 200, |s| {
+        s.reading_seq.is_some()
+            && (s.joints[1].twin_rad - lift).abs() < 1e-3
+            && (s.joints[2].twin_rad - elbow).abs() < 1e-3
+    })
+    .await
+    .unwrap();
+    assert_eq!(sample.joints[1].twin_joint, "Pitch");
+    assert_eq!(sample.joints[1].label, "shoulder_lift");
+    assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
+    rig.server.stop().await.unwrap();
 }
