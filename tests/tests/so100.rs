@@ -217,3 +217,24 @@ async fn mirror_of_an_emulated_so100_follows_its_servos_through_the_so100_mappin
     assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
     rig.server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_so100_daemon_refuses_a_joint_mapping_of_the_so101_s_joints() {
+    let calibration = VirtualArm::So100.calibration();
+    let servos = VirtualSo101::holding(&calibration, &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mapping = dir.path().join("so101.mapping.json");
+    std::fs::write(&mapping, JointMapping::so101().to_json()).unwrap();
+    let rig = VirtualArmServer::start_calibrated(EmuConfig::new(servos), &calibration, StartMode::Mirror, move |s| {
+        s.arm = ArmType::So100;
+        s.mapping = Some(mapping);
+    })
+    .await
+    .unwrap();
+    // The server ends at start-up, with the refusal.
+    let refused = rig.server.stop().await.unwrap_err();
+    assert!(
+        format!("{refused:#}").contains("the joint mapping names the so101's joints, but the daemon runs --arm so100"),
+        "{refused:#}"
+    );
+}
