@@ -1,13 +1,14 @@
 """LeRobot's own SO-100 and SO-101 followers (``lerobot.robots.so_follower``) on the emulator of
 their arm (``fakesim-hil emulate --arm``): each finds the calibration ``emulate`` wrote where
 LeRobot keeps a follower's files, connects without recalibrating, and reaches the degrees it is
-sent."""
+sent; a daemon run with ``--arm so100`` is an SO-100's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from fakesim_hil import Client
 from lerobot.robots.so_follower import SO100Follower, SO100FollowerConfig, SO101Follower, SO101FollowerConfig
 
 #: Goals in LeRobot's units (degrees, the gripper 0..100), inside both arms' calibrated ranges.
@@ -66,3 +67,15 @@ def test_the_two_arms_emulators_hold_calibrations_of_their_own(emulate) -> None:
     assert so100 != so101
     # The SO-100's elbow sweeps less than the SO-101's (its published limits: 190° against 194°).
     assert span(so100, "elbow_flex") < span(so101, "elbow_flex")
+
+
+def test_a_daemon_run_with_arm_so100_names_its_arm_and_takes_its_joint_names_and_labels(daemon_factory) -> None:
+    running = daemon_factory("--arm", "so100")
+    with Client(running.address) as arm:
+        info = arm.model_info()
+        assert (info.robot, info.lerobot_robot) == ("so100", "so100_follower")
+        assert list(info.action_keys) == ["Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll", "Jaw"]
+        assert info.joint_names[0] == "Rotation (shoulder_pan)"
+        for key, value in [("Rotation", 0.3), ("shoulder_pan", -0.2), ("so100/Shoulder_Pan", 0.1)]:
+            arm.set_joint_positions({key: value})
+            assert abs(arm.robot_state().positions[0] - value) < 1e-9, key

@@ -7,7 +7,9 @@ use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::joint_values::Form;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
-use fakesim_proto::v1::{AcquireLeaseRequest, JointValues, NamedJointValues, OrderedJointValues};
+use fakesim_proto::v1::{
+    AcquireLeaseRequest, JointStatesSample, JointValues, NamedJointValues, OrderedJointValues, StreamJointStatesRequest,
+};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use tempfile::TempDir;
@@ -229,4 +231,26 @@ pub async fn journal_lines(path: &Path, kind: &str, count: usize) -> Vec<serde_j
         path.display(),
         seen.len()
     );
+}
+
+/// Reads the joint-state stream (100 Hz) until `done` holds for a sample, at most `limit`
+/// samples; fails with the last sample when none did.
+pub async fn until_sample(
+    hw: &mut HardwareServiceClient<Conn>,
+    limit: usize,
+    done: impl Fn(&JointStatesSample) -> bool,
+) -> anyhow::Result<JointStatesSample> {
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .await?
+        .into_inner();
+    let mut last = None;
+    for _ in 0..limit {
+        let sample = stream.message().await?.context("the joint-state stream ended")?;
+        if done(&sample) {
+            return Ok(sample);
+        }
+        last = Some(sample);
+    }
+    anyhow::bail!("condition not met within {limit} samples; last {last:?}")
 }

@@ -5,7 +5,7 @@
 
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
-use fakesim_e2e::{CallMetadata, Conn, TestServer, named};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, named, until_sample};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::MAX_TTL_MS;
 use fakesim_hil::Mode as StartMode;
@@ -95,28 +95,6 @@ fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
     assert_eq!(error_reason(&status).as_deref(), Some(reason), "{status:?}");
 }
 
-/// Reads joint-state samples until `done` holds for one, at most `limit` samples.
-async fn until_sample(
-    hw: &mut HardwareServiceClient<Conn>,
-    limit: usize,
-    done: impl Fn(&JointStatesSample) -> bool,
-) -> JointStatesSample {
-    let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut last = None;
-    for _ in 0..limit {
-        let sample = stream.next().await.unwrap().unwrap();
-        if done(&sample) {
-            return sample;
-        }
-        last = Some(sample);
-    }
-    panic!("condition not met within {limit} samples; last {last:?}");
-}
-
 /// Reads the hardware status once per joint-state sample until `done` holds.
 async fn until_status(
     hw: &mut HardwareServiceClient<Conn>,
@@ -168,7 +146,8 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
             && (s.joints[2].twin_rad - elbow).abs() < 1e-3
             && (s.joints[4].twin_rad - roll).abs() < 1e-3
     })
-    .await;
+    .await
+    .unwrap();
     assert!((sample.joints[2].real_rad.unwrap() - elbow).abs() < 1e-3);
     assert!(elbow.abs() > 0.5, "the scripted motion is a real one: {elbow} rad");
 
@@ -587,7 +566,7 @@ async fn reset_in_hil_brings_the_real_arm_home() {
     let mapping = JointMapping::so101()
         .bind(&VirtualSo101::calibration(), &twin_ranges())
         .unwrap();
-    let home = fakesim_episode::session::HOME_POSE;
+    let home = fakesim_twin::arms::SO101.home;
     for joint in Joint::ALL {
         let goal = rig
             .arm
@@ -923,7 +902,7 @@ async fn a_joint_resting_off_the_twins_zero_is_reported_as_calibration_drift() {
     let step = std::f64::consts::TAU / 4096.0;
     assert!((offset.abs() - three_degrees).abs() <= step, "{offset}");
     // The stream carries the residual of each reading.
-    let sample = until_sample(&mut hw, 50, |s| s.reading_seq.is_some()).await;
+    let sample = until_sample(&mut hw, 50, |s| s.reading_seq.is_some()).await.unwrap();
     let roll = sample.joints.iter().find(|j| j.label == "wrist_roll").unwrap();
     assert!((roll.residual_rad.unwrap() - offset).abs() <= step, "{roll:?}");
     let pan = sample.joints.iter().find(|j| j.label == "shoulder_pan").unwrap();

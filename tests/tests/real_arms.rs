@@ -326,7 +326,7 @@ async fn entering_hil_holds_the_present_pose_then_ramps_and_a_present_overload_k
 
 #[tokio::test]
 async fn with_the_aligned_mapping_the_twin_tcp_is_where_the_offset_arm_is() {
-    use fakesim_episode::session::HOME_POSE;
+    const HOME_POSE: [f64; 6] = fakesim_twin::arms::SO101.home;
     use feetech_emu::so101::JointOffset;
 
     let calibration = field_calibrations().remove(1).1;

@@ -1,4 +1,5 @@
-//! The arm's vocabulary, below everything else: the six joints ([`joints`]), their ranges and
+//! The arm's vocabulary, below everything else: the arm registry ([`arms`]: SO-101, SO-100),
+//! the six joints ([`joints`]), their ranges and
 //! joint values with the refusals every write runs ([`values`]), one trait for "an arm" (the
 //! Feetech SO-101 in `fakesim-feetech-arm`, the twin in `fakesim-bridge`), its state and
 //! health types, and the errors every backend maps its own into. No physics, no bus.
@@ -6,6 +7,7 @@
 //! Positions are the twin's radians in action-key order. The arm applies no safety policy of
 //! its own beyond refusing non-finite goals: the layers in `fakesim-safety` run first.
 
+pub mod arms;
 pub mod joints;
 pub mod quote;
 pub mod values;
@@ -16,6 +18,7 @@ mod state;
 use std::future::Future;
 use std::pin::Pin;
 
+pub use arms::{ArmSpec, ArmType};
 pub use health::{ArmHealth, AttemptFailure, CommCounters, ServoHealth};
 pub use joints::Joint;
 pub use state::{ArmState, JointState, ServoReading};

@@ -3,7 +3,8 @@
 
 use thiserror::Error;
 
-use crate::joints::{ARM_JOINTS, known_joint_names, resolve_joint};
+use crate::arms::ArmSpec;
+use crate::joints::Joint;
 use crate::quote::QuotedList;
 
 /// A name or value a caller gave that does not fit: named with the unit and the range, so the
@@ -23,7 +24,7 @@ pub enum ValueError {
     /// The same joint was given twice, under one name or two.
     #[error("joint {joint} is given more than once")]
     DuplicateJoint {
-        /// The joint, as `id (label)`.
+        /// The joint, as `name (label)`.
         joint: String,
     },
     /// An ordered vector of the wrong length.
@@ -89,21 +90,21 @@ pub enum Check<'a> {
     Within(&'a [Bounds; 6]),
 }
 
-/// Resolves names, checks every value, and returns `(joint index, value)` pairs; nothing is
-/// written by the caller unless this succeeds for all of them.
-pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64)>, ValueError> {
+/// Resolves names on `arm`, checks every value, and returns `(joint index, value)` pairs;
+/// nothing is written by the caller unless this succeeds for all of them.
+pub fn resolve(arm: &ArmSpec, values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64)>, ValueError> {
     let pairs = match values {
         JointValues::Ordered(v) => {
-            if v.len() != ARM_JOINTS.len() {
+            if v.len() != Joint::ALL.len() {
                 return Err(ValueError::WrongLength {
-                    expected: ARM_JOINTS.len(),
+                    expected: Joint::ALL.len(),
                     got: v.len(),
-                    order: known_joint_names(),
+                    order: arm.known_joint_names(),
                 });
             }
             v.iter().copied().enumerate().collect::<Vec<_>>()
         }
-        JointValues::Named(named) => resolve_names(named)?,
+        JointValues::Named(named) => resolve_names(arm, named)?,
     };
     for &(index, value) in &pairs {
         check_value(index, value, check)?;
@@ -111,37 +112,37 @@ pub fn resolve(values: &JointValues, check: Check<'_>) -> Result<Vec<(usize, f64
     Ok(pairs)
 }
 
-fn resolve_names(named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, ValueError> {
+fn resolve_names(arm: &ArmSpec, named: &[(String, f64)]) -> Result<Vec<(usize, f64)>, ValueError> {
     let unknown: Vec<String> = named
         .iter()
-        .filter(|(key, _)| resolve_joint(key).is_none())
+        .filter(|(key, _)| arm.resolve_joint(key).is_none())
         .map(|(key, _)| key.clone())
         .collect();
     if !unknown.is_empty() {
         return Err(ValueError::UnknownName {
             kind: "joint",
             unknown,
-            known: known_joint_names(),
+            known: arm.known_joint_names(),
         });
     }
     let mut seen = [false; 6];
     let mut pairs = Vec::with_capacity(named.len());
     for (key, value) in named {
-        let Some(index) = resolve_joint(key) else {
+        let Some(joint) = arm.resolve_joint(key) else {
             continue;
         };
-        if std::mem::replace(&mut seen[index], true) {
+        if std::mem::replace(&mut seen[joint.index()], true) {
             return Err(ValueError::DuplicateJoint {
-                joint: format!("{} ({})", ARM_JOINTS[index].id, ARM_JOINTS[index].label),
+                joint: arm.joint_display(joint),
             });
         }
-        pairs.push((index, *value));
+        pairs.push((joint.index(), *value));
     }
     Ok(pairs)
 }
 
 fn check_value(index: usize, value: f64, check: Check<'_>) -> Result<(), ValueError> {
-    let label = ARM_JOINTS[index].label;
+    let label = Joint::ALL[index].label();
     if !value.is_finite() {
         return Err(ValueError::NonFinite {
             key: label.to_owned(),
@@ -180,6 +181,7 @@ fn round3(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arms::{SO100, SO101};
 
     const PAN: Bounds = Bounds {
         lo: -1.91986,
@@ -193,7 +195,7 @@ mod tests {
 
     #[test]
     fn degrees_given_as_radians_names_the_conversion() {
-        let err = resolve(&named(&[("shoulder_pan", -96.2)]), Check::Within(&BOUNDS)).unwrap_err();
+        let err = resolve(&SO101, &named(&[("shoulder_pan", -96.2)]), Check::Within(&BOUNDS)).unwrap_err();
         assert_eq!(
             err.to_string(),
             "shoulder_pan=-96.2 outside [-1.92, 1.92] rad (radians, not degrees: -96.2 deg = -1.679 rad)"
@@ -202,13 +204,13 @@ mod tests {
 
     #[test]
     fn far_out_of_range_has_no_degree_hint() {
-        let err = resolve(&named(&[("1", 500.0)]), Check::Within(&BOUNDS)).unwrap_err();
+        let err = resolve(&SO101, &named(&[("1", 500.0)]), Check::Within(&BOUNDS)).unwrap_err();
         assert_eq!(err.to_string(), "shoulder_pan=500 outside [-1.92, 1.92] rad");
     }
 
     #[test]
     fn every_unknown_name_is_listed() {
-        let err = resolve(&named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
+        let err = resolve(&SO101, &named(&[("1", 0.0), ("elbow", 0.1), ("7", 0.2)]), Check::Finite).unwrap_err();
         match err {
             ValueError::UnknownName { unknown, known, .. } => {
                 assert_eq!(unknown, vec!["elbow".to_owned(), "7".to_owned()]);
@@ -220,7 +222,7 @@ mod tests {
 
     #[test]
     fn wrong_length_names_count_and_order() {
-        let err = resolve(&JointValues::Ordered(vec![0.0; 5]), Check::Finite).unwrap_err();
+        let err = resolve(&SO101, &JointValues::Ordered(vec![0.0; 5]), Check::Finite).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("expected 6 values"), "{text}");
         assert!(text.contains("got 5"), "{text}");
@@ -230,25 +232,60 @@ mod tests {
     #[test]
     fn non_finite_and_duplicates_are_refused() {
         assert!(matches!(
-            resolve(&named(&[("gripper", f64::NAN)]), Check::Finite),
+            resolve(&SO101, &named(&[("gripper", f64::NAN)]), Check::Finite),
             Err(ValueError::NonFinite { .. })
         ));
         assert!(matches!(
             resolve(
+                &SO101,
                 &JointValues::Ordered(vec![0.0, 0.0, f64::INFINITY, 0.0, 0.0, 0.0]),
                 Check::Finite
             ),
             Err(ValueError::NonFinite { .. })
         ));
         assert!(matches!(
-            resolve(&named(&[("1", 0.0), ("shoulder_pan", 0.1)]), Check::Finite),
+            resolve(&SO101, &named(&[("1", 0.0), ("shoulder_pan", 0.1)]), Check::Finite),
             Err(ValueError::DuplicateJoint { .. })
         ));
     }
 
     #[test]
     fn valid_values_resolve_to_indices() {
-        let pairs = resolve(&named(&[("so101/Gripper", 0.5), ("2", -0.1)]), Check::Within(&BOUNDS)).unwrap();
+        let pairs = resolve(
+            &SO101,
+            &named(&[("so101/Gripper", 0.5), ("2", -0.1)]),
+            Check::Within(&BOUNDS),
+        )
+        .unwrap();
         assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
+    }
+
+    #[test]
+    fn the_so100_takes_cad_names_and_labels_and_refuses_with_the_label() {
+        let pairs = resolve(
+            &SO100,
+            &named(&[("Jaw", 0.5), ("so100/shoulder_lift", -0.1)]),
+            Check::Finite,
+        )
+        .unwrap();
+        assert_eq!(pairs, vec![(5, 0.5), (1, -0.1)]);
+        let err = resolve(&SO100, &named(&[("Rotation", -96.2)]), Check::Within(&BOUNDS)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "shoulder_pan=-96.2 outside [-1.92, 1.92] rad (radians, not degrees: -96.2 deg = -1.679 rad)"
+        );
+        let err = resolve(&SO100, &named(&[("so101/1", 0.0)]), Check::Finite).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("known: Rotation (shoulder_pan), Pitch (shoulder_lift)"),
+            "{err}"
+        );
+        let err = resolve(
+            &SO100,
+            &named(&[("Rotation", 0.0), ("SHOULDER_PAN", 0.1)]),
+            Check::Finite,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "joint Rotation (shoulder_pan) is given more than once");
     }
 }

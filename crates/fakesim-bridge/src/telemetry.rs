@@ -37,8 +37,6 @@ pub struct ServoStatus {
     pub id: u8,
     /// The joint (its label is the LeRobot motor name).
     pub joint: Joint,
-    /// The twin joint it drives, `"1"`..`"6"`.
-    pub twin_joint: &'static str,
     /// Whether it answers (see [`ServoHealth::responding`]).
     pub responding: bool,
     /// Position in the twin's radians, from its latest reading.
@@ -151,7 +149,6 @@ impl From<&ServoHealth> for ServoStatus {
         Self {
             id: servo.id,
             joint: servo.joint,
-            twin_joint: servo.joint.twin_id(),
             responding: servo.responding,
             position_rad: servo.last_reading.map(|r| r.position_rad),
             reading: servo.last_reading.and_then(|r| r.servo),
@@ -227,7 +224,7 @@ mod tests {
         );
         assert_eq!(status.servos.len(), 6);
         let elbow = &status.servos[2];
-        assert_eq!((elbow.id, elbow.joint, elbow.twin_joint), (3, Joint::ElbowFlex, "3"));
+        assert_eq!((elbow.id, elbow.joint), (3, Joint::ElbowFlex));
         assert_eq!(elbow.position_rad, Some(0.0813));
         assert_eq!(elbow.reading.unwrap().temperature_c, 31.0);
         assert_eq!(elbow.error_flags, ["OVERHEAT"]);

@@ -8,7 +8,7 @@ use crate::motion::{MoveController, MoveReport, MoveStop, MoveTarget};
 use fakesim_twin::joints::GRIPPER_INDEX;
 use fakesim_twin::sim::check_substeps;
 use fakesim_twin::values::{Bounds, Check, resolve};
-use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
+use fakesim_twin::{ArmSpec, JointValues, RobotState, Sim, TwinError};
 use nalgebra::Matrix3x6;
 use std::future::Future;
 use std::pin::pin;
@@ -63,6 +63,9 @@ pub trait TickDriver {
     /// The ranges targets must respect.
     fn ranges(&self) -> Ranges;
 
+    /// The arm whose joints the targets name.
+    fn arm(&self) -> &'static ArmSpec;
+
     /// The arm now.
     fn observe(&mut self) -> impl Future<Output = Result<Observed, Self::Error>>;
 
@@ -103,6 +106,10 @@ impl TickDriver for SimTicks<'_> {
             joints: self.sim.joint_ranges(),
             setpoints: self.sim.ctrl_ranges(),
         }
+    }
+
+    fn arm(&self) -> &'static ArmSpec {
+        self.sim.arm()
     }
 
     async fn observe(&mut self) -> Result<Observed, TwinError> {
@@ -146,7 +153,7 @@ pub async fn act<D: TickDriver>(driver: &mut D, action: &JointValues, hold: Hold
     if let Hold::Substeps(n) = hold {
         check_substeps(n)?;
     }
-    let pairs = resolve(action, Check::Within(&driver.ranges().setpoints)).map_err(TwinError::from)?;
+    let pairs = resolve(driver.arm(), action, Check::Within(&driver.ranges().setpoints)).map_err(TwinError::from)?;
     let mut targets = driver.observe().await?.goals;
     for (joint, value) in pairs {
         targets[joint] = value;
@@ -247,6 +254,10 @@ mod tests {
 
         fn ranges(&self) -> Ranges {
             self.0.ranges()
+        }
+
+        fn arm(&self) -> &'static ArmSpec {
+            self.0.arm()
         }
 
         async fn observe(&mut self) -> Result<Observed, TwinError> {

@@ -1,17 +1,26 @@
 //! Whole episodes on the twin: every stop reason, the budget, the journal on disk, and a
-//! scripted solution of the lift task over several layouts.
+//! scripted solution of the lift task over several layouts, on the SO-101 and the SO-100.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_episode::session::{HOME_POSE, Images, ResetOutcome};
+use fakesim_episode::session::{Images, ResetOutcome};
 use fakesim_episode::tasks::{self, TaskError, TaskRef};
 use fakesim_episode::{
     Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
 };
-use fakesim_twin::{TwinConfig, TwinHandle};
+use fakesim_twin::{ArmType, Scene, TwinConfig, TwinHandle};
 use std::path::Path;
 
 fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef>) -> Engine {
-    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    engine_on(ArmType::So101, runs, max_steps, cap, locked)
+}
+
+/// An engine on `arm`'s tabletop, starting episodes from the arm's home.
+fn engine_on(arm: ArmType, runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef>) -> Engine {
+    let twin = TwinHandle::spawn(TwinConfig {
+        scene: Scene::builtin(arm, true),
+        ..TwinConfig::default()
+    })
+    .unwrap();
     Engine::new(
         twin,
         EngineConfig {
@@ -20,7 +29,7 @@ fn engine_with_cap(runs: &Path, max_steps: u64, cap: u32, locked: Option<TaskRef
             runs_dir: runs.to_owned(),
             image_size: 64,
             locked_task: locked,
-            home_pose: HOME_POSE,
+            home_pose: arm.spec().home,
         },
     )
 }
@@ -294,17 +303,19 @@ async fn scripted_lift(e: &Engine, init_state_index: u32) -> bool {
 }
 
 #[tokio::test]
-async fn a_scripted_pick_lifts_the_cube_in_several_layouts() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = engine(dir.path(), 300, None);
-    let mut results = Vec::new();
-    for layout in 0..4 {
-        results.push(scripted_lift(&e, layout).await);
+async fn a_scripted_pick_lifts_the_cube_in_several_layouts_on_both_arms() {
+    for arm in ArmType::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_on(arm, dir.path(), 300, 30, None);
+        let mut results = Vec::new();
+        for layout in 0..4 {
+            results.push(scripted_lift(&e, layout).await);
+        }
+        assert!(
+            results.iter().filter(|ok| **ok).count() >= 3,
+            "{arm}: lift succeeded in {results:?}"
+        );
     }
-    assert!(
-        results.iter().filter(|ok| **ok).count() >= 3,
-        "lift succeeded in {results:?}"
-    );
 }
 
 #[tokio::test]

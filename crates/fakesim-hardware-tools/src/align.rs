@@ -6,11 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use fakesim_arm::Joint;
-use fakesim_episode::session::HOME_POSE;
-use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
-use fakesim_twin::Sim;
+use fakesim_arm::{ArmType, Joint};
+use fakesim_feetech_arm::mapping::{CalibratedMapping, Conversion, JointMapping};
 use fakesim_twin::sim::DEFAULT_SUBSTEPS_PER_TICK;
+use fakesim_twin::{Scene, Sim};
 use feetech::calibration::{Calibration, SO101_MOTORS};
 use feetech::control_table::DEFAULT_BAUD_RATE;
 use uom::si::angle::radian;
@@ -30,19 +29,25 @@ pub struct AlignPose {
     pub twin_rad: [f64; 6],
 }
 
-/// The poses, in the order they are asked for: the model's zero, its rest (the episodes'
-/// home pose), and the zero pose with the jaws closed.
-pub fn align_poses() -> [AlignPose; 3] {
-    let mut closed = [0.0; 6];
-    closed[Joint::Gripper.index()] = SO101_GRIPPER_RANGE.lo;
+/// The poses of `arm`, in the order they are asked for: the middle of every joint's travel
+/// (LeRobot's 0°: the model's zero on the SO-101, which stands straight up there), its rest
+/// (the episodes' home pose), and the middle pose with the jaws closed.
+pub fn align_poses(arm: ArmType) -> [AlignPose; 3] {
+    let table = JointMapping::for_arm(arm);
+    let mut middle = Joint::ALL.map(|joint| table.get(joint).offset_rad);
+    middle[Joint::Gripper.index()] = 0.0;
+    let mut closed = middle;
+    if let Conversion::Percent { at_0_rad, .. } = table.get(Joint::Gripper).conversion {
+        closed[Joint::Gripper.index()] = at_0_rad;
+    }
     [
         AlignPose {
             name: "zero (arm straight up, every joint in the middle of its travel, jaws slightly open)",
-            twin_rad: [0.0; 6],
+            twin_rad: middle,
         },
         AlignPose {
             name: "rest (the episodes' home pose)",
-            twin_rad: HOME_POSE,
+            twin_rad: arm.spec().home,
         },
         AlignPose {
             name: "zero with the jaws closed",
@@ -66,6 +71,9 @@ pub struct AlignArgs {
     /// Baud rate of the bus.
     #[arg(long, default_value_t = DEFAULT_BAUD_RATE, value_parser = parse_baud)]
     pub baud: u32,
+    /// The arm: so101 or so100 (its twin, poses and default table).
+    #[arg(long, value_name = "ARM", default_value_t)]
+    pub arm: ArmType,
     /// Reply timeout.
     #[command(flatten)]
     pub timeout: ReplyTimeout,
@@ -78,15 +86,15 @@ pub async fn run(args: AlignArgs, mut io: Console) -> anyhow::Result<()> {
     calibration
         .check_usable(&SO101_MOTORS)
         .with_context(|| format!("calibration {}", args.calibration.display()))?;
-    let twin = Sim::load(&fakesim_twin::Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)?.joint_ranges();
-    let mapping = JointMapping::so101().bind(&calibration, &twin)?;
+    let twin = Sim::load(&Scene::builtin(args.arm, true), DEFAULT_SUBSTEPS_PER_TICK)?.joint_ranges();
+    let mapping = unit_table(args.arm).bind(&calibration, &twin)?;
     let mut bus = open_bus(&args.port, args.baud, args.timeout.bus_config())?;
     let ids = mapping.servo_ids();
     for id in ids {
         bus.torque_off(id).await?;
     }
     let mut samples = Vec::new();
-    for pose in align_poses() {
+    for pose in align_poses(args.arm) {
         let degrees: Vec<String> = Joint::ALL
             .iter()
             .map(|j| format!("{} {:.0}°", j.label(), pose.twin_rad[j.index()].to_degrees()))
@@ -103,7 +111,7 @@ pub async fn run(args: AlignArgs, mut io: Console) -> anyhow::Result<()> {
         }
         samples.push((pose.twin_rad, steps));
     }
-    let table = fit(&mapping, &samples);
+    let table = fit(args.arm, &mapping, &samples);
     for (row, joint) in table.joints.iter().zip(Joint::ALL) {
         io.say(&format!(
             "{:<13} sign {:+} offset {:+.4} rad ({:+.1}°)",
@@ -128,11 +136,22 @@ fn write(path: &Path, table: &JointMapping) -> anyhow::Result<()> {
     std::fs::write(path, table.to_json()).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The SO-101 table with each joint's sign and offset fitted to `samples` (twin angles and
-/// the servo steps read there), given the mapping bound with sign +1 and no offset. A joint
-/// whose poses do not differ enough keeps sign +1.
-pub fn fit(unit: &CalibratedMapping, samples: &[([f64; 6], [i32; 6])]) -> JointMapping {
-    let mut table = JointMapping::so101();
+/// The default table of `arm` with sign +1 and no offset on every joint: what [`fit`] measures
+/// against.
+pub fn unit_table(arm: ArmType) -> JointMapping {
+    let mut table = JointMapping::for_arm(arm);
+    for row in &mut table.joints {
+        row.sign = 1;
+        row.offset_rad = 0.0;
+    }
+    table
+}
+
+/// `arm`'s table with each joint's sign and offset fitted to `samples` (twin angles and the
+/// servo steps read there), given the mapping bound from [`unit_table`]. A joint whose poses
+/// do not differ enough keeps sign +1.
+pub fn fit(arm: ArmType, unit: &CalibratedMapping, samples: &[([f64; 6], [i32; 6])]) -> JointMapping {
+    let mut table = unit_table(arm);
     for joint in Joint::ALL {
         let points: Vec<(f64, f64)> = samples
             .iter()
@@ -180,35 +199,53 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use feetech_emu::VirtualSo101;
+    use feetech_emu::{VirtualArm, VirtualSo101};
     use uom::si::f64::Angle;
 
     #[test]
     fn a_joint_turning_the_other_way_gets_sign_minus_one() {
-        let calibration = VirtualSo101::calibration();
-        let twin = Sim::load(&fakesim_twin::Scene::Tabletop, DEFAULT_SUBSTEPS_PER_TICK)
-            .unwrap()
-            .joint_ranges();
-        let unit = JointMapping::so101().bind(&calibration, &twin).unwrap();
-        // The elbow servo is mounted the other way round and 0.1 rad off.
-        let samples: Vec<([f64; 6], [i32; 6])> = align_poses()
-            .iter()
-            .map(|pose| {
-                let steps = Joint::ALL.map(|joint| {
-                    let mut angle = pose.twin_rad[joint.index()];
-                    if joint == Joint::ElbowFlex {
-                        angle = -(angle - 0.1);
-                    }
-                    unit.twin_to_servo(joint, Angle::new::<radian>(angle)).unwrap()
-                });
-                (pose.twin_rad, steps)
-            })
-            .collect();
-        let table = fit(&unit, &samples);
-        let elbow = table.get(Joint::ElbowFlex);
-        assert_eq!(elbow.sign, -1);
-        assert!((elbow.offset_rad - 0.1).abs() < 2e-3, "{}", elbow.offset_rad);
-        assert_eq!(table.get(Joint::WristFlex).sign, 1);
+        for (arm, calibration) in [
+            (ArmType::So101, VirtualSo101::calibration()),
+            (ArmType::So100, VirtualArm::So100.calibration()),
+        ] {
+            let twin = Sim::load(&Scene::builtin(arm, true), DEFAULT_SUBSTEPS_PER_TICK)
+                .unwrap()
+                .joint_ranges();
+            let unit = unit_table(arm).bind(&calibration, &twin).unwrap();
+            // The elbow servo is mounted the other way round about a zero 0.1 rad past the
+            // middle of the elbow's travel (the model's zero on the SO-101).
+            let zero = JointMapping::for_arm(arm).get(Joint::ElbowFlex).offset_rad + 0.1;
+            let samples: Vec<([f64; 6], [i32; 6])> = align_poses(arm)
+                .iter()
+                .map(|pose| {
+                    let steps = Joint::ALL.map(|joint| {
+                        let mut angle = pose.twin_rad[joint.index()];
+                        if joint == Joint::ElbowFlex {
+                            angle = -(angle - zero);
+                        }
+                        unit.twin_to_servo(joint, Angle::new::<radian>(angle)).unwrap()
+                    });
+                    (pose.twin_rad, steps)
+                })
+                .collect();
+            let table = fit(arm, &unit, &samples);
+            assert_eq!(table.arm(), Some(arm));
+            let elbow = table.get(Joint::ElbowFlex);
+            assert_eq!(elbow.sign, -1, "{arm}");
+            assert!((elbow.offset_rad - zero).abs() < 2e-3, "{arm}: {}", elbow.offset_rad);
+            assert_eq!(table.get(Joint::WristFlex).sign, 1, "{arm}");
+        }
         assert_eq!(sign_of(&[(0.0, 0.0), (0.1, -0.1)]), 1.0, "too close to tell");
+    }
+
+    #[test]
+    fn the_so100_poses_are_the_middle_of_its_travel_and_its_home() {
+        assert_eq!(align_poses(ArmType::So101)[0].twin_rad, [0.0; 6]);
+        let [middle, rest, closed] = align_poses(ArmType::So100);
+        let table = JointMapping::so100();
+        assert_eq!(middle.twin_rad[1], table.get(Joint::ShoulderLift).offset_rad);
+        assert!((middle.twin_rad[1] + 1.573).abs() < 1e-9 && (middle.twin_rad[2] - 1.483).abs() < 1e-9);
+        assert_eq!(rest.twin_rad, ArmType::So100.spec().home);
+        assert_eq!(closed.twin_rad[5], -0.174);
     }
 }

@@ -1,4 +1,5 @@
-//! `fakesim-hil calibrate`: LeRobot's interactive calibration of an SO-101 arm (middle pose,
+//! `fakesim-hil calibrate`: LeRobot's interactive calibration of an SO-101 or SO-100 arm (the
+//! same six motors and procedure on both: middle pose,
 //! then a sweep of every joint), saved as a file LeRobot reads; `--verify` compares servos
 //! with a file.
 
@@ -43,6 +44,10 @@ pub struct CalibrateArgs {
     /// Baud rate of the servos.
     #[arg(long, value_name = "BAUD", default_value_t = DEFAULT_BAUD_RATE, value_parser = parse_baud)]
     pub baud: u32,
+    /// The arm: so101 or so100 (LeRobot calibrates both alike and keeps both followers' files
+    /// in `robots/so_follower`).
+    #[arg(long = "arm", value_name = "ARM", default_value_t)]
+    pub kind: fakesim_arm::ArmType,
     /// Instead of calibrating, compare the servos with this calibration file.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["role", "arm", "dir"])]
     pub verify: Option<PathBuf>,
@@ -118,7 +123,15 @@ pub async fn run(args: CalibrateArgs, mut io: Console) -> anyhow::Result<()> {
     calibration::apply(&mut bus, &result).await.with_context(on_port)?;
     result.save(&path)?;
     print_calibration(&result, &mut io)?;
-    io.say(&format!("Calibration written to {}", path.display()))
+    io.say(&format!("Calibration written to {}", path.display()))?;
+    match role {
+        Role::Follower => io.say(&format!(
+            "LeRobot reads it as --robot.type={} --robot.id={arm}; the daemon as --arm {} --robot-id {arm}",
+            args.kind.spec().lerobot_robot,
+            args.kind
+        )),
+        Role::Leader => Ok(()),
+    }
 }
 
 /// Checks that all six servos answer and are STS3215s; warns about error flags.

@@ -782,7 +782,7 @@ async fn align_recovers_injected_joint_offsets_within_one_step() {
     ]);
     let (io, mut user) = console();
     let task = tokio::spawn(align::run(args, io));
-    for pose in align_poses() {
+    for pose in align_poses(fakesim_arm::ArmType::So101) {
         user.expect_prefix("Torque is off. Put the arm in the").await;
         // The hand puts the arm in the pose: each servo reads the pose plus its joint's offset.
         for joint in Joint::ALL {
@@ -813,7 +813,7 @@ async fn align_recovers_injected_joint_offsets_within_one_step() {
     for joint in Joint::ALL {
         let present = emu.servos().present_position(nominal.servo_id(joint)).unwrap();
         let angle = aligned.servo_to_twin(joint, present).get::<radian>();
-        let pose = align_poses()[2].twin_rad[joint.index()];
+        let pose = align_poses(fakesim_arm::ArmType::So101)[2].twin_rad[joint.index()];
         assert!((angle - pose).abs() <= step_rad, "{joint:?}: {angle} rad, pose {pose}");
     }
     emu.shutdown().await.unwrap();

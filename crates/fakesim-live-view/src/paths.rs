@@ -2,7 +2,7 @@
 //! names (`observation.<joint>.pos`, `action.<joint>.pos`, `observation.<camera>`), so one
 //! viewer can show a LeRobot session and the daemon side by side.
 
-use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::joints::Joint;
 
 /// Timeline of the twin's control ticks (simulated time over the control period).
 pub(crate) const TICK: &str = "tick";
@@ -76,9 +76,9 @@ pub(crate) struct JointPaths {
 }
 
 impl JointPaths {
-    /// The paths of the SO-101's six joints.
+    /// The paths of an arm's six joints, by label.
     pub fn new() -> Self {
-        let labels = ARM_JOINTS.map(|j| j.label);
+        let labels = Joint::ALL.map(Joint::label);
         JointPaths {
             observation: labels.map(|l| format!("observation.{l}.pos")),
             action: labels.map(|l| format!("action.{l}.pos")),

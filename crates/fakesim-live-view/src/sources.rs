@@ -43,20 +43,22 @@ impl Running {
             to_lerobot,
         } = sources;
         let (model, start) = twin.with_sim(|sim| (sim.model().clone(), sim.tick_snapshot())).await?;
+        let arm = twin.arm();
         let opened = Opened::new(target)?;
         let has_arm = bridge.port().is_some();
         let mode = bridge.mode();
         // Posing and logging the static scene is CPU work: off the runtime.
-        let logger = tokio::task::spawn_blocking(move || Logger::new(opened, model, &start, has_arm, to_lerobot, mode))
-            .await
-            .map_err(|e| LiveViewError::Rerun {
-                target: target.to_string(),
-                message: format!("the logger panicked while starting: {e}"),
-            })?
-            .map_err(|message| LiveViewError::Rerun {
-                target: target.to_string(),
-                message,
-            })?;
+        let logger =
+            tokio::task::spawn_blocking(move || Logger::new(opened, (model, arm), &start, has_arm, to_lerobot, mode))
+                .await
+                .map_err(|e| LiveViewError::Rerun {
+                    target: target.to_string(),
+                    message: format!("the logger panicked while starting: {e}"),
+                })?
+                .map_err(|message| LiveViewError::Rerun {
+                    target: target.to_string(),
+                    message,
+                })?;
         let (feed, updates) = Feed::new();
         let thread = std::thread::Builder::new()
             .name("live-view".to_owned())

@@ -8,6 +8,7 @@ use crate::render::{Drawing, Frame, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
+use fakesim_arm::ArmSpec;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
@@ -59,6 +60,7 @@ pub struct TwinHandle {
 }
 
 struct Inner {
+    arm: &'static ArmSpec,
     physics: Worker<Job>,
     renderer: RenderQueue,
     /// The quality a snapshot is drawn at unless it asks for another.
@@ -112,6 +114,7 @@ impl TwinHandle {
         };
         Ok(TwinHandle {
             inner: Arc::new(Inner {
+                arm,
                 physics,
                 renderer,
                 render_quality: config.render_quality,
@@ -120,6 +123,11 @@ impl TwinHandle {
                 ended,
             }),
         })
+    }
+
+    /// The arm in the twin's scene.
+    pub fn arm(&self) -> &'static ArmSpec {
+        self.inner.arm
     }
 
     /// Every fault caught from now on.

@@ -1,15 +1,15 @@
-//! The MuJoCo twin of the SO-101 (or the SO-100): arm table, joint table, scene loading, physics verbs, rendering, images.
+//! The MuJoCo twin of the SO-101 (or the SO-100): the arms' model files, scene loading, physics verbs, rendering, images.
 //!
 //! [`Sim`] is the twin used on one thread; [`TwinHandle`] owns a `Sim` on its own thread and is
 //! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
 //! cannot move between threads.
 
-pub mod arms;
 pub mod clock;
 pub mod error;
 pub mod handle;
 pub mod image;
 mod lifeline;
+mod models;
 pub mod preview;
 pub mod quality;
 pub mod render;
@@ -19,11 +19,11 @@ pub mod tap;
 pub mod watch;
 mod worker;
 
-pub use arms::{ArmSpec, ArmType};
 pub use clock::TickClock;
 pub use error::TwinError;
-/// The arm's vocabulary the twin speaks: joints, names quoted back, joint values and ranges.
-pub use fakesim_arm::{joints, quote, values};
+/// The arm's vocabulary the twin speaks: the arm registry, joints, names quoted back, joint
+/// values and ranges.
+pub use fakesim_arm::{ArmSpec, ArmType, arms, joints, quote, values};
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
 pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;

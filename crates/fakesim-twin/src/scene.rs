@@ -1,7 +1,8 @@
 //! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
-use crate::arms::{ArmSpec, ArmType};
 use crate::error::TwinError;
+use crate::models::model;
+use fakesim_arm::{ArmSpec, ArmType};
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,7 @@ impl Scene {
     /// Compiles the scene into a MuJoCo model.
     pub fn compile(&self) -> Result<MjModel, TwinError> {
         match self.source() {
-            Source::Builtin { arm, objects } => compile_builtin(arm.spec(), objects),
+            Source::Builtin { arm, objects } => compile_builtin(arm, objects),
             Source::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => Err(TwinError::Scene(format!(
                 "{}: a path cannot hold a NUL byte",
                 path.display()
@@ -95,7 +96,8 @@ enum Source<'a> {
 }
 
 /// Compiles `arm`'s built-in scene from the files compiled into the binary.
-fn compile_builtin(arm: &ArmSpec, objects: bool) -> Result<MjModel, TwinError> {
+fn compile_builtin(arm: ArmType, objects: bool) -> Result<MjModel, TwinError> {
+    let arm = model(arm);
     let mut vfs = MjVfs::new();
     for (name, bytes) in ROOM_FILES.iter().chain(arm.files) {
         vfs.add_from_buffer(name, bytes)

@@ -202,7 +202,7 @@ fn every_input_is_checked_before_anything_runs() {
     };
     let mut nan_action = chunk(REST, SAFE, 3);
     nan_action[2] = JointValues::Ordered(vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0]);
-    let refused = check_actions(&nan_action, &sim.ctrl_ranges()).unwrap_err();
+    let refused = check_actions(sim.arm(), &nan_action, &sim.ctrl_ranges()).unwrap_err();
     assert!(
         matches!(refused, (2, TwinError::Value(ValueError::NonFinite { .. }))),
         "{refused:?}"

@@ -20,7 +20,7 @@ impl VirtualArm {
     pub fn joints(self) -> &'static [NominalJoint; 6] {
         match self {
             VirtualArm::So101 => &crate::so101::JOINTS,
-            VirtualArm::So100 => &crate::so100::JOINTS,
+            VirtualArm::So100 => &feetech::calibration::so100::JOINTS,
         }
     }
 

@@ -34,7 +34,6 @@ pub mod error;
 pub mod faults;
 pub mod field;
 pub mod script;
-pub mod so100;
 pub mod so101;
 pub mod transport;
 pub mod wire_timing;

@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn joint_ranges_contain_the_middle_pose() {
-        for joint in JOINTS.iter().chain(&crate::so100::JOINTS) {
+        for joint in JOINTS.iter().chain(&feetech::calibration::so100::JOINTS) {
             assert!(joint.range.0 < MIDDLE_POSITION && MIDDLE_POSITION < joint.range.1);
             assert!(joint.homing_offset.unsigned_abs() <= 2047);
         }

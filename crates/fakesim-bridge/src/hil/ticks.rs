@@ -8,8 +8,8 @@ use super::bridge::{HardwareBridge, Route};
 use super::error::BridgeError;
 use super::mode::VerbKind;
 use fakesim_episode::ticks::{Hold, Observed, Ranges, TcpJacobian, TickDriver};
-use fakesim_twin::TwinHandle;
 use fakesim_twin::sim::check_substeps;
+use fakesim_twin::{ArmSpec, TwinHandle};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -87,6 +87,10 @@ impl TickDriver for ArmTicks {
 
     fn ranges(&self) -> Ranges {
         self.ranges
+    }
+
+    fn arm(&self) -> &'static ArmSpec {
+        self.twin.arm()
     }
 
     async fn observe(&mut self) -> Result<Observed, BridgeError> {

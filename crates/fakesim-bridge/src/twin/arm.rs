@@ -48,7 +48,11 @@ impl Arm for TwinArm {
             self.twin
                 .try_with_sim(move |sim| {
                     let ranges = sim.ctrl_ranges();
-                    resolve(&JointValues::Ordered(goals_rad.to_vec()), Check::Within(&ranges))?;
+                    resolve(
+                        sim.arm(),
+                        &JointValues::Ordered(goals_rad.to_vec()),
+                        Check::Within(&ranges),
+                    )?;
                     sim.set_arm_ctrl(&goals_rad);
                     Ok(())
                 })

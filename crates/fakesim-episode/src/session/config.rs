@@ -1,12 +1,10 @@
-//! How the engine runs episodes: its settings, the home pose and the per-call cap.
+//! How the engine runs episodes: its settings, the home pose brought into range and the
+//! per-call cap.
 
 use crate::tasks::TaskRef;
-use crate::ticks::GRIPPER_OPEN_RAD;
 use fakesim_twin::values::Bounds;
 use std::path::PathBuf;
 
-/// Arm pose at the start of every episode (rad), gripper open, where the arm's range allows.
-pub const HOME_POSE: [f64; 6] = [0.0, -0.8, 0.4, 1.55, 0.0, GRIPPER_OPEN_RAD];
 /// How far inside a range's end a pose brought into it stays (rad).
 const RANGE_INSET_RAD: f64 = 0.01;
 /// Control ticks one move or gripper call may run, by default (a cap, not a quota).
@@ -35,8 +33,8 @@ pub struct EngineConfig {
     pub image_size: u32,
     /// The task every reset uses when the server was started with `--lock-task`.
     pub locked_task: Option<TaskRef>,
-    /// The pose every episode starts from: [`HOME_POSE`] brought inside the arm's effective
-    /// range ([`within_limits`]).
+    /// The pose every episode starts from: the twin's arm's home (`ArmSpec::home`) brought
+    /// inside the arm's effective range ([`within_limits`]).
     pub home_pose: [f64; 6],
 }
 

@@ -19,7 +19,7 @@ mod run;
 mod run_id;
 mod validation;
 
-pub use config::{EngineConfig, HOME_POSE, MAX_STEPS_PER_CALL, within_limits};
+pub use config::{EngineConfig, MAX_STEPS_PER_CALL, within_limits};
 pub use images::CAMERAS;
 pub use reads::{SessionInfo, SuiteSummary, TaskListing, TaskSummary};
 pub use requests::{MAX_MOVE_M, ResetRequest};

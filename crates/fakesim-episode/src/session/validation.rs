@@ -4,7 +4,7 @@ use super::results::TaskInfo;
 use super::run::{Run, Tally};
 use crate::tasks;
 use fakesim_twin::Watch;
-use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::joints::Joint;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -29,10 +29,10 @@ impl<'a> Validation<'a> {
             success,
             stop_reasons: &run.calls,
             safety_refusals: run.safety_events,
-            joint_limit_hits: ARM_JOINTS
+            joint_limit_hits: Joint::ALL
                 .iter()
                 .zip(watch.joint_limit_hits)
-                .map(|(joint, hits)| (joint.label, hits))
+                .map(|(joint, hits)| (joint.label(), hits))
                 .collect(),
             joint_limit_hits_total: watch.joint_limit_hits.iter().sum(),
             min_table_clearance_m: watch.lowest_tool_z.map(|z| z - tasks::TABLE_Z),

@@ -18,6 +18,19 @@
 //! | 5 | `"5"` | wrist_roll | +1 | 0 | degrees |
 //! | 6 | `"6"` | gripper | +1 | 0 | 0..100 % onto -0.174533..1.7453292 rad |
 //!
+//! The SO-100 default ([`JointMapping::so100`]) maps the same servos onto the SO-100 model's
+//! joints, whose Pitch (-3.32..0.174 rad) and Elbow (-0.174..3.14 rad) ranges are not centred
+//! on 0: LeRobot's 0° (the middle of the calibrated range) goes to the middle of the model's.
+//!
+//! | servo | twin joint | label | sign | offset | conversion |
+//! |---|---|---|---|---|---|
+//! | 1 | `Rotation` | shoulder_pan | +1 | 0 | degrees |
+//! | 2 | `Pitch` | shoulder_lift | +1 | -1.573 | degrees |
+//! | 3 | `Elbow` | elbow_flex | +1 | 1.483 | degrees |
+//! | 4 | `Wrist_Pitch` | wrist_flex | +1 | 0 | degrees |
+//! | 5 | `Wrist_Roll` | wrist_roll | +1 | 0 | degrees |
+//! | 6 | `Jaw` | gripper | +1 | 0 | 0..100 % onto -0.174..1.75 rad |
+//!
 //! The signs assume the servo and the model turn the same way, as the "new calibration" model
 //! intends; `fakesim-hil align` measures signs and offsets on a real arm and writes a table
 //! file (JSON, [`JointMapping::load`]).
@@ -33,7 +46,7 @@ mod error;
 
 use std::path::Path;
 
-use fakesim_arm::{Bounds, Joint};
+use fakesim_arm::{ArmSpec, ArmType, Bounds, Joint};
 use feetech::calibration::Calibration;
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +59,18 @@ pub const SO101_GRIPPER_RANGE: Bounds = Bounds {
     lo: -0.174_533,
     hi: 1.745_329_2,
 };
+
+/// The SO-100 model's Jaw range (rad): closed at the low end, open at the high end.
+pub const SO100_GRIPPER_RANGE: Bounds = Bounds { lo: -0.174, hi: 1.75 };
+
+/// The middle of the SO-100 model's Pitch range, -3.32..0.174 rad: where LeRobot's 0° of the
+/// shoulder lift lands.
+const SO100_PITCH_MIDDLE_RAD: f64 = (-3.32 + 0.174) / 2.0;
+
+/// The middle of the SO-100 model's Elbow range, -0.174..3.14 rad: where LeRobot's 0° of the
+/// elbow flex lands. The model's upper end is 3.14 as written, not π.
+#[allow(clippy::approx_constant)]
+const SO100_ELBOW_MIDDLE_RAD: f64 = (-0.174 + 3.14) / 2.0;
 
 /// How a servo's calibrated position becomes an angle before sign and offset.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -68,7 +93,7 @@ pub enum Conversion {
 pub struct JointMap {
     /// Servo id on the bus.
     pub servo_id: u8,
-    /// The twin's joint name, `"1"`..`"6"`.
+    /// The twin's joint name (`"1"`..`"6"` on the SO-101, `Rotation`..`Jaw` on the SO-100).
     pub twin_joint: String,
     /// LeRobot motor name, the key of the calibration file.
     pub label: String,
@@ -84,7 +109,7 @@ pub struct JointMap {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JointMapping {
-    /// Rows, row `i` for twin joint `i + 1`.
+    /// Rows, row `i` for the twin's joint `i` in action-key order.
     pub joints: [JointMap; 6],
 }
 
@@ -98,31 +123,60 @@ impl JointMapping {
     /// The SO-101 default: servo `i` drives twin joint `"i"`, LeRobot labels, sign +1, no
     /// offset; degrees for joints 1-5, and the gripper's 0..100 onto [`SO101_GRIPPER_RANGE`].
     pub fn so101() -> Self {
-        let row = |joint: Joint, conversion: Conversion| JointMap {
-            servo_id: joint.default_servo_id(),
-            twin_joint: joint.twin_id().to_owned(),
-            label: joint.label().to_owned(),
-            sign: 1,
-            offset_rad: 0.0,
-            conversion,
-        };
-        let degrees = |joint| row(joint, Conversion::Degrees);
-        Self {
-            joints: [
-                degrees(Joint::ShoulderPan),
-                degrees(Joint::ShoulderLift),
-                degrees(Joint::ElbowFlex),
-                degrees(Joint::WristFlex),
-                degrees(Joint::WristRoll),
-                row(
-                    Joint::Gripper,
-                    Conversion::Percent {
-                        at_0_rad: SO101_GRIPPER_RANGE.lo,
-                        at_100_rad: SO101_GRIPPER_RANGE.hi,
-                    },
-                ),
-            ],
+        Self::defaults(&fakesim_arm::arms::SO101, [0.0; 5], SO101_GRIPPER_RANGE)
+    }
+
+    /// The SO-100 default: the registry's joint names, sign +1, LeRobot's 0° at the middle of
+    /// the model's Pitch and Elbow ranges (0 elsewhere), and the gripper's 0..100 onto
+    /// [`SO100_GRIPPER_RANGE`].
+    pub fn so100() -> Self {
+        let offsets = [0.0, SO100_PITCH_MIDDLE_RAD, SO100_ELBOW_MIDDLE_RAD, 0.0, 0.0];
+        Self::defaults(&fakesim_arm::arms::SO100, offsets, SO100_GRIPPER_RANGE)
+    }
+
+    /// The default table of an arm.
+    pub fn for_arm(arm: ArmType) -> Self {
+        match arm {
+            ArmType::So101 => Self::so101(),
+            ArmType::So100 => Self::so100(),
         }
+    }
+
+    /// A table for `arm`: servo ids and joint names from the registry, sign +1, `offsets` for
+    /// joints 1-5 in degrees, the gripper's 0..100 onto `gripper`.
+    fn defaults(arm: &ArmSpec, offsets: [f64; 5], gripper: Bounds) -> Self {
+        Self {
+            joints: Joint::ALL.map(|joint| {
+                let (offset_rad, conversion) = match offsets.get(joint.index()) {
+                    Some(offset) => (*offset, Conversion::Degrees),
+                    None => (
+                        0.0,
+                        Conversion::Percent {
+                            at_0_rad: gripper.lo,
+                            at_100_rad: gripper.hi,
+                        },
+                    ),
+                };
+                let row = arm.joint(joint);
+                JointMap {
+                    servo_id: row.servo_id,
+                    twin_joint: row.name.to_owned(),
+                    label: row.label.to_owned(),
+                    sign: 1,
+                    offset_rad,
+                    conversion,
+                }
+            }),
+        }
+    }
+
+    /// The arm whose model names the table's twin joints, if the rows name one arm's joints.
+    pub fn arm(&self) -> Option<ArmType> {
+        ArmType::ALL.into_iter().find(|arm| {
+            Joint::ALL
+                .iter()
+                .all(|&j| self.get(j).twin_joint == arm.spec().joint_name(j))
+        })
     }
 
     /// Reads a table file (JSON, as [`JointMapping::to_json`] writes it); rows are checked
@@ -180,12 +234,19 @@ impl JointMapping {
     }
 
     fn check_rows(&self) -> Result<(), MappingError> {
+        // The arm whose joint the first row names (the SO-101 when none): every row must name
+        // that arm's joint.
+        let arm = ArmType::ALL
+            .into_iter()
+            .find(|arm| self.get(Joint::ShoulderPan).twin_joint == arm.spec().joint_name(Joint::ShoulderPan))
+            .unwrap_or_default()
+            .spec();
         for joint in Joint::ALL {
             let row = self.get(joint);
-            if row.twin_joint != joint.twin_id() {
+            if row.twin_joint != arm.joint_name(joint) {
                 return Err(MappingError::WrongTwinJoint {
                     row: joint.index(),
-                    expected: joint.twin_id(),
+                    expected: arm.joint_name(joint),
                     got: row.twin_joint.clone(),
                 });
             }

@@ -317,3 +317,64 @@ fn lerobot_units_match_the_driver_normalisation_and_round_trip() {
         }
     }
 }
+
+/// The SO-100 model's joint ranges (assets/so100/so100.xml; the twin's `so100` tests check
+/// them against the compiled model). The elbow's upper end is 3.14 as written, not π.
+#[allow(clippy::approx_constant)]
+const SO100_TWIN: [Bounds; 6] = [
+    symmetric(1.92),
+    Bounds { lo: -3.32, hi: 0.174 },
+    Bounds { lo: -0.174, hi: 3.14 },
+    symmetric(1.66),
+    symmetric(2.79),
+    SO100_GRIPPER_RANGE,
+];
+
+#[test]
+fn the_so100_default_puts_the_emulated_so100_s_calibrated_ends_on_the_model_s_range_ends() {
+    let table = JointMapping::so100();
+    assert_eq!(table.arm(), Some(ArmType::So100));
+    assert_eq!(JointMapping::so101().arm(), Some(ArmType::So101));
+    assert_eq!(JointMapping::for_arm(ArmType::So100), table);
+    let names: Vec<&str> = table.joints.iter().map(|r| r.twin_joint.as_str()).collect();
+    assert_eq!(
+        names,
+        ["Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll", "Jaw"]
+    );
+    let mapping = table
+        .bind(&feetech_emu::VirtualArm::So100.calibration(), &SO100_TWIN)
+        .unwrap();
+    // The wrist roll's calibrated range is a full turn, wider than the model's; every other
+    // joint's calibrated range is the model's, to a step (0.0015 rad).
+    for joint in Joint::ALL.into_iter().filter(|j| *j != Joint::WristRoll) {
+        let (calibrated, twin) = (mapping.calibrated_limits(joint), SO100_TWIN[joint.index()]);
+        assert!(
+            (calibrated.lo - twin.lo).abs() < 2e-3,
+            "{joint}: {calibrated:?} vs {twin:?}"
+        );
+        assert!(
+            (calibrated.hi - twin.hi).abs() < 2e-3,
+            "{joint}: {calibrated:?} vs {twin:?}"
+        );
+    }
+    // LeRobot's 0° is the middle of the model's range on the shoulder lift and elbow.
+    for joint in [Joint::ShoulderLift, Joint::ElbowFlex] {
+        let twin = SO100_TWIN[joint.index()];
+        let zero = mapping.lerobot_to_rad(joint, 0.0, LeRobotUnit::Degrees);
+        assert!((zero - (twin.lo + twin.hi) / 2.0).abs() < 1e-12, "{joint}");
+    }
+}
+
+#[test]
+fn a_table_naming_two_arms_joints_is_refused() {
+    let mut t = JointMapping::so100();
+    t.joints[2].twin_joint = "3".into();
+    assert!(matches!(
+        t.validate(&feetech_emu::VirtualArm::So100.calibration(), &SO100_TWIN),
+        Err(MappingError::WrongTwinJoint {
+            row: 2,
+            expected: "Elbow",
+            ..
+        })
+    ));
+}

@@ -7,7 +7,7 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use fakesim_bridge::hil::{Mode, ShadowConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
-use fakesim_twin::RenderQuality;
+use fakesim_twin::{ArmType, RenderQuality};
 use feetech::configure::ServoSettings;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -113,7 +113,7 @@ pub struct ArmOptions {
     #[arg(long, value_name = "ID")]
     pub robot_id: Option<String>,
     /// Joint-mapping file (JSON, as `fakesim-hil align` writes it) instead of the built-in
-    /// SO-101 table.
+    /// table of --arm.
     #[arg(long, value_name = "FILE")]
     pub mapping: Option<PathBuf>,
     /// Speed limit (rad/s) of the ramp from the held pose to the first targets after torque
@@ -190,6 +190,11 @@ overlay!(ShadowOptions {
 #[derive(Debug, Default, Clone, PartialEq, Args, Deserialize, Serialize)]
 #[serde(default, rename_all = "kebab-case")]
 pub struct TwinOptions {
+    /// The arm the twin holds and the real arm is: so101 or so100 (joints named `1`..`6` or
+    /// Rotation..Jaw, LeRobot's labels on both).
+    #[arg(long, value_name = "ARM")]
+    #[serde(deserialize_with = "parsed", serialize_with = "shown")]
+    pub arm: Option<ArmType>,
     /// Fix the scene every episode starts: resetting the task then refuses scene arguments.
     #[arg(long, num_args = 3, value_names = ["SUITE", "TASK_INDEX", "INIT_STATE_INDEX"])]
     #[serde(deserialize_with = "lock_task_table", skip_serializing)]
@@ -222,6 +227,7 @@ pub struct TwinOptions {
 }
 
 overlay!(TwinOptions {
+    arm,
     lock_task,
     max_steps,
     runs_dir,
@@ -280,6 +286,7 @@ pub fn defaults() -> DaemonOptions {
             shadow_drift: Some(shadow.drift_rad),
         },
         twin: TwinOptions {
+            arm: Some(ArmType::default()),
             max_steps: Some(300),
             runs_dir: Some(PathBuf::from("./runs")),
             image_size: Some(256),

@@ -8,7 +8,7 @@ use crate::config::options::{DaemonOptions, Overlay, defaults};
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{Mode, ShadowConfig};
 use fakesim_episode::tasks::TaskRef;
-use fakesim_twin::RenderQuality;
+use fakesim_twin::{ArmType, RenderQuality};
 use feetech::configure::ServoSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct Settings {
     pub calibration: Option<PathBuf>,
     /// The follower's id in LeRobot's calibration directory.
     pub robot_id: Option<String>,
-    /// Joint-mapping file; `None` uses the built-in SO-101 table.
+    /// Joint-mapping file; `None` uses the built-in table of the arm.
     pub mapping: Option<PathBuf>,
     /// Speed limit of the ramp after torque comes on or a hold (rad/s).
     pub ramp_speed_rad_s: f64,
@@ -44,6 +44,8 @@ pub struct Settings {
     pub servos: ServoSettings,
     /// Mode at start (`sim` without a port).
     pub mode: Mode,
+    /// The arm the twin holds and the real arm is.
+    pub arm: ArmType,
     /// The scene every episode starts, when fixed with `--lock-task`.
     pub lock_task: Option<TaskRef>,
     /// Step budget of an episode.
@@ -144,6 +146,7 @@ impl Settings {
             },
             write_calibration_to_servos: arm.write_calibration_to_servos,
             servos: arm.servos.unwrap_or_default(),
+            arm: twin.arm.unwrap_or_default(),
             lock_task: None,
             max_steps: twin.max_steps.unwrap_or_default(),
             runs_dir: twin.runs_dir.unwrap_or_default(),

@@ -135,7 +135,8 @@ impl AppState {
                 (Done::Stopped(Box::new(outcome)), 0, none)
             }
             Motion::SendAction { action, n_substeps } => {
-                let fields = json!({ "keys": crate::wire::convert::written_ids(&action), "n_substeps": n_substeps });
+                let fields =
+                    json!({ "keys": crate::wire::convert::written_ids(self.arm(), &action), "n_substeps": n_substeps });
                 let after = run_action(&self.bridge, &self.twin, action, Hold::Substeps(n_substeps))
                     .await
                     .map_err(bridge)?;
@@ -169,11 +170,12 @@ impl AppState {
                     .try_with_sim(move |sim| sim.set_joint_positions(&positions, hold))
                     .await
                     .map_err(twin)?;
-                let fields = json!({ "joints": crate::wire::convert::ids_of_labels(&report.written), "hold": hold });
+                let fields =
+                    json!({ "joints": crate::wire::convert::ids_of_labels(self.arm(), &report.written), "hold": hold });
                 (Done::PositionsSet(report), 0, fields)
             }
             Motion::SetJointVelocities { velocities } => {
-                let fields = json!({ "joints": crate::wire::convert::written_ids(&velocities) });
+                let fields = json!({ "joints": crate::wire::convert::written_ids(self.arm(), &velocities) });
                 self.twin
                     .try_with_sim(move |sim| sim.set_joint_velocities(&velocities))
                     .await

@@ -113,7 +113,7 @@ impl HardwareApi for HardwareService {
                 v1::ServoStatus {
                     id: u32::from(servo.id),
                     label: servo.joint.label().to_owned(),
-                    twin_joint: servo.twin_joint.to_owned(),
+                    twin_joint: self.state.arm().joint_name(servo.joint).to_owned(),
                     position_deg: reading.map_or(0.0, |r| r.normalized),
                     twin_rad: servo.position_rad.unwrap_or(0.0),
                     twin_actual_rad: twin[servo.joint.index()],
@@ -227,7 +227,7 @@ impl HardwareApi for HardwareService {
                         .map(|joint| {
                             let real_rad = real.map(|r| r[joint.index()]);
                             v1::JointSample {
-                                twin_joint: joint.twin_id().to_owned(),
+                                twin_joint: state.arm().joint_name(*joint).to_owned(),
                                 label: joint.label().to_owned(),
                                 real_rad,
                                 real_deg: real_rad.and(calibrated[joint.index()]),

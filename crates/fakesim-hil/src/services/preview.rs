@@ -7,10 +7,9 @@ use crate::wire::status;
 use fakesim_bridge::hil::Mode;
 use fakesim_proto::v1;
 use fakesim_proto::v1::preview_service_server::PreviewService as PreviewApi;
-use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::preview::{PreviewLimits, PreviewReport, PreviewRequest, StartState, check_actions, check_ticks};
 use fakesim_twin::values::{Check, resolve};
-use fakesim_twin::{JointValues, TwinError};
+use fakesim_twin::{ArmSpec, JointValues, TwinError};
 use tokio::sync::Semaphore;
 use tonic::{Request, Response, Status};
 
@@ -57,7 +56,7 @@ impl PreviewService {
             })
             .collect::<Result<Vec<_>, Status>>()?;
         let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
-        check_actions(&actions, &ctrl_ranges)
+        check_actions(self.state.arm(), &actions, &ctrl_ranges)
             .map_err(|(i, e)| status::for_item(status::from_twin(&e), "actions", i))?;
         let start = match request.start {
             Some(start) => Some(self.start_state(start, unit)?),
@@ -79,14 +78,14 @@ impl PreviewService {
     fn start_state(&self, start: v1::PreviewStart, unit: i32) -> Result<StartState, Status> {
         let radians = |values: Vec<f64>| -> Result<[f64; 6], Status> {
             let values = self.state.units.to_radians(JointValues::Ordered(values), unit)?;
-            six(&values)
+            six(self.state.arm(), &values)
         };
         Ok(StartState {
             qpos: radians(start.positions)?,
             qvel: if start.velocities.is_empty() {
                 [0.0; 6]
             } else {
-                six(&JointValues::Ordered(start.velocities))?
+                six(self.state.arm(), &JointValues::Ordered(start.velocities))?
             },
             ctrl: if start.ctrl_targets.is_empty() {
                 None
@@ -142,10 +141,10 @@ impl PreviewService {
             joints: report
                 .joints
                 .iter()
-                .zip(ARM_JOINTS)
+                .zip(self.state.arm().joints)
                 .zip(finals)
                 .map(|((j, spec), final_position)| v1::PreviewJoint {
-                    id: spec.id.to_owned(),
+                    id: spec.name.to_owned(),
                     label: spec.label.to_owned(),
                     peak_speed_rad_s: j.peak_speed_rad_s,
                     peak_accel_rad_s2: j.peak_accel_rad_s2,
@@ -181,8 +180,8 @@ impl PreviewService {
 }
 
 /// Six finite values in action-key order, or the twin's refusal (length, NaN).
-fn six(values: &JointValues) -> Result<[f64; 6], Status> {
-    let pairs = resolve(values, Check::Finite).map_err(|e| status::from_twin(&TwinError::from(e)))?;
+fn six(arm: &ArmSpec, values: &JointValues) -> Result<[f64; 6], Status> {
+    let pairs = resolve(arm, values, Check::Finite).map_err(|e| status::from_twin(&TwinError::from(e)))?;
     let mut out = [0.0; 6];
     for (i, v) in pairs {
         out[i] = v;

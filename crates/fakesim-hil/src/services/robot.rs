@@ -95,6 +95,7 @@ impl RobotService {
             tcp: Some(pose(&robot.tcp)),
             gripper_opening_m: robot.gripper_opening_m,
             unit,
+            joint_names: self.state.arm().known_joint_names(),
         })
     }
 }
@@ -137,6 +138,9 @@ impl RobotApi for RobotService {
             default_image_height: size,
             observation_keys: observation_keys(),
             control_period_s: self.state.control_period().await?.period_s(),
+            robot: self.state.arm().name.to_owned(),
+            lerobot_robot: self.state.arm().lerobot_robot.to_owned(),
+            joint_names: self.state.arm().known_joint_names(),
         }))
     }
 
@@ -159,7 +163,7 @@ impl RobotApi for RobotService {
             .units
             .to_radians(joint_values(request.action, "action")?, request.unit)?;
         let n_substeps = request.n_substeps.unwrap_or(1);
-        let applied_keys = written_ids(&action);
+        let applied_keys = written_ids(self.state.arm(), &action);
         let motion = Motion::SendAction { action, n_substeps };
         let Done::Acted(after) = self.state.run(&metadata, motion).await? else {
             return Err(mismatched());
@@ -199,9 +203,9 @@ impl RobotApi for RobotService {
         let Done::PositionsSet(report) = self.state.run(&metadata, motion).await? else {
             return Err(mismatched());
         };
-        let written = ids_of_labels(&report.written);
+        let written = ids_of_labels(self.state.arm(), &report.written);
         Ok(Response::new(v1::SetJointPositionsResponse {
-            pulled_back_joints: ids_of_labels(&report.pulled_back),
+            pulled_back_joints: ids_of_labels(self.state.arm(), &report.pulled_back),
             setpoints_moved: if hold { written.clone() } else { Vec::new() },
             written_joints: written,
         }))
@@ -213,7 +217,7 @@ impl RobotApi for RobotService {
     ) -> Result<Response<v1::SetJointVelocitiesResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let velocities = joint_values(request.velocities, "velocities")?;
-        let written_joints = written_ids(&velocities);
+        let written_joints = written_ids(self.state.arm(), &velocities);
         self.state
             .run(&metadata, Motion::SetJointVelocities { velocities })
             .await?;
@@ -343,7 +347,8 @@ impl RobotApi for RobotService {
         }
         let actions: Vec<JointValues> = motions.iter().map(|m| m.action.clone()).collect();
         let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
-        check_actions(&actions, &ctrl_ranges).map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
+        check_actions(self.state.arm(), &actions, &ctrl_ranges)
+            .map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
         let Done::Chunk { ticks, stopped } = self.state.run(&metadata, Motion::TickChunk(motions)).await? else {
             return Err(mismatched());
         };

@@ -2,7 +2,7 @@
 //! calibration, checks the joint mapping against the twin, opens the arm and starts the bridge.
 
 use crate::config::Settings;
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
 use fakesim_arm::Arm;
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
@@ -114,8 +114,8 @@ pub async fn start_bridge(
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
     let control_period = Duration::from_secs_f64(1.0 / settings.hil_rate_hz.unwrap_or(model.control_rate_hz()));
-    let kinematics =
-        ScratchTwinKinematics::load(&Scene::Tabletop).context("cannot load the twin for the table guard")?;
+    let kinematics = ScratchTwinKinematics::load(&Scene::builtin(settings.arm, true))
+        .context("cannot load the twin for the table guard")?;
     let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &settings.port {
         None => (None, RangeGuard::model_only(twin_ranges)),
         Some(port) => {
@@ -126,8 +126,14 @@ pub async fn start_bridge(
                 .with_context(|| format!("calibration {} cannot drive the arm", file.display()))?;
             let table = match &settings.mapping {
                 Some(path) => JointMapping::load(path)?,
-                None => JointMapping::so101(),
+                None => JointMapping::for_arm(settings.arm),
             };
+            if let Some(other) = table.arm().filter(|arm| *arm != settings.arm) {
+                bail!(
+                    "the joint mapping names the {other}'s joints, but the daemon runs --arm {}",
+                    settings.arm
+                );
+            }
             let mapping = table
                 .bind(&calibration, &twin_ranges)
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;

@@ -13,11 +13,11 @@ use anyhow::{Context, bail};
 use expiry::hold_on_expiry;
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::journal::Kind;
-use fakesim_episode::session::{HOME_POSE, within_limits};
+use fakesim_episode::session::within_limits;
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_live_view::LiveView;
 use fakesim_safety::SafetyEvent;
-use fakesim_twin::{ModelInfo, TwinConfig, TwinFault, TwinHandle};
+use fakesim_twin::{ArmSpec, ModelInfo, Scene, TwinConfig, TwinFault, TwinHandle};
 use std::sync::Arc;
 use tokio::sync::{Mutex, MutexGuard, broadcast, mpsc};
 
@@ -50,6 +50,7 @@ impl AppState {
     /// Loads the twin and checks the settings fit its model (the default image size).
     pub async fn start(settings: Settings) -> anyhow::Result<Self> {
         let config = TwinConfig {
+            scene: Scene::builtin(settings.arm, true),
             render_quality: settings.render_quality,
             ..TwinConfig::default()
         };
@@ -79,7 +80,7 @@ impl AppState {
             None => settings.calibration.clone(),
         };
         let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
-        let units = Arc::new(Units::load(calibration.as_deref(), &twin_ranges)?);
+        let units = Arc::new(Units::load(settings.arm, calibration.as_deref(), &twin_ranges)?);
         let engine = Engine::with_actuation(
             twin.clone(),
             EngineConfig {
@@ -88,7 +89,7 @@ impl AppState {
                 runs_dir: settings.runs_dir.clone(),
                 image_size: settings.image_size,
                 locked_task: settings.lock_task.clone(),
-                home_pose: within_limits(HOME_POSE, &bridge.limits()),
+                home_pose: within_limits(settings.arm.spec().home, &bridge.limits()),
             },
             Arc::new(BridgeActuation::new(bridge.clone())),
         );
@@ -116,6 +117,11 @@ impl AppState {
             settings: Arc::new(settings),
             model: Arc::new(model),
         })
+    }
+
+    /// The arm the daemon runs: the twin's and the real arm's.
+    pub fn arm(&self) -> &'static ArmSpec {
+        self.settings.arm.spec()
     }
 
     /// Waits for the drive lock; hold the guard for the whole driving call.

@@ -3,9 +3,9 @@
 use crate::wire::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::ImageTiming;
-use fakesim_twin::joints::{ARM_JOINTS, resolve_joint};
+use fakesim_twin::joints::Joint;
 use fakesim_twin::sim::{FrameKind, FramePose};
-use fakesim_twin::{JointValues, Pose, RenderQuality};
+use fakesim_twin::{ArmSpec, JointValues, Pose, RenderQuality};
 use tonic::Status;
 
 /// How long a call's images took, as sent.
@@ -51,26 +51,24 @@ pub fn joint_values(values: Option<v1::JointValues>, field: &str) -> Result<Join
     }
 }
 
-/// Joint ids a successful write touched, in action-key order.
-pub fn written_ids(values: &JointValues) -> Vec<String> {
-    let mut indices: Vec<usize> = match values {
-        JointValues::Ordered(_) => (0..ARM_JOINTS.len()).collect(),
-        JointValues::Named(pairs) => pairs.iter().filter_map(|(key, _)| resolve_joint(key)).collect(),
+/// The model's names of the joints a successful write on `arm` touched, in action-key order.
+pub fn written_ids(arm: &ArmSpec, values: &JointValues) -> Vec<String> {
+    let mut joints: Vec<Joint> = match values {
+        JointValues::Ordered(_) => Joint::ALL.to_vec(),
+        JointValues::Named(pairs) => pairs.iter().filter_map(|(key, _)| arm.resolve_joint(key)).collect(),
     };
-    indices.sort_unstable();
-    ids(indices)
+    joints.sort_unstable();
+    ids(arm, joints)
 }
 
-/// Joint ids for joint labels (or any other name a joint resolves from), in the given order.
-pub fn ids_of_labels(labels: &[String]) -> Vec<String> {
-    ids(labels.iter().filter_map(|label| resolve_joint(label)))
+/// The model's names of `arm`'s joints for joint labels (or any other name a joint resolves
+/// from), in the given order.
+pub fn ids_of_labels(arm: &ArmSpec, labels: &[String]) -> Vec<String> {
+    ids(arm, labels.iter().filter_map(|label| arm.resolve_joint(label)))
 }
 
-fn ids(indices: impl IntoIterator<Item = usize>) -> Vec<String> {
-    indices
-        .into_iter()
-        .filter_map(|i| ARM_JOINTS.get(i).map(|j| j.id.to_owned()))
-        .collect()
+fn ids(arm: &ArmSpec, joints: impl IntoIterator<Item = Joint>) -> Vec<String> {
+    joints.into_iter().map(|j| arm.joint_name(j).to_owned()).collect()
 }
 
 /// A world pose as the proto message.
@@ -101,6 +99,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use fakesim_twin::arms::{SO100, SO101};
     use std::collections::HashMap;
 
     #[test]
@@ -115,14 +114,15 @@ mod tests {
             values,
             JointValues::Named(vec![("1".into(), 0.1), ("gripper".into(), 0.2)])
         );
-        assert_eq!(written_ids(&values), ["1", "6"]);
+        assert_eq!(written_ids(&SO101, &values), ["1", "6"]);
+        assert_eq!(written_ids(&SO100, &values), ["Jaw"]);
         let ordered = v1::JointValues {
             form: Some(v1::joint_values::Form::Ordered(v1::OrderedJointValues {
                 values: vec![0.5; 6],
             })),
         };
         let values = joint_values(Some(ordered), "action").unwrap();
-        assert_eq!(written_ids(&values), ["1", "2", "3", "4", "5", "6"]);
+        assert_eq!(written_ids(&SO101, &values), ["1", "2", "3", "4", "5", "6"]);
     }
 
     #[test]
@@ -135,6 +135,13 @@ mod tests {
 
     #[test]
     fn labels_map_to_ids() {
-        assert_eq!(ids_of_labels(&["elbow_flex".into(), "gripper".into()]), ["3", "6"]);
+        assert_eq!(
+            ids_of_labels(&SO101, &["elbow_flex".into(), "gripper".into()]),
+            ["3", "6"]
+        );
+        assert_eq!(
+            ids_of_labels(&SO100, &["elbow_flex".into(), "gripper".into()]),
+            ["Elbow", "Jaw"]
+        );
     }
 }

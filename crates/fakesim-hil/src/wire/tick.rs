@@ -4,7 +4,7 @@ use crate::wire::convert::render_quality;
 use crate::wire::status;
 use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
-use fakesim_twin::joints::ARM_JOINTS;
+use fakesim_twin::joints::Joint;
 use fakesim_twin::values::ValueError;
 use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, Sim, TwinError, TwinHandle};
 use std::time::Instant;
@@ -13,7 +13,7 @@ use tonic::Status;
 /// Names of the observation entries, in order: joint positions (rad), joint velocities (rad/s),
 /// TCP position (m, world), TCP orientation quaternion (w, x, y, z), gripper opening (m).
 pub fn observation_keys() -> Vec<String> {
-    let joints = |prefix: &'static str| ARM_JOINTS.iter().map(move |j| format!("{prefix}.{}", j.label));
+    let joints = |prefix: &'static str| Joint::ALL.iter().map(move |j| format!("{prefix}.{}", j.label()));
     joints("pos")
         .chain(joints("vel"))
         .chain(["x", "y", "z"].map(|axis| format!("tcp_pos.{axis}")))

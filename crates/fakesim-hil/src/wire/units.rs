@@ -6,31 +6,34 @@ use anyhow::Context;
 use fakesim_arm::Joint;
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, LeRobotUnit};
 use fakesim_proto::v1;
-use fakesim_twin::joints::resolve_joint;
 use fakesim_twin::values::{Bounds, ValueError};
-use fakesim_twin::{JointValues, TwinError};
-use feetech::calibration::{Calibration, so101};
+use fakesim_twin::{ArmSpec, ArmType, JointValues, TwinError};
+use feetech::calibration::{Calibration, so100, so101};
 use std::path::Path;
 use tonic::Status;
 
 /// Converts joint values between a request's unit and the twin's radians.
 #[derive(Debug, Clone)]
 pub struct Units {
+    arm: &'static ArmSpec,
     mapping: CalibratedMapping,
     twin_ranges: [Bounds; 6],
 }
 
 impl Units {
-    /// Conversions through the given calibration file, or, without one, the nominal SO-101's.
-    pub fn load(calibration: Option<&Path>, twin_ranges: &[Bounds; 6]) -> anyhow::Result<Self> {
-        let (calibration, origin) = match calibration {
-            Some(file) => (Calibration::load(file)?, file.display().to_string()),
-            None => (so101::nominal(), "the nominal SO-101".to_owned()),
+    /// Conversions for `arm` through the given calibration file, or, without one, the nominal
+    /// arm's, with the arm's default joint mapping.
+    pub fn load(arm: ArmType, calibration: Option<&Path>, twin_ranges: &[Bounds; 6]) -> anyhow::Result<Self> {
+        let (calibration, origin) = match (calibration, arm) {
+            (Some(file), _) => (Calibration::load(file)?, file.display().to_string()),
+            (None, ArmType::So101) => (so101::nominal(), "the nominal SO-101".to_owned()),
+            (None, ArmType::So100) => (so100::nominal(), "the nominal SO-100".to_owned()),
         };
-        let mapping = JointMapping::so101()
+        let mapping = JointMapping::for_arm(arm)
             .bind(&calibration, twin_ranges)
             .with_context(|| format!("calibration of {origin} does not fit the twin"))?;
         Ok(Self {
+            arm: arm.spec(),
             mapping,
             twin_ranges: *twin_ranges,
         })
@@ -52,7 +55,7 @@ impl Units {
                 pairs
                     .into_iter()
                     .map(|(key, value)| {
-                        let joint = resolve_joint(&key).and_then(Joint::from_index);
+                        let joint = self.arm.resolve_joint(&key);
                         Ok((key, convert(joint, value)?))
                     })
                     .collect::<Result<_, Status>>()?,

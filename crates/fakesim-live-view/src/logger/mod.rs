@@ -64,17 +64,17 @@ pub(crate) struct Logger {
 }
 
 impl Logger {
-    /// A logger over `opened`, drawing the twin's model posed at `start`; with a real arm
+    /// A logger over `opened`, drawing the twin's model (of its arm) posed at `start`; with a real arm
     /// attached the real and predicted poses get their geometry too. Logs the static parts.
     pub fn new(
         opened: Opened,
-        model: std::sync::Arc<mujoco_rs::prelude::MjModel>,
+        (model, arm): (std::sync::Arc<mujoco_rs::prelude::MjModel>, &fakesim_twin::ArmSpec),
         start: &TickSnapshot,
         has_arm: bool,
         to_lerobot: ToLeRobot,
         mode: Mode,
     ) -> Result<Self, String> {
-        let mut scene = Scene::new(model)?;
+        let mut scene = Scene::new(model, arm)?;
         scene.pose(&start.positions)?;
         let mut logger = Logger {
             opened,

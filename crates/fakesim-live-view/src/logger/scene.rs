@@ -1,8 +1,8 @@
 //! The model as the logger sees it: a private copy of the MuJoCo data posed from snapshots or
 //! from joint readings, the arm's and the scene's bodies, and their geometry for Rerun.
 
+use fakesim_twin::ArmSpec;
 use fakesim_twin::RenderSnapshot;
-use fakesim_twin::joints::ARM_JOINTS;
 use fakesim_twin::sim::TCP_SITE;
 use mujoco_rs::prelude::*;
 use rerun::{
@@ -27,7 +27,7 @@ pub(crate) struct Scene {
     data: MjData<Arc<MjModel>>,
     /// qpos address of each arm joint, action-key order.
     arm_qpos: [usize; 6],
-    /// The arm's bodies (the tree holding joint `1`).
+    /// The arm's bodies (the tree holding its first joint).
     pub arm: Vec<Body>,
     /// Bodies that move besides the arm: free objects and mocap bodies.
     pub moving: Vec<Body>,
@@ -37,14 +37,14 @@ pub(crate) struct Scene {
 }
 
 impl Scene {
-    /// The scene of the twin's model.
-    pub fn new(model: Arc<MjModel>) -> Result<Self, String> {
+    /// The scene of the twin's model of `arm`.
+    pub fn new(model: Arc<MjModel>, arm: &ArmSpec) -> Result<Self, String> {
         let mut arm_qpos = [0; 6];
         let mut arm_root = None;
-        for (slot, joint) in arm_qpos.iter_mut().zip(ARM_JOINTS) {
+        for (slot, joint) in arm_qpos.iter_mut().zip(arm.joints) {
             let id = model
-                .name_to_id(MjtObjBase::mjOBJ_JOINT, joint.id)
-                .ok_or_else(|| format!("the model has no joint {:?}", joint.id))?;
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, joint.name)
+                .ok_or_else(|| format!("the model has no joint {:?}", joint.name))?;
             *slot = model.jnt_qposadr()[id] as usize;
             let body = model.jnt_bodyid()[id] as usize;
             arm_root.get_or_insert(model.body_rootid()[body]);

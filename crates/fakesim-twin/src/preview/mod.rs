@@ -18,9 +18,10 @@ pub use report::{
 };
 
 use crate::error::TwinError;
-use crate::joints::{ARM_JOINTS, GRIPPER_INDEX};
+use crate::joints::{GRIPPER_INDEX, Joint};
 use crate::sim::{SAVED_STATE, Sim, check_substeps};
 use crate::values::{Bounds, Check, JointValues, ValueError, resolve};
+use fakesim_arm::ArmSpec;
 use mujoco_rs::prelude::*;
 use observe::{ArmSample, Observer};
 use parts::PartMap;
@@ -150,7 +151,7 @@ impl Sim {
         let ticks = check_ticks(request.actions.len(), request.horizon_ticks, substeps)?;
         let (start_ctrl, start_qvel) = match &request.start {
             Some(start) => (
-                check_start(start, &self.joint_ranges(), &self.ctrl_ranges())?,
+                check_start(self.arm(), start, &self.joint_ranges(), &self.ctrl_ranges())?,
                 start.qvel,
             ),
             None => (self.arm_ctrl(), self.arm_qvel()),
@@ -160,7 +161,7 @@ impl Sim {
             start: request.start.clone(),
             start_ctrl,
             start_qvel,
-            targets: chain_targets(start_ctrl, &request.actions, &self.ctrl_ranges())?,
+            targets: chain_targets(self.arm(), start_ctrl, &request.actions, &self.ctrl_ranges())?,
             ticks,
             substeps,
             joints: self.joint_addresses(),
@@ -228,14 +229,19 @@ pub fn check_ticks(actions: usize, horizon_ticks: u32, substeps: u32) -> Result<
 }
 
 /// Checks a start state and returns the servo targets it starts with.
-fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 6]) -> Result<[f64; 6], TwinError> {
-    resolve(&JointValues::Ordered(start.qpos.to_vec()), Check::Within(ranges))?;
+fn check_start(
+    arm: &ArmSpec,
+    start: &StartState,
+    ranges: &[Bounds; 6],
+    ctrl_ranges: &[Bounds; 6],
+) -> Result<[f64; 6], TwinError> {
+    resolve(arm, &JointValues::Ordered(start.qpos.to_vec()), Check::Within(ranges))?;
     let speed = Bounds {
         lo: -MAX_START_SPEED_RAD_S,
         hi: MAX_START_SPEED_RAD_S,
     };
     if let Some(i) = start.qvel.iter().position(|v| !(speed.lo..=speed.hi).contains(v)) {
-        let label = ARM_JOINTS[i].label;
+        let label = Joint::ALL[i].label();
         let value = start.qvel[i];
         if !value.is_finite() {
             return Err(TwinError::Value(ValueError::NonFinite {
@@ -254,7 +260,7 @@ fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 
     }
     match start.ctrl {
         Some(ctrl) => {
-            resolve(&JointValues::Ordered(ctrl.to_vec()), Check::Within(ctrl_ranges))?;
+            resolve(arm, &JointValues::Ordered(ctrl.to_vec()), Check::Within(ctrl_ranges))?;
             Ok(ctrl)
         }
         None => Ok(std::array::from_fn(|i| {
@@ -263,17 +269,22 @@ fn check_start(start: &StartState, ranges: &[Bounds; 6], ctrl_ranges: &[Bounds; 
     }
 }
 
-/// Checks every action of a chunk against the servo setpoint ranges (names, lengths, values),
-/// refusing with the index of the first one refused.
-pub fn check_actions(actions: &[JointValues], ctrl_ranges: &[Bounds; 6]) -> Result<(), (usize, TwinError)> {
+/// Checks every action of a chunk for `arm` against the servo setpoint ranges (names, lengths,
+/// values), refusing with the index of the first one refused.
+pub fn check_actions(
+    arm: &ArmSpec,
+    actions: &[JointValues],
+    ctrl_ranges: &[Bounds; 6],
+) -> Result<(), (usize, TwinError)> {
     for (index, action) in actions.iter().enumerate() {
-        resolve(action, Check::Within(ctrl_ranges)).map_err(|e| (index, e.into()))?;
+        resolve(arm, action, Check::Within(ctrl_ranges)).map_err(|e| (index, e.into()))?;
     }
     Ok(())
 }
 
 /// Every action as full targets: each one's joints over the previous targets, all checked.
 fn chain_targets(
+    arm: &ArmSpec,
     start: [f64; 6],
     actions: &[JointValues],
     ctrl_ranges: &[Bounds; 6],
@@ -281,7 +292,7 @@ fn chain_targets(
     let mut targets = Vec::with_capacity(actions.len());
     let mut current = start;
     for action in actions {
-        for (i, v) in resolve(action, Check::Within(ctrl_ranges))? {
+        for (i, v) in resolve(arm, action, Check::Within(ctrl_ranges))? {
             current[i] = v;
         }
         targets.push(current);

@@ -5,7 +5,7 @@ use super::parts::{Part, PartMap, highest_z, lowest_z};
 use super::report::{
     Clearance, ContactClass, GripperStall, JointPreview, PreviewContact, PreviewReport, Violation, ViolationKind,
 };
-use crate::joints::{ARM_JOINTS, GRIPPER_INDEX};
+use crate::joints::{GRIPPER_INDEX, Joint};
 use crate::values::Bounds;
 use crate::watch::LIMIT_MARGIN_RAD;
 use mujoco_rs::prelude::*;
@@ -226,7 +226,7 @@ impl<'a> Observer<'a> {
             })
             .collect();
         for (i, joint) in self.joints.iter().enumerate() {
-            let label = ARM_JOINTS[i].label.to_owned();
+            let label = Joint::ALL[i].label().to_owned();
             if joint.past_limit_rad > self.limits.past_limit_tolerance_rad {
                 violations.push(Violation {
                     kind: ViolationKind::JointLimit,

@@ -1,9 +1,9 @@
 //! Which geoms belong to the arm, its base, the fixed world and the movable objects, and how low
 //! an arm geom reaches.
 
-use crate::arms::ArmSpec;
 use crate::error::TwinError;
 use crate::joints::GRIPPER_INDEX;
+use fakesim_arm::ArmSpec;
 use mujoco_rs::prelude::*;
 use std::sync::Arc;
 

@@ -3,11 +3,11 @@
 
 use super::parts::PartMap;
 use super::{PreviewJob, PreviewReport, Scratch};
-use crate::arms::ArmSpec;
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::Lifeline;
 use crate::worker::{Jobs, Worker};
+use fakesim_arm::ArmSpec;
 use mujoco_rs::prelude::*;
 use std::sync::Arc;
 use tokio::sync::oneshot;

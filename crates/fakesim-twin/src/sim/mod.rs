@@ -1,13 +1,13 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
-use crate::arms::ArmSpec;
 use crate::clock::TickClock;
 use crate::error::TwinError;
-use crate::joints::{ARM_JOINTS, ROBOT_NAME};
 use crate::scene::Scene;
 use crate::tap::{TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
+use fakesim_arm::ArmSpec;
+use fakesim_arm::joints::Joint;
 use mujoco_rs::mujoco_c::mjtState;
 use mujoco_rs::prelude::*;
 use nalgebra::Vector3;
@@ -327,7 +327,7 @@ impl Sim {
     /// Teleports joints (all-or-nothing); with `hold` the position servos take the pose as setpoint.
     pub fn set_joint_positions(&mut self, values: &JointValues, hold: bool) -> Result<SetJointsReport, TwinError> {
         let ranges = self.joint_ranges();
-        let pairs = resolve(values, Check::Within(&ranges))?;
+        let pairs = resolve(self.arm, values, Check::Within(&ranges))?;
         if hold {
             let ctrl_ranges = self.ctrl_ranges();
             let beyond: Vec<_> = pairs
@@ -336,7 +336,7 @@ impl Sim {
                 .collect();
             if let Some(&&(i, v)) = beyond.first() {
                 let b = ctrl_ranges[i];
-                return Err(crate::values::out_of_range(ARM_JOINTS[i].label, v, b.lo, b.hi).into());
+                return Err(crate::values::out_of_range(Joint::ALL[i].label(), v, b.lo, b.hi).into());
             }
         }
         for &(i, v) in &pairs {
@@ -349,7 +349,7 @@ impl Sim {
         }
         self.data.forward();
         self.sample_watch();
-        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| ARM_JOINTS[*i].label.to_owned()).collect();
+        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| Joint::ALL[*i].label().to_owned()).collect();
         Ok(SetJointsReport {
             written: labels(&pairs),
             pulled_back: if hold { Vec::new() } else { labels(&pairs) },
@@ -358,7 +358,7 @@ impl Sim {
 
     /// Writes joint velocities (rad/s), all-or-nothing.
     pub fn set_joint_velocities(&mut self, values: &JointValues) -> Result<(), TwinError> {
-        let pairs = resolve(values, Check::Finite)?;
+        let pairs = resolve(self.arm, values, Check::Finite)?;
         for &(i, v) in &pairs {
             let adr = self.joints[i].dof_adr;
             self.data.qvel_mut()[adr] = v;
@@ -371,7 +371,7 @@ impl Sim {
     pub fn send_action(&mut self, values: &JointValues, n_substeps: u32) -> Result<(), TwinError> {
         check_substeps(n_substeps)?;
         let ranges = self.ctrl_ranges();
-        let pairs = resolve(values, Check::Within(&ranges))?;
+        let pairs = resolve(self.arm, values, Check::Within(&ranges))?;
         for &(i, v) in &pairs {
             let actuator = self.joints[i].actuator;
             self.data.ctrl_mut()[actuator] = v;
@@ -421,13 +421,6 @@ fn model_name<'a>(kind: &'static str, name: &'a str) -> Result<&'a str, TwinErro
         });
     }
     Ok(name)
-}
-
-fn strip_robot(name: &str) -> &str {
-    match name.split_once('/') {
-        Some((robot, rest)) if robot.eq_ignore_ascii_case(ROBOT_NAME) => rest,
-        _ => name,
-    }
 }
 
 fn compile_joints(model: &MjModel, arm: &ArmSpec) -> Result<Vec<JointInfo>, TwinError> {

@@ -7,6 +7,7 @@ mod file;
 mod paths;
 mod procedure;
 mod session;
+pub mod so100;
 pub mod so101;
 
 pub use apply::{AppliedMotor, Difference, apply, read_from_servos, verify};

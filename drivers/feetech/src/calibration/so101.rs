@@ -4,7 +4,7 @@
 
 use crate::calibration::{Calibration, MotorCalibration};
 
-/// One joint of a nominal arm (the SO-101's here, the emulator's SO-100's too).
+/// One joint of a nominal arm (the SO-101's here, the SO-100's in `so100`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NominalJoint {
     /// LeRobot motor name.

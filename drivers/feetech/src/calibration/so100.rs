@@ -1,7 +1,9 @@
-//! The SO-100's calibration: the same six STS3215 servos as the SO-101 (ids 1..=6, LeRobot's
-//! motor names), swept over the SO-100's joint ranges.
+//! The SO-100's nominal calibration: the same six STS3215 servos as the SO-101 (ids 1..=6,
+//! LeRobot's motor names), swept over the SO-100's joint ranges; the default where no arm's own
+//! file is given (a sim-only SO-100 daemon's units, the emulator's virtual SO-100).
 
-use crate::so101::{NominalJoint, joint};
+use crate::calibration::Calibration;
+use crate::calibration::so101::{NominalJoint, calibration_of, joint};
 
 /// The six joints: ranges are the published SO-100 joint limits (MuJoCo Menagerie
 /// `trs_so_arm100`, adjusted to the real arm on 2025-06-09: Rotation ±1.92 rad, Pitch
@@ -18,3 +20,8 @@ pub const JOINTS: [NominalJoint; 6] = [
     joint("wrist_roll", 5, -1905, 0, 4095),
     joint("gripper", 6, 1377, 1934, 3188),
 ];
+
+/// The calibration of the nominal SO-100 (its file, in memory).
+pub fn nominal() -> Calibration {
+    calibration_of(&JOINTS)
+}

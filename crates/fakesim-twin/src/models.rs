@@ -1,0 +1,51 @@
+//! The model files of each arm in the registry (`fakesim_arm::arms`), compiled in: the arm and
+//! its scenes, looked up by [`ArmType`].
+
+use fakesim_arm::ArmType;
+
+/// One arm's MJCF files.
+#[derive(Debug)]
+pub(crate) struct ArmModel {
+    /// The MJCF files of the arm and its scenes: path under `assets/`, contents.
+    pub(crate) files: &'static [(&'static str, &'static [u8])],
+    /// Path under `assets/` of the arm on the table.
+    pub(crate) scene: &'static str,
+    /// Path under `assets/` of the arm on the table with the task objects.
+    pub(crate) tabletop: &'static str,
+}
+
+/// The model files of `arm`.
+pub(crate) fn model(arm: ArmType) -> &'static ArmModel {
+    match arm {
+        ArmType::So101 => &SO101,
+        ArmType::So100 => &SO100,
+    }
+}
+
+/// The SO-101: joints named by servo id (`assets/so101`).
+const SO101: ArmModel = ArmModel {
+    files: &[
+        ("so101/so101.xml", include_bytes!("../../../assets/so101/so101.xml")),
+        ("so101/scene.xml", include_bytes!("../../../assets/so101/scene.xml")),
+        (
+            "so101/tabletop.xml",
+            include_bytes!("../../../assets/so101/tabletop.xml"),
+        ),
+    ],
+    scene: "so101/scene.xml",
+    tabletop: "so101/tabletop.xml",
+};
+
+/// The SO-100: joints named by CAD term (`assets/so100`).
+const SO100: ArmModel = ArmModel {
+    files: &[
+        ("so100/so100.xml", include_bytes!("../../../assets/so100/so100.xml")),
+        ("so100/scene.xml", include_bytes!("../../../assets/so100/scene.xml")),
+        (
+            "so100/tabletop.xml",
+            include_bytes!("../../../assets/so100/tabletop.xml"),
+        ),
+    ],
+    scene: "so100/scene.xml",
+    tabletop: "so100/tabletop.xml",
+};
