@@ -131,5 +131,29 @@ async fn a_chunk_with_a_bad_tick_runs_none_and_a_budget_ends_a_chunk_where_it_ru
         Some("step_limit"),
         "a first tick's refusal is the call's"
     );
+    // Each tick the chunk ran is its own journal line, charged one tick, in chunk order.
+    let run = std::fs::read_dir(server.runs_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.join("events.jsonl").is_file())
+        .expect("the episode's run");
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let ticks: Vec<(String, u64, u64, u64)> = events
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|event| event["kind"] == "robot_call")
+        .map(|event| {
+            let number = |key: &str| event[key].as_u64().unwrap();
+            let call = event["call"].as_str().unwrap().to_owned();
+            (
+                call,
+                number("ticks"),
+                number("step"),
+                event["request"]["chunk_index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<_> = (0..5).map(|i| ("tick".to_owned(), 1, i + 1, i)).collect();
+    assert_eq!(ticks, expected);
     server.stop().await.unwrap();
 }

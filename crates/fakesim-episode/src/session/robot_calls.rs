@@ -41,19 +41,31 @@ impl Engine {
         ticks: u64,
         fields: serde_json::Value,
     ) -> Result<(), EpisodeError> {
+        self.record_robot_calls(call, [(ticks, fields)]).await
+    }
+
+    /// [`Self::record_robot_call`] for several calls of one kind in a row (a chunk's ticks):
+    /// each charged and journaled as its own line, the journal waited for once.
+    pub async fn record_robot_calls(
+        &self,
+        call: &'static str,
+        calls: impl IntoIterator<Item = (u64, serde_json::Value)>,
+    ) -> Result<(), EpisodeError> {
         let flushed = {
             let mut session = self.lock().await;
             let Ok(run) = session.running() else {
                 return Ok(());
             };
-            run.charge(ticks, call, "robot_service");
-            run.journal(&Event::RobotCall {
-                call,
-                ticks,
-                step: run.step,
-                request: fields,
-            })?;
-            run.note_budget()?;
+            for (ticks, fields) in calls {
+                run.charge(ticks, call, "robot_service");
+                run.journal(&Event::RobotCall {
+                    call,
+                    ticks,
+                    step: run.step,
+                    request: fields,
+                })?;
+                run.note_budget()?;
+            }
             run.journal.flushed()
         };
         Ok(flushed.written().await?)

@@ -44,15 +44,17 @@ impl AppState {
             .with_sim(move |sim| run_on(sim, ticks))
             .await
             .map_err(|e| status::from_twin(&e))?;
-        let mut done = Vec::with_capacity(ran.len());
-        for (index, (ticked, period_s)) in ran.into_iter().zip(periods).enumerate() {
-            // The twin has run the ticks after this one too; a journal that cannot be written
-            // ends the chunk's answer here all the same.
-            if let Err(e) = self.record_tick(&ticked, period_s, index).await {
-                return Ok((done, Some((index, e))));
-            }
-            done.push(ticked);
-        }
+        let lines = ran
+            .iter()
+            .zip(periods)
+            .enumerate()
+            .map(|(index, (ticked, period_s))| (1, tick_line(ticked, period_s, index)));
+        // The journal is waited for once for the chunk; one that cannot be written fails the
+        // call (the twin has run the ticks all the same).
+        self.engine
+            .record_robot_calls(Call::Tick.journal_name(), lines.collect::<Vec<_>>())
+            .await
+            .map_err(episode)?;
         let stopped = match failed {
             Some((index, error)) => Some((index, status::from_twin(&error))),
             None if allowed < count => {
@@ -61,7 +63,7 @@ impl AppState {
             }
             None => None,
         };
-        Ok((done, stopped))
+        Ok((ran, stopped))
     }
 
     /// One tick at a time through the bridge; in `hil` each starts a period after the one
@@ -99,14 +101,16 @@ impl AppState {
 
     /// Charges one tick of a chunk and journals it as a `Tick` with its place in the chunk.
     async fn record_tick(&self, ticked: &Ticked, period_s: Option<f64>, index: usize) -> Result<(), Status> {
-        let fields = json!({
-            "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s, "chunk_index": index,
-        });
         self.engine
-            .record_robot_call(Call::Tick.journal_name(), 1, fields)
+            .record_robot_call(Call::Tick.journal_name(), 1, tick_line(ticked, period_s, index))
             .await
             .map_err(|e| status::from_episode(&e))
     }
+}
+
+/// What the journal records of a chunk's tick: the targets it held, its period and its index.
+fn tick_line(ticked: &Ticked, period_s: Option<f64>, index: usize) -> serde_json::Value {
+    json!({ "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s, "chunk_index": index })
 }
 
 /// Runs the ticks on `sim` in order, each one's cameras taken right after it, until one fails.
