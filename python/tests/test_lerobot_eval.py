@@ -5,6 +5,7 @@ one layout, so some episodes succeed and some fail."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,9 @@ from lerobot.policies.factory import make_pre_post_processors
 from expert import expert_waypoints, trajectory
 from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon
+from fakesim_hil.evaluation import EpisodeOptions, Job, evaluate_sequential, evaluate_vectorised
 from fakesim_hil.gym import FakesimEnv
+from fakesim_hil.lerobot_policy import LeRobotPolicy
 from lerobot_support import lerobot_cli, lerobot_home  # noqa: F401 (fixture)
 
 CAMERA = "agentview"
@@ -197,3 +200,29 @@ def check_judgements(runs: Path, output: Path, episode_length: int) -> None:
     assert metrics["sum_rewards"] == [1.0 if success else 0.0 for success in successes]
     assert info["overall"]["n_episodes"] == 4
     assert info["overall"]["pc_success"] == pytest.approx(100.0 * sum(successes) / len(successes))
+
+
+def test_the_checkpoint_judged_alike_by_lerobot_eval_and_by_evaluate(
+    policy: tuple[Path, int], daemon: LocalDaemon, daemon_factory
+) -> None:
+    """The same checkpoint through `LeRobotPolicy`, one episode at a time and vectorised over two
+    daemons (one batched policy call a step, as lerobot-eval makes it), lifts where
+    lerobot-eval's episodes lifted and nowhere else."""
+    policy_dir, episode_length = policy
+    options = EpisodeOptions(
+        episode_ticks=episode_length,
+        cameras=(CAMERA,),
+        image_size=(WIDTH, HEIGHT),
+        control_period_s=1.0 / FPS,
+        unit="lerobot_degrees",
+    )
+    jobs = [Job("lift_cube", TRAINED_LAYOUT), Job("lift_cube", OTHER_LAYOUT)]
+    checkpoint = LeRobotPolicy(policy_dir)
+    with Client(daemon.address) as client:
+        one_by_one = evaluate_sequential(client, checkpoint, jobs, options)
+    # As it travels to a Ray actor: its path, loaded again where it is used.
+    travelled = pickle.loads(pickle.dumps(checkpoint))
+    vectorised = evaluate_vectorised([daemon.address, daemon_factory().address], travelled, jobs, options)
+    for summaries in (one_by_one, vectorised):
+        assert [(s["init_state_index"], s["success"]) for s in summaries] == [(TRAINED_LAYOUT, True), (OTHER_LAYOUT, False)]
+        assert all(s["steps"] == episode_length for s in summaries)

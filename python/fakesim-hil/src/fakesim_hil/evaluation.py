@@ -12,11 +12,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .client import Client
+from .client import Client, UnitName
 from .gym import FakesimEnv
 
-#: A policy: observation (as `FakesimEnv` gives it) to joint targets in radians. One with a
-#: ``reset()`` method (LeRobot's policies have one) is reset at the start of every episode.
+#: A policy: observation (as `FakesimEnv` gives it) to joint targets in the episodes' unit
+#: (radians unless `EpisodeOptions.unit` says otherwise). One with a ``reset()`` method is reset
+#: at the start of every episode; `fakesim_hil.lerobot_policy.LeRobotPolicy` makes one of a
+#: LeRobot checkpoint.
 Policy = Callable[[dict[str, Any]], np.ndarray]
 
 #: How far inside the joint ranges actions are held, in the joints' unit.
@@ -36,12 +38,14 @@ class Job:
 
 @dataclass(frozen=True)
 class EpisodeOptions:
-    """How every episode of an evaluation runs: its length, its frames and its control period."""
+    """How every episode of an evaluation runs: its length, its frames, its control period and
+    the joint unit of observations and actions."""
 
     episode_ticks: int = 100
     cameras: tuple[str, ...] = ("agentview",)
     image_size: tuple[int, int] = (64, 48)
     control_period_s: float | None = None
+    unit: UnitName = "rad"
 
 
 def jobs_grid(tasks: Iterable[str], layouts: Iterable[int], seeds: Iterable[int]) -> list[Job]:
@@ -54,14 +58,7 @@ def run_episode(client: Client, policy: Policy, job: Job, options: EpisodeOption
     """Runs one job's episode on the daemon behind ``client`` and returns its summary: the job,
     the daemon's judgement, the steps run and the validation report (no run id, no timings, so
     the same job gives the same summary on any daemon)."""
-    env = FakesimEnv(
-        job.task,
-        client=client,
-        episode_ticks=options.episode_ticks,
-        cameras=list(options.cameras),
-        image_size=options.image_size,
-        control_period_s=options.control_period_s,
-    )
+    env = _env(job.task, options, client=client)
     try:
         if hasattr(policy, "reset"):
             policy.reset()
@@ -77,11 +74,39 @@ def run_episode(client: Client, policy: Policy, job: Job, options: EpisodeOption
     return _summary(job, info["is_success"], steps, info.get("validation_json"))
 
 
-def _actor(policy: Policy, space: gym.spaces.Box) -> Callable[[dict[str, Any]], np.ndarray]:
-    """The policy's action for an observation, held just inside the joint ranges (the stated
-    ranges' last digit is rounded)."""
+def _env(task: str, options: EpisodeOptions, **where: Any) -> FakesimEnv:
+    """The Gym env of a task's episodes as ``options`` say, on the daemon ``where`` names."""
+    return FakesimEnv(
+        task,
+        episode_ticks=options.episode_ticks,
+        cameras=list(options.cameras),
+        image_size=options.image_size,
+        control_period_s=options.control_period_s,
+        unit=options.unit,
+        **where,
+    )
+
+
+def _held(space: gym.spaces.Box) -> Callable[[Any], np.ndarray]:
+    """Actions held just inside the joint ranges (the stated ranges' last digit is rounded)."""
     low, high = space.low + RANGE_MARGIN, space.high - RANGE_MARGIN
-    return lambda observation: np.clip(np.asarray(policy(observation), dtype=np.float64), low, high)
+    return lambda actions: np.clip(np.asarray(actions, dtype=np.float64), low, high)
+
+
+def _actor(policy: Policy, space: gym.spaces.Box) -> Callable[[dict[str, Any]], np.ndarray]:
+    """The policy's action for one observation, held inside the joint ranges."""
+    held = _held(space)
+    return lambda observation: held(policy(observation))
+
+
+def _batch_actor(policy: Policy, space: gym.spaces.Box) -> Callable[[dict[str, Any]], np.ndarray] | None:
+    """The policy's actions for a vector env's stacked observations in one call, held inside the
+    joint ranges, when the policy takes batches (an ``act_batch`` method); else ``None``."""
+    act_batch = getattr(policy, "act_batch", None)
+    if act_batch is None:
+        return None
+    held = _held(space)
+    return lambda observations: held(act_batch(observations))
 
 
 def _summary(job: Job, success: Any, steps: int, validation_json: str | None) -> dict[str, Any]:
@@ -94,8 +119,9 @@ def evaluate_vectorised(
 ) -> list[dict[str, Any]]:
     """Runs the jobs in batches of one per daemon at ``addresses``, each batch a gymnasium
     `SyncVectorEnv` stepped in lockstep as lerobot-eval steps its slots; the summaries in job
-    order. ``policy`` is called per slot's observation (its ``reset()`` once per batch), so one
-    that keeps state between steps needs a route that runs episodes one at a time."""
+    order. A policy with an ``act_batch`` method (`LeRobotPolicy`) is called once a step with the
+    stacked observations, as lerobot-eval calls its policy; another is called per slot, so it
+    must not keep state between steps. Its ``reset()`` is called once per batch."""
     jobs = list(jobs)
     summaries: list[dict[str, Any]] = []
     for first in range(0, len(jobs), len(addresses)):
@@ -107,16 +133,7 @@ def evaluate_vectorised(
 def _run_batch(addresses: Sequence[str], policy: Policy, batch: list[Job], options: EpisodeOptions) -> list[dict[str, Any]]:
     """One episode per daemon, stepped together; each env holds its job's layout only."""
     makers = [
-        functools.partial(
-            FakesimEnv,
-            job.task,
-            address=address,
-            init_states=[job.init_state_index],
-            episode_ticks=options.episode_ticks,
-            cameras=list(options.cameras),
-            image_size=options.image_size,
-            control_period_s=options.control_period_s,
-        )
+        functools.partial(_env, job.task, options, address=address, init_states=[job.init_state_index])
         for job, address in zip(batch, addresses, strict=True)
     ]
     vector = gym.vector.SyncVectorEnv(makers, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
@@ -124,11 +141,16 @@ def _run_batch(addresses: Sequence[str], policy: Policy, batch: list[Job], optio
         if hasattr(policy, "reset"):
             policy.reset()
         act = _actor(policy, vector.single_action_space)
+        batched = _batch_actor(policy, vector.single_action_space)
         observations, _ = vector.reset(seed=[job.seed for job in batch])
         steps = 0
         while True:
-            each = gym.vector.utils.iterate(vector.observation_space, observations)
-            observations, _, _, truncated, info = vector.step(np.stack([act(observation) for observation in each]))
+            if batched is not None:
+                actions = batched(observations)
+            else:
+                each = gym.vector.utils.iterate(vector.observation_space, observations)
+                actions = np.stack([act(observation) for observation in each])
+            observations, _, _, truncated, info = vector.step(actions)
             steps += 1
             if truncated.all():
                 break
