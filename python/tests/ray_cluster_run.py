@@ -1,8 +1,9 @@
 """Runs the Ray evaluation of test_ray_eval.py on a one-node cluster of its own (``ray start
 --head`` on 127.0.0.1, joined by address as a driver joins a real cluster) and writes the report as
-JSON: ``python ray_cluster_run.py OUT.json [--kill]`` (``--kill``: SIGKILL the daemon of the
-first result's actor, then kill the actor of the third result outright and wait for its daemon
-to end with it). The test runs it in a network
+JSON: ``python ray_cluster_run.py OUT.json [--kill] [--checkpoint DIR EPISODES.json]``
+(``--kill``: SIGKILL the daemon of the first result's actor, then kill the actor of the third
+result outright and wait for its daemon to end with it; ``--checkpoint``: the LeRobot policy
+saved in DIR on the jobs and `EpisodeOptions` of EPISODES.json, instead of the drift). The test runs it in a network
 namespace holding only loopback, so Ray, which binds every interface, sends nothing off the
 machine."""
 
@@ -23,7 +24,8 @@ from typing import Any
 import numpy as np
 import ray
 
-from fakesim_hil.evaluation import EpisodeOptions, jobs_grid
+from fakesim_hil.evaluation import EpisodeOptions, Job, jobs_grid
+from fakesim_hil.lerobot_policy import LeRobotPolicy
 from fakesim_hil.ray_eval import DAEMON_RESOURCE, WORKER_NICENESS, evaluate
 from processes import wait_gone
 
@@ -88,8 +90,31 @@ def head_node() -> Iterator[None]:
                 head.wait()
 
 
+def run_isolated(out_dir: Path, *args: str) -> dict[str, Any]:
+    """Runs this script in a fresh network namespace (loopback only) and reads its output."""
+    out = out_dir / "ray.json"
+    isolated = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    done = subprocess.run(
+        [*isolated, sys.executable, __file__, str(out), *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    return json.loads(out.read_text())
+
+
+def episodes(args: list[str]) -> tuple[Any, list[Job], EpisodeOptions]:
+    """The policy, jobs and options of a run: the drift on `JOBS`, or ``--checkpoint DIR FILE``."""
+    if "--checkpoint" not in args:
+        return Drift(), JOBS, OPTIONS
+    at = args.index("--checkpoint")
+    spec = json.loads(Path(args[at + 2]).read_text())
+    options = spec["options"]
+    options = EpisodeOptions(**{**options, "cameras": tuple(options["cameras"]), "image_size": tuple(options["image_size"])})
+    return LeRobotPolicy(args[at + 1]), [Job(**job) for job in spec["jobs"]], options
+
+
 def main() -> None:
     out, kill = sys.argv[1], "--kill" in sys.argv[2:]
+    policy, jobs, options = episodes(sys.argv[2:])
     results: list[dict[str, Any]] = []
     killed_daemons: list[int] = []
     killed_actors: list[int] = []
@@ -109,7 +134,7 @@ def main() -> None:
     with head_node():
         ray.init(address=HEAD, log_to_driver=False)
         try:
-            report = evaluate(Drift(), JOBS, n_actors=2, options=OPTIONS, on_result=kill_some)
+            report = evaluate(policy, jobs, n_actors=2, options=options, on_result=kill_some)
         finally:
             ray.shutdown()
     # Before the head node stops: only the actor's death can have ended that daemon.

@@ -4,6 +4,7 @@ one layout, so some episodes succeed and some fail."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 from pathlib import Path
@@ -22,6 +23,7 @@ from fakesim_hil.evaluation import EpisodeOptions, Job, evaluate_sequential, eva
 from fakesim_hil.gym import FakesimEnv
 from fakesim_hil.lerobot_policy import LeRobotPolicy
 from lerobot_support import lerobot_cli, lerobot_home  # noqa: F401 (fixture)
+from ray_cluster_run import run_isolated
 
 CAMERA = "agentview"
 WIDTH, HEIGHT = 64, 48
@@ -203,11 +205,11 @@ def check_judgements(runs: Path, output: Path, episode_length: int) -> None:
 
 
 def test_the_checkpoint_judged_alike_by_lerobot_eval_and_by_evaluate(
-    policy: tuple[Path, int], daemon: LocalDaemon, daemon_factory
+    policy: tuple[Path, int], daemon: LocalDaemon, daemon_factory, tmp_path: Path
 ) -> None:
-    """The same checkpoint through `LeRobotPolicy`, one episode at a time and vectorised over two
-    daemons (one batched policy call a step, as lerobot-eval makes it), lifts where
-    lerobot-eval's episodes lifted and nowhere else."""
+    """The same checkpoint through `LeRobotPolicy`, one episode at a time, vectorised over two
+    daemons (one batched policy call a step, as lerobot-eval makes it) and on two Ray actors
+    (each loading its own copy), lifts where lerobot-eval's episodes lifted and nowhere else."""
     policy_dir, episode_length = policy
     options = EpisodeOptions(
         episode_ticks=episode_length,
@@ -223,6 +225,9 @@ def test_the_checkpoint_judged_alike_by_lerobot_eval_and_by_evaluate(
     # As it travels to a Ray actor: its path, loaded again where it is used.
     travelled = pickle.loads(pickle.dumps(checkpoint))
     vectorised = evaluate_vectorised([daemon.address, daemon_factory().address], travelled, jobs, options)
-    for summaries in (one_by_one, vectorised):
+    spec = {"options": dataclasses.asdict(options), "jobs": [dataclasses.asdict(job) for job in jobs]}
+    (tmp_path / "episodes.json").write_text(json.dumps(spec))
+    on_ray = run_isolated(tmp_path, "--checkpoint", str(policy_dir), str(tmp_path / "episodes.json"))["report"]["episodes"]
+    for summaries in (one_by_one, vectorised, on_ray):
         assert [(s["init_state_index"], s["success"]) for s in summaries] == [(TRAINED_LAYOUT, True), (OTHER_LAYOUT, False)]
         assert all(s["steps"] == episode_length for s in summaries)

@@ -4,9 +4,6 @@ also when a daemon and an actor are killed mid-run, and so do those of the vecto
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +13,11 @@ pytest.importorskip("ray")
 
 from fakesim_hil import Client  # noqa: E402
 from fakesim_hil.evaluation import evaluate_sequential, evaluate_vectorised  # noqa: E402
-from ray_cluster_run import JOBS, OPTIONS, Drift  # noqa: E402
-
-SCRIPT = Path(__file__).with_name("ray_cluster_run.py")
+from ray_cluster_run import JOBS, OPTIONS, Drift, run_isolated  # noqa: E402
 
 
 def _key(summary: dict[str, Any]) -> tuple[str, int, int]:
     return (summary["task"], summary["init_state_index"], summary["seed"])
-
-
-def run_on_ray(tmp_path: Path, *args: str) -> dict[str, Any]:
-    """Runs ray_cluster_run.py in a fresh network namespace (loopback only) and reads its output."""
-    out = tmp_path / "ray.json"
-    isolated = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    done = subprocess.run(
-        [*isolated, sys.executable, str(SCRIPT), str(out), *args], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    return json.loads(out.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +28,7 @@ def sequential(daemon: Any) -> list[dict[str, Any]]:
 
 
 def test_ray_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
-    report = run_on_ray(tmp_path)["report"]
+    report = run_isolated(tmp_path)["report"]
     assert report["episodes"] == sequential
     assert len(report["episodes"]) == 12 and report["retried"] == 0
     assert report["overall"]["episodes"] == 12 and set(report["per_task"]) == {"lift_cube", "push_to_target"}
@@ -57,7 +41,7 @@ def test_ray_summaries_equal_the_sequential_run(sequential: list[dict[str, Any]]
 
 
 def test_a_killed_daemon_and_a_killed_actor_still_yield_every_job(sequential: list[dict[str, Any]], tmp_path: Path) -> None:
-    run = run_on_ray(tmp_path, "--kill")
+    run = run_isolated(tmp_path, "--kill")
     assert len(run["killed_daemons"]) == 1 and len(run["killed_actors"]) == 1
     assert run["report"]["retried"] >= 1, "a job on the killed daemon or actor was run again"
     assert run["report"]["episodes"] == sequential
