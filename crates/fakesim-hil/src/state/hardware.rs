@@ -106,6 +106,22 @@ fn log_mapping(settings: &Settings, table: &JointMapping, mapping: &CalibratedMa
     }
 }
 
+/// The joint mapping table in use: `--mapping`'s, else the arm's default; refused when it
+/// names another arm's joints. The real arm and the API's LeRobot units both convert with it.
+pub fn joint_mapping(settings: &Settings) -> anyhow::Result<JointMapping> {
+    let table = match &settings.mapping {
+        Some(path) => JointMapping::load(path)?,
+        None => JointMapping::for_arm(settings.arm),
+    };
+    if let Some(other) = table.arm().filter(|arm| *arm != settings.arm) {
+        bail!(
+            "the joint mapping names the {other}'s joints, but the daemon runs --arm {}",
+            settings.arm
+        );
+    }
+    Ok(table)
+}
+
 /// Starts the bridge for the settings: with `--port`, the calibrated Feetech arm; without, none.
 pub async fn start_bridge(
     settings: &Settings,
@@ -124,16 +140,7 @@ pub async fn start_bridge(
             calibration
                 .check_usable(&SO101_MOTORS)
                 .with_context(|| format!("calibration {} cannot drive the arm", file.display()))?;
-            let table = match &settings.mapping {
-                Some(path) => JointMapping::load(path)?,
-                None => JointMapping::for_arm(settings.arm),
-            };
-            if let Some(other) = table.arm().filter(|arm| *arm != settings.arm) {
-                bail!(
-                    "the joint mapping names the {other}'s joints, but the daemon runs --arm {}",
-                    settings.arm
-                );
-            }
+            let table = joint_mapping(settings)?;
             let mapping = table
                 .bind(&calibration, &twin_ranges)
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;

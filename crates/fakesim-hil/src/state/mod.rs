@@ -80,7 +80,8 @@ impl AppState {
             None => settings.calibration.clone(),
         };
         let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
-        let units = Arc::new(Units::load(settings.arm, calibration.as_deref(), &twin_ranges)?);
+        let table = hardware::joint_mapping(&settings)?;
+        let units = Arc::new(Units::load(settings.arm, &table, calibration.as_deref(), &twin_ranges)?);
         let engine = Engine::with_actuation(
             twin.clone(),
             EngineConfig {

@@ -21,15 +21,20 @@ pub struct Units {
 }
 
 impl Units {
-    /// Conversions for `arm` through the given calibration file, or, without one, the nominal
-    /// arm's, with the arm's default joint mapping.
-    pub fn load(arm: ArmType, calibration: Option<&Path>, twin_ranges: &[Bounds; 6]) -> anyhow::Result<Self> {
+    /// Conversions for `arm` with the joint mapping `table` through the given calibration
+    /// file, or, without one, the nominal arm's.
+    pub fn load(
+        arm: ArmType,
+        table: &JointMapping,
+        calibration: Option<&Path>,
+        twin_ranges: &[Bounds; 6],
+    ) -> anyhow::Result<Self> {
         let (calibration, origin) = match (calibration, arm) {
             (Some(file), _) => (Calibration::load(file)?, file.display().to_string()),
             (None, ArmType::So101) => (so101::nominal(), "the nominal SO-101".to_owned()),
             (None, ArmType::So100) => (so100::nominal(), "the nominal SO-100".to_owned()),
         };
-        let mapping = JointMapping::for_arm(arm)
+        let mapping = table
             .bind(&calibration, twin_ranges)
             .with_context(|| format!("calibration of {origin} does not fit the twin"))?;
         Ok(Self {
