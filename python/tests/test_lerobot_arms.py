@@ -1,7 +1,8 @@
 """LeRobot's own SO-100 and SO-101 followers (``lerobot.robots.so_follower``) on the emulator of
 their arm (``fakesim-hil emulate --arm``): each finds the calibration ``emulate`` wrote where
 LeRobot keeps a follower's files, connects without recalibrating, and reaches the degrees it is
-sent; a daemon run with ``--arm so100`` is an SO-100's."""
+sent; a daemon run with ``--arm so100`` is an SO-100's, and the fakesim_hil robot plugin on it
+has SO100Follower's features and sends its degrees."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 
 import pytest
 from fakesim_hil import Client
+from lerobot.robots.config import RobotConfig
 from lerobot.robots.so_follower import SO100Follower, SO100FollowerConfig, SO101Follower, SO101FollowerConfig
+from lerobot.robots.utils import make_robot_from_config
+from lerobot.utils.import_utils import register_third_party_plugins
 
 #: Goals in LeRobot's units (degrees, the gripper 0..100), inside both arms' calibrated ranges.
 GOALS = {
@@ -79,3 +83,28 @@ def test_a_daemon_run_with_arm_so100_names_its_arm_and_takes_its_joint_names_and
         for key, value in [("Rotation", 0.3), ("shoulder_pan", -0.2), ("so100/Shoulder_Pan", 0.1)]:
             arm.set_joint_positions({key: value})
             assert abs(arm.robot_state().positions[0] - value) < 1e-9, key
+
+
+def test_the_plugin_on_an_so100_daemon_has_so100_follower_s_features_and_sends_its_degrees(
+    daemon_factory, tmp_path: Path
+) -> None:
+    running = daemon_factory("--arm", "so100")
+    register_third_party_plugins()
+    config_class = RobotConfig.get_choice_class("fakesim_hil")
+    robot = make_robot_from_config(config_class(address=running.address, camera_names=[], calibration_dir=tmp_path))
+    follower = SO100Follower(SO100FollowerConfig(port="/dev/null", id="reference", calibration_dir=tmp_path))
+    assert robot.action_features == follower.action_features
+    assert {k: v for k, v in robot.observation_features.items() if k.endswith(".pos")} == follower.observation_features
+    robot.connect()
+    try:
+        observation = robot.get_observation()
+        goal = {key: observation[key] for key in robot.action_features}
+        goal["elbow_flex.pos"] += 5.0
+        sent = robot.send_action(goal)
+        with Client(running.address) as twin:
+            targets = twin.robot_state("lerobot_degrees").ctrl_targets
+            assert twin.model_info().robot == "so100"
+        assert targets[2] == pytest.approx(sent["elbow_flex.pos"], abs=0.1)
+        assert targets[2] == pytest.approx(observation["elbow_flex.pos"] + 5.0, abs=0.1)
+    finally:
+        robot.disconnect()
