@@ -1,5 +1,5 @@
 """A sim-only daemon of this process's own: started on 127.0.0.1:0, stopped with the object, or
-with this process if it dies first (on Linux)."""
+with this process if it dies first (on Linux, when started from the main thread)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +34,11 @@ PR_SET_PDEATHSIG = 1
 
 
 def _stop_with_parent() -> Callable[[], None] | None:
-    """What a child runs before exec on Linux so that it gets SIGTERM when its parent dies (a
-    Ray actor killed outright, say) instead of living on; ``None`` elsewhere. The function is
-    looked up here, in the parent, so the child only calls it."""
-    if not sys.platform.startswith("linux"):
+    """What a child runs before exec so that it gets SIGTERM when this process dies (a Ray
+    actor killed outright, say) instead of living on: on Linux, from the main thread only, as
+    the kernel sends the signal when the *thread* that started the child ends; ``None``
+    otherwise. The function is looked up here, in the parent, so the child only calls it."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
         return None
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -53,9 +55,8 @@ class LocalDaemon:
     @classmethod
     def start(cls, runs_dir: str | os.PathLike[str], *args: str, binary: str | os.PathLike[str] | None = None) -> LocalDaemon:
         """Starts ``fakesim-hil --listen 127.0.0.1:0 --runs-dir RUNS_DIR ARGS...`` and waits for
-        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``. On Linux
-        the daemon is terminated when the thread that started it ends (start it from a thread
-        that lives as long as it should)."""
+        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``. Started from
+        the main thread on Linux, the daemon is terminated when this process dies."""
         runs = Path(runs_dir)
         runs.mkdir(parents=True, exist_ok=True)
         with open(runs / "daemon.log", "w", encoding="utf-8") as log:
