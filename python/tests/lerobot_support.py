@@ -115,9 +115,10 @@ def runs_of(runs_dir: Path) -> list[Run]:
 
 
 def lerobot_record(
-    address: str, leader: str, root: Path, repo_id: str, *robot: str, episodes: int, seconds: float, reset_s: float = 0
+    address: str, leader: str, root: Path, repo_id: str, *robot: str, episodes: int, seconds: float, reset_s: float = 0,
+    fps: int = 30,
 ) -> subprocess.CompletedProcess[str]:
-    """LeRobot's lerobot-record at 30 fps on the plugin (``robot``: more of its arguments), led by
+    """LeRobot's lerobot-record at ``fps`` on the plugin (``robot``: more of its arguments), led by
     the virtual leader, the dataset kept local and quiet."""
     return lerobot_cli(
         "lerobot-record",
@@ -133,7 +134,7 @@ def lerobot_record(
         f"--dataset.num_episodes={episodes}",
         f"--dataset.episode_time_s={seconds}",
         f"--dataset.reset_time_s={reset_s}",
-        "--dataset.fps=30",
+        f"--dataset.fps={fps}",
         "--dataset.push_to_hub=false",
         "--dataset.single_task=lift the red cube",
         "--display_data=false",
