@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,18 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from lerobot.datasets import LeRobotDataset  # noqa: E402
 from lerobot_support import lerobot_record, runs_of  # noqa: E402
+from processes import start_emulator  # noqa: E402
 
 from fakesim_hil.daemon import LocalDaemon  # noqa: E402
-
-
-def virtual_bus(binary: str, calibration: Path) -> tuple[subprocess.Popen[str], str]:
-    """A virtual SO-101 (`fakesim-hil emulate`) holding ``calibration``, and its device."""
-    process = subprocess.Popen([binary, "emulate", "--write-calibration", str(calibration)], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    if not first.startswith("Virtual servo bus on "):
-        raise SystemExit(f"emulate did not announce its bus: {first!r}")
-    return process, first.removeprefix("Virtual servo bus on ").split(":")[0]
 
 
 def main() -> None:
@@ -59,12 +49,12 @@ def main() -> None:
     buses = []
     daemon_args: list[str] = []
     try:
-        leader, leader_port = virtual_bus(binary, home / "calibration" / "teleoperators" / "so_leader" / "virtual.json")
+        leader, leader_port = start_emulator(binary, home / "calibration" / "teleoperators" / "so_leader" / "virtual.json")
         buses.append(leader)
         width, height = args.size.split("x")
         robot = [f"--robot.fps={args.fps}", f"--robot.image_width={width}", f"--robot.image_height={height}"]
         if args.mode == "hil":
-            follower, follower_port = virtual_bus(binary, home / "follower.json")
+            follower, follower_port = start_emulator(binary, home / "follower.json")
             buses.append(follower)
             daemon_args = ["--port", follower_port, "--calibration", str(home / "follower.json"), "--mode", "hil"]
             robot.append("--robot.mode=hil")

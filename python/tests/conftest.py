@@ -15,6 +15,7 @@ import pytest
 from fakesim.v1 import session_pb2
 from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon
+from processes import start_emulator
 from slow_host import widen_reply_window
 
 # LeRobot buses in the test process get the tests' wider reply window (see slow_host.py).
@@ -98,14 +99,9 @@ def emulate(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
     def start(*args: str, calibration: Path | None = None) -> VirtualBus:
         calibration = calibration or tmp_path_factory.mktemp("emulate") / "virtual.json"
-        process = subprocess.Popen(
-            [fakesim_bin, "emulate", "--write-calibration", str(calibration), *args], stdout=subprocess.PIPE, text=True
-        )
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        bus = VirtualBus(first.removeprefix("Virtual servo bus on ").split(":")[0], calibration, process)
+        process, device = start_emulator(fakesim_bin, calibration, *args)
+        bus = VirtualBus(device, calibration, process)
         started.append(bus)
-        assert first.startswith("Virtual servo bus on "), first
         return bus
 
     yield start

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
+from processes import start_emulator
 from slow_host import lerobot_environment
 
 MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
@@ -43,13 +44,8 @@ def lerobot_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
     """A virtual SO-101 servo bus on a pty (`fakesim-hil emulate`), calibrated as leader `virtual`."""
     calibration = lerobot_home / "calibration" / "teleoperators" / "so_leader" / "virtual.json"
-    process = subprocess.Popen(
-        [fakesim_bin, "emulate", "--write-calibration", str(calibration)], stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    assert first.startswith("Virtual servo bus on "), first
-    yield first.removeprefix("Virtual servo bus on ").split(":")[0]
+    process, device = start_emulator(fakesim_bin, calibration)
+    yield device
     process.send_signal(signal.SIGINT)
     process.wait(timeout=30)
 
