@@ -72,14 +72,72 @@ pub struct ArmJoint {
     pub servo_id: u8,
 }
 
-/// One arm as the registry knows it.
-#[derive(Debug, PartialEq)]
+/// One arm of a bimanual pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// The arm on the left, seen from behind the arms (+y).
+    Left,
+    /// The arm on the right (-y).
+    Right,
+}
+
+impl Side {
+    /// Both sides, left first: the order of a bimanual action.
+    pub const BOTH: [Side; 2] = [Side::Left, Side::Right];
+
+    /// `left` or `right`: the robot of the side's joint names (`left/shoulder_pan`) and the
+    /// prefix of its LeRobot features (`left_shoulder_pan.pos`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Side::Left => "left",
+            Side::Right => "right",
+        }
+    }
+
+    /// Position in a bimanual action and in the twin's arm list (left 0, right 1).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A side name that is neither `left` nor `right`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown arm side {name:?}; known: left, right")]
+pub struct UnknownSide {
+    /// The name given.
+    pub name: String,
+}
+
+impl FromStr for Side {
+    type Err = UnknownSide;
+
+    /// A side by name, any case.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Side::BOTH
+            .into_iter()
+            .find(|side| side.name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| UnknownSide { name: name.to_owned() })
+    }
+}
+
+/// One arm as the registry knows it, alone or as one side of a bimanual pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArmSpec {
     /// Which arm this is.
     pub kind: ArmType,
-    /// Short name (`so101`, `so100`): the robot of qualified joint names such as
-    /// `so100/shoulder_pan`.
+    /// The robot of qualified joint names: the arm's short name (`so101`, `so100`:
+    /// `so100/shoulder_pan`) for an arm alone, the side (`left/shoulder_pan`) in a pair.
     pub name: &'static str,
+    /// The side of a bimanual pair this arm is, if it is one.
+    pub side: Option<Side>,
+    /// What the model puts before each of this arm's names (`left/`), empty for an arm alone.
+    pub prefix: &'static str,
     /// The six joints in LeRobot's action order (servo id order).
     pub joints: [ArmJoint; 6],
     /// LeRobot's robot type of the follower arm (`--robot.type`).
@@ -99,6 +157,8 @@ pub const SO101: ArmSpec = ArmSpec {
     lerobot_robot: "so101_follower",
     calibration_dir: "so_follower",
     home: [0.0, -0.8, 0.4, 1.55, 0.0, 0.6],
+    side: None,
+    prefix: "",
 };
 
 /// The SO-100: its model names joints by CAD term (`assets/so100`). Its home puts the TCP where
@@ -110,9 +170,56 @@ pub const SO100: ArmSpec = ArmSpec {
     lerobot_robot: "so100_follower",
     calibration_dir: "so_follower",
     home: [0.0, -2.41, 2.0, 1.56, 0.0, 0.6],
+    side: None,
+    prefix: "",
 };
 
+/// The SO-101 on the left of a pair (`left/1` .. `left/6` in the model).
+pub const SO101_LEFT: ArmSpec = SO101.on(Side::Left);
+/// The SO-101 on the right of a pair.
+pub const SO101_RIGHT: ArmSpec = SO101.on(Side::Right);
+/// The SO-100 on the left of a pair (`left/Rotation` .. in the model).
+pub const SO100_LEFT: ArmSpec = SO100.on(Side::Left);
+/// The SO-100 on the right of a pair.
+pub const SO100_RIGHT: ArmSpec = SO100.on(Side::Right);
+
+impl ArmType {
+    /// The registry's entry for this arm as one side of a bimanual pair.
+    pub fn on(self, side: Side) -> &'static ArmSpec {
+        match (self, side) {
+            (ArmType::So101, Side::Left) => &SO101_LEFT,
+            (ArmType::So101, Side::Right) => &SO101_RIGHT,
+            (ArmType::So100, Side::Left) => &SO100_LEFT,
+            (ArmType::So100, Side::Right) => &SO100_RIGHT,
+        }
+    }
+}
+
 impl ArmSpec {
+    /// This arm as `side` of a pair: its names qualified by the side.
+    const fn on(self, side: Side) -> ArmSpec {
+        let prefix = match side {
+            Side::Left => "left/",
+            Side::Right => "right/",
+        };
+        ArmSpec {
+            name: side.name(),
+            side: Some(side),
+            prefix,
+            ..self
+        }
+    }
+
+    /// The model's full name of a joint and its actuator: `left/1` on a pair's left SO-101.
+    pub fn model_name(&self, joint: Joint) -> String {
+        format!("{}{}", self.prefix, self.joint_name(joint))
+    }
+
+    /// The model's full name of one of this arm's bodies or sites (`tcp`, `left/tcp`).
+    pub fn part_name(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
     /// The registry's row for a joint.
     pub fn joint(&self, joint: Joint) -> &ArmJoint {
         &self.joints[joint.index()]
@@ -123,10 +230,18 @@ impl ArmSpec {
         self.joint(joint).name
     }
 
-    /// A joint as answers and refusals print it: model name and label, `Rotation (shoulder_pan)`.
+    /// A joint as answers and refusals print it: model name and label, `Rotation (shoulder_pan)`
+    /// (`left/1 (left/shoulder_pan)` on one side of a pair).
     pub fn joint_display(&self, joint: Joint) -> String {
         let row = self.joint(joint);
-        format!("{} ({})", row.name, row.label)
+        let p = self.prefix;
+        format!("{p}{} ({p}{})", row.name, row.label)
+    }
+
+    /// A joint's LeRobot label as this arm's answers print it: `shoulder_pan`, or
+    /// `left/shoulder_pan` on one side of a pair.
+    pub fn label(&self, joint: Joint) -> String {
+        format!("{}{}", self.prefix, joint.label())
     }
 
     /// Finds the joint a caller means: model name or label, any case, bare or qualified by
@@ -149,8 +264,12 @@ impl ArmSpec {
         Joint::ALL.map(|joint| self.joint_display(joint)).to_vec()
     }
 
-    /// A model name with this arm's `robot/` prefix taken off, if it has one.
+    /// A model name with this arm's `robot/` prefix taken off, if it has one; on a side of a
+    /// pair, whose model names keep the side, the name as given.
     pub fn strip_robot<'a>(&self, name: &'a str) -> &'a str {
+        if !self.prefix.is_empty() {
+            return name;
+        }
         match name.split_once('/') {
             Some((robot, rest)) if robot.eq_ignore_ascii_case(self.name) => rest,
             _ => name,
@@ -223,6 +342,25 @@ mod tests {
         }
         assert_eq!(SO100.resolve_joint("jaw"), Some(Joint::Gripper));
         assert_eq!(SO100.resolve_joint("Wrist_Pitch"), Some(Joint::WristFlex));
+    }
+
+    #[test]
+    fn a_side_of_a_pair_resolves_its_own_qualified_names_and_prints_them() {
+        let left = ArmType::So101.on(Side::Left);
+        assert_eq!(left.resolve_joint("left/shoulder_pan"), Some(Joint::ShoulderPan));
+        assert_eq!(left.resolve_joint("LEFT/6"), Some(Joint::Gripper));
+        assert_eq!(left.resolve_joint("right/shoulder_pan"), None);
+        assert_eq!(left.resolve_joint("so101/shoulder_pan"), None);
+        assert_eq!(left.model_name(Joint::ElbowFlex), "left/3");
+        assert_eq!(left.joint_display(Joint::ElbowFlex), "left/3 (left/elbow_flex)");
+        assert_eq!(left.strip_robot("left/gripper"), "left/gripper");
+        let right = ArmType::So100.on(Side::Right);
+        assert_eq!(right.resolve_joint("right/Rotation"), Some(Joint::ShoulderPan));
+        assert_eq!(right.model_name(Joint::Gripper), "right/Jaw");
+        assert_eq!(right.kind, ArmType::So100);
+        assert_eq!(right.side, Some(Side::Right));
+        assert_eq!("Right".parse::<Side>(), Ok(Side::Right));
+        assert!("middle".parse::<Side>().is_err());
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod state;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use arms::{ArmSpec, ArmType};
+pub use arms::{ArmSpec, ArmType, Side};
 pub use health::{ArmHealth, AttemptFailure, CommCounters, ServoHealth};
 pub use joints::Joint;
 pub use state::{ArmState, JointState, ServoReading};

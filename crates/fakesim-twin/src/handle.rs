@@ -8,7 +8,7 @@ use crate::render::{Drawing, Frame, RenderQueue};
 use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
-use fakesim_arm::ArmSpec;
+use fakesim_arm::{ArmSpec, Side};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
@@ -57,10 +57,13 @@ pub struct TwinFault {
 #[derive(Clone)]
 pub struct TwinHandle {
     inner: Arc<Inner>,
+    /// The arm this handle's calls act on: an index into the scene's arms (see [`Sim::focus`]).
+    focus: usize,
 }
 
 struct Inner {
-    arm: &'static ArmSpec,
+    /// The scene's arms, left first in a pair.
+    arms: Vec<&'static ArmSpec>,
     physics: Worker<Job>,
     renderer: RenderQueue,
     /// The quality a snapshot is drawn at unless it asks for another.
@@ -74,7 +77,7 @@ impl TwinHandle {
     /// Loads the scene on a new thread and starts the render and preview threads beside it.
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
         let (ready_tx, ready_rx) = mpsc::channel();
-        let arm = config.scene.arm();
+        let arms = config.scene.arms();
         let ended: Ended = Arc::new(watch::channel(None).0);
         let physics = Worker::spawn(
             "physics",
@@ -105,7 +108,7 @@ impl TwinHandle {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
-        let previewer = match PreviewQueue::spawn(&model, arm, Lifeline::new("preview", &ended)) {
+        let previewer = match PreviewQueue::spawn(&model, &arms, Lifeline::new("preview", &ended)) {
             Ok(previewer) => previewer,
             Err(e) => {
                 renderer.stop();
@@ -113,8 +116,9 @@ impl TwinHandle {
             }
         };
         Ok(TwinHandle {
+            focus: 0,
             inner: Arc::new(Inner {
-                arm,
+                arms,
                 physics,
                 renderer,
                 render_quality: config.render_quality,
@@ -125,9 +129,24 @@ impl TwinHandle {
         })
     }
 
-    /// The arm in the twin's scene.
+    /// The arm this handle's calls act on: the scene's only arm, or one side of a pair.
     pub fn arm(&self) -> &'static ArmSpec {
-        self.inner.arm
+        self.inner.arms[self.focus]
+    }
+
+    /// Every arm in the twin's scene, left first in a pair.
+    pub fn arms(&self) -> &[&'static ArmSpec] {
+        &self.inner.arms
+    }
+
+    /// A handle on the same twin whose per-arm calls act on `side` of the pair; `None` when
+    /// the scene holds no such side.
+    pub fn on(&self, side: Side) -> Option<TwinHandle> {
+        let focus = self.inner.arms.iter().position(|arm| arm.side == Some(side))?;
+        Some(TwinHandle {
+            inner: self.inner.clone(),
+            focus,
+        })
     }
 
     /// Every fault caught from now on.
@@ -159,7 +178,13 @@ impl TwinHandle {
         f: impl FnOnce(&mut Sim) -> R + Send + 'static,
     ) -> Result<R, TwinError> {
         let (tx, rx) = oneshot::channel();
+        let focus = self.focus;
         let job: Job = Box::new(move |sim| {
+            // The focus was found among the scene's arms, which the twin holds in the same order.
+            if let Err(e) = sim.focus(focus) {
+                let _ = tx.send(Err(e));
+                return;
+            }
             let _ = tx.send(guarded("physics", || f(sim)));
         });
         self.inner.physics.send(job)?;

@@ -12,6 +12,10 @@ pub(crate) struct ArmModel {
     pub(crate) scene: &'static str,
     /// Path under `assets/` of the arm on the table with the task objects.
     pub(crate) tabletop: &'static str,
+    /// Path under `assets/` of two of the arm on the table (`left/`, `right/`).
+    pub(crate) pair: &'static str,
+    /// Path under `assets/` of the pair with the task objects.
+    pub(crate) pair_tabletop: &'static str,
 }
 
 /// The model files of `arm`.
@@ -31,9 +35,16 @@ const SO101: ArmModel = ArmModel {
             "so101/tabletop.xml",
             include_bytes!("../../../assets/so101/tabletop.xml"),
         ),
+        ("so101/pair.xml", include_bytes!("../../../assets/so101/pair.xml")),
+        (
+            "so101/pair_tabletop.xml",
+            include_bytes!("../../../assets/so101/pair_tabletop.xml"),
+        ),
     ],
     scene: "so101/scene.xml",
     tabletop: "so101/tabletop.xml",
+    pair: "so101/pair.xml",
+    pair_tabletop: "so101/pair_tabletop.xml",
 };
 
 /// The SO-100: joints named by CAD term (`assets/so100`).
@@ -45,7 +56,14 @@ const SO100: ArmModel = ArmModel {
             "so100/tabletop.xml",
             include_bytes!("../../../assets/so100/tabletop.xml"),
         ),
+        ("so100/pair.xml", include_bytes!("../../../assets/so100/pair.xml")),
+        (
+            "so100/pair_tabletop.xml",
+            include_bytes!("../../../assets/so100/pair_tabletop.xml"),
+        ),
     ],
     scene: "so100/scene.xml",
     tabletop: "so100/tabletop.xml",
+    pair: "so100/pair.xml",
+    pair_tabletop: "so100/pair_tabletop.xml",
 };

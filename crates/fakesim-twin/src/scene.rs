@@ -2,7 +2,7 @@
 
 use crate::error::TwinError;
 use crate::models::model;
-use fakesim_arm::{ArmSpec, ArmType};
+use fakesim_arm::{ArmSpec, ArmType, Side};
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,14 @@ pub enum Scene {
         /// Whether the task objects are on it.
         objects: bool,
     },
+    /// Two of an arm on the built-in table, `left/` and `right/` (`assets/<arm>/pair_tabletop.xml`
+    /// with the task objects, `pair.xml` without).
+    Pair {
+        /// The arm both sides are.
+        arm: ArmType,
+        /// Whether the task objects are on the table.
+        objects: bool,
+    },
     /// An MJCF file on disk; it must name joints and sites as the built-in SO-101 does.
     File(PathBuf),
 }
@@ -46,11 +54,12 @@ impl Scene {
         }
     }
 
-    /// The arm in the scene (a user's file holds the SO-101).
-    pub fn arm(&self) -> &'static ArmSpec {
+    /// The arms in the scene, left first in a pair (a user's file holds one SO-101).
+    pub fn arms(&self) -> Vec<&'static ArmSpec> {
         match self.source() {
-            Source::Builtin { arm, .. } => arm.spec(),
-            Source::File(_) => ArmType::default().spec(),
+            Source::Builtin { arm, pair: false, .. } => vec![arm.spec()],
+            Source::Builtin { arm, pair: true, .. } => Side::BOTH.map(|side| arm.on(side)).to_vec(),
+            Source::File(_) => vec![ArmType::default().spec()],
         }
     }
 
@@ -59,14 +68,22 @@ impl Scene {
             Scene::Tabletop => Source::Builtin {
                 arm: ArmType::So101,
                 objects: true,
+                pair: false,
             },
             Scene::EmptyTable => Source::Builtin {
                 arm: ArmType::So101,
                 objects: false,
+                pair: false,
             },
             Scene::Builtin { arm, objects } => Source::Builtin {
                 arm: *arm,
                 objects: *objects,
+                pair: false,
+            },
+            Scene::Pair { arm, objects } => Source::Builtin {
+                arm: *arm,
+                objects: *objects,
+                pair: true,
             },
             Scene::File(path) => Source::File(path),
         }
@@ -75,7 +92,7 @@ impl Scene {
     /// Compiles the scene into a MuJoCo model.
     pub fn compile(&self) -> Result<MjModel, TwinError> {
         match self.source() {
-            Source::Builtin { arm, objects } => compile_builtin(arm, objects),
+            Source::Builtin { arm, objects, pair } => compile_builtin(arm, objects, pair),
             Source::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => Err(TwinError::Scene(format!(
                 "{}: a path cannot hold a NUL byte",
                 path.display()
@@ -89,20 +106,25 @@ impl Scene {
 
 /// Where a scene's MJCF comes from.
 enum Source<'a> {
-    /// An arm's built-in files, with or without the task objects.
-    Builtin { arm: ArmType, objects: bool },
+    /// An arm's built-in files, alone or a pair, with or without the task objects.
+    Builtin { arm: ArmType, objects: bool, pair: bool },
     /// A file on disk.
     File(&'a Path),
 }
 
-/// Compiles `arm`'s built-in scene from the files compiled into the binary.
-fn compile_builtin(arm: ArmType, objects: bool) -> Result<MjModel, TwinError> {
+/// Compiles `arm`'s built-in scene (two of it when `pair`) from the files compiled into the binary.
+fn compile_builtin(arm: ArmType, objects: bool, pair: bool) -> Result<MjModel, TwinError> {
     let arm = model(arm);
     let mut vfs = MjVfs::new();
     for (name, bytes) in ROOM_FILES.iter().chain(arm.files) {
         vfs.add_from_buffer(name, bytes)
             .map_err(|e| TwinError::Scene(format!("{name}: {e}")))?;
     }
-    let main = if objects { arm.tabletop } else { arm.scene };
+    let main = match (pair, objects) {
+        (false, true) => arm.tabletop,
+        (false, false) => arm.scene,
+        (true, true) => arm.pair_tabletop,
+        (true, false) => arm.pair,
+    };
     MjModel::from_xml_vfs(main, &vfs).map_err(|e| TwinError::Scene(format!("{main}: {e}")))
 }

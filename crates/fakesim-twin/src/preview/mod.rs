@@ -102,12 +102,13 @@ impl PreviewRequest {
 /// The preview's private physics: scratch data of the twin's model and its parts, made once.
 pub(crate) struct Scratch {
     data: MjData<Arc<MjModel>>,
-    parts: PartMap,
+    /// The parts as each arm sees them, in the scene's arm order.
+    parts: Vec<PartMap>,
 }
 
 impl Scratch {
-    /// Scratch data of `model`, whose parts were mapped as `parts`.
-    pub(crate) fn new(model: &Arc<MjModel>, parts: PartMap) -> Self {
+    /// Scratch data of `model`, whose parts were mapped as `parts` (one map per arm).
+    pub(crate) fn new(model: &Arc<MjModel>, parts: Vec<PartMap>) -> Self {
         Scratch {
             data: MjData::new(model.clone()),
             parts,
@@ -128,6 +129,8 @@ pub(crate) struct PreviewJob {
     joints: [(usize, usize, usize); 6],
     ranges: [Bounds; 6],
     limits: PreviewLimits,
+    /// The arm previewed: an index into the scene's arms.
+    arm: usize,
 }
 
 impl Sim {
@@ -137,7 +140,7 @@ impl Sim {
         let job = self.preview_job(request)?;
         if self.scratch.is_none() {
             let model = self.model().clone();
-            self.scratch = Some(Box::new(Scratch::new(&model, PartMap::new(&model, self.arm())?)));
+            self.scratch = Some(Box::new(Scratch::new(&model, PartMap::each_arm(&model, &self.arms())?)));
         }
         let Some(scratch) = self.scratch.as_deref_mut() else {
             return Err(TwinError::Stopped);
@@ -167,6 +170,7 @@ impl Sim {
             joints: self.joint_addresses(),
             ranges: self.joint_ranges(),
             limits: request.limits,
+            arm: self.focus_index(),
         })
     }
 }
@@ -189,7 +193,11 @@ impl PreviewJob {
             qpos: std::array::from_fn(|i| data.qpos()[joints[i].0]),
             qvel: std::array::from_fn(|i| data.qvel()[joints[i].1]),
         };
-        let mut observer = Observer::new(&scratch.parts, self.limits, self.ranges, data, self.start_qvel);
+        let parts = scratch
+            .parts
+            .get(self.arm)
+            .ok_or_else(|| TwinError::Scene(format!("the preview has no parts of arm {}", self.arm)))?;
+        let mut observer = Observer::new(parts, self.limits, self.ranges, data, self.start_qvel);
         let mut target = self.start_ctrl;
         for tick in 0..self.ticks {
             if let Some(next) = self.targets.get(tick as usize) {
@@ -241,7 +249,7 @@ fn check_start(
         hi: MAX_START_SPEED_RAD_S,
     };
     if let Some(i) = start.qvel.iter().position(|v| !(speed.lo..=speed.hi).contains(v)) {
-        let label = Joint::ALL[i].label();
+        let label = arm.label(Joint::ALL[i]);
         let value = start.qvel[i];
         if !value.is_finite() {
             return Err(TwinError::Value(ValueError::NonFinite {

@@ -144,6 +144,7 @@ impl<'a> Observer<'a> {
             Part::Base => ContactClass::Base,
             Part::Fixed => ContactClass::Table,
             Part::Object => ContactClass::Object,
+            Part::OtherArm => ContactClass::OtherArm,
         };
         self.pairs.push((arm, other));
         self.contacts.push(PreviewContact {
@@ -219,6 +220,7 @@ impl<'a> Observer<'a> {
                     ContactClass::Base => ViolationKind::BaseContact,
                     ContactClass::SelfContact => ViolationKind::SelfContact,
                     ContactClass::Object => ViolationKind::ObjectContact,
+                    ContactClass::OtherArm => ViolationKind::ArmContact,
                 },
                 links: vec![c.link.clone(), c.other_body.clone()],
                 first_tick: c.first_tick,
@@ -226,7 +228,7 @@ impl<'a> Observer<'a> {
             })
             .collect();
         for (i, joint) in self.joints.iter().enumerate() {
-            let label = Joint::ALL[i].label().to_owned();
+            let label = self.parts.arm.label(Joint::ALL[i]);
             if joint.past_limit_rad > self.limits.past_limit_tolerance_rad {
                 violations.push(Violation {
                     kind: ViolationKind::JointLimit,

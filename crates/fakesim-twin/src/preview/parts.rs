@@ -2,7 +2,7 @@
 //! an arm geom reaches.
 
 use crate::error::TwinError;
-use crate::joints::GRIPPER_INDEX;
+use fakesim_arm::Joint;
 use fakesim_arm::ArmSpec;
 use mujoco_rs::prelude::*;
 use std::sync::Arc;
@@ -21,10 +21,14 @@ pub(crate) enum Part {
     Fixed,
     /// A movable object.
     Object,
+    /// A link or the base of another arm of the scene (the other side of a pair).
+    OtherArm,
 }
 
 /// The scene's geoms sorted into parts, with their names, read once per model.
 pub(crate) struct PartMap {
+    /// The arm whose view this is.
+    pub arm: &'static ArmSpec,
     /// Part of every geom.
     pub part: Vec<Part>,
     /// Name of every geom.
@@ -38,22 +42,28 @@ pub(crate) struct PartMap {
 }
 
 impl PartMap {
-    /// Sorts the geoms of a model of `arm`; the arm is everything below the first arm joint's body.
-    pub fn new(model: &MjModel, arm: &ArmSpec) -> Result<Self, TwinError> {
-        let joint_body = |index: usize| -> Result<usize, TwinError> {
-            let id = arm.joints[index].name;
-            let joint = model
-                .name_to_id(MjtObjBase::mjOBJ_JOINT, id)
+    /// Sorts the geoms of a model of `arms` as arm `focus` sees them; an arm is everything
+    /// below its first joint's body, the others' links and bases are [`Part::OtherArm`].
+    pub fn new(model: &MjModel, arms: &[&'static ArmSpec], focus: usize) -> Result<Self, TwinError> {
+        let joint_body = |arm: &ArmSpec, joint: Joint| -> Result<usize, TwinError> {
+            let id = arm.model_name(joint);
+            let found = model
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, &id)
                 .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {id:?}")))?;
-            usize::try_from(model.jnt_bodyid()[joint])
+            usize::try_from(model.jnt_bodyid()[found])
                 .map_err(|_| TwinError::Scene(format!("joint {id:?} has no body")))
         };
-        let first = joint_body(0)?;
-        let jaws = [joint_body(GRIPPER_INDEX - 1)?, joint_body(GRIPPER_INDEX)?];
+        let arm: &'static ArmSpec = arms
+            .get(focus)
+            .copied()
+            .ok_or_else(|| TwinError::Scene(format!("the scene has no arm {focus}")))?;
+        let first = joint_body(arm, Joint::ShoulderPan)?;
+        let jaws = [joint_body(arm, Joint::WristRoll)?, joint_body(arm, Joint::Gripper)?];
         let parents = model.body_parentid();
-        let base = usize::try_from(parents[first]).unwrap_or(0);
-        let on_arm = |mut body: usize| loop {
-            if body == first {
+        let parent_of = |body: usize| usize::try_from(parents[body]).unwrap_or(0);
+        let base = parent_of(first);
+        let below = |mut body: usize, top: usize| loop {
+            if body == top {
                 return true;
             }
             match usize::try_from(parents[body]) {
@@ -61,6 +71,15 @@ impl PartMap {
                 _ => return false,
             }
         };
+        let on_arm = |body: usize| below(body, first);
+        // The other arms from their bases down.
+        let other_bases = arms
+            .iter()
+            .enumerate()
+            .filter(|&(index, _)| index != focus)
+            .map(|(_, other)| joint_body(other, Joint::ShoulderPan).map(parent_of))
+            .collect::<Result<Vec<_>, _>>()?;
+        let on_other_arm = |body: usize| other_bases.iter().any(|&top| top != 0 && below(body, top));
         let weld = model.body_weldid();
         let name = |kind, id: usize| match model.id_to_name(kind, id) {
             Some(n) if !n.is_empty() => n.to_owned(),
@@ -68,6 +87,7 @@ impl PartMap {
         };
         let ngeom = usize::try_from(model.ffi().ngeom).unwrap_or(0);
         let mut map = PartMap {
+            arm,
             part: Vec::with_capacity(ngeom),
             geom_name: Vec::with_capacity(ngeom),
             body_name: Vec::with_capacity(ngeom),
@@ -82,6 +102,8 @@ impl PartMap {
                 }
             } else if body == base && base != 0 {
                 Part::Base
+            } else if on_other_arm(body) {
+                Part::OtherArm
             } else if weld[body] == 0 {
                 Part::Fixed
             } else {
@@ -96,6 +118,13 @@ impl PartMap {
             map.body_name.push(name(MjtObjBase::mjOBJ_BODY, body));
         }
         Ok(map)
+    }
+}
+
+impl PartMap {
+    /// The parts as each of `arms` sees them, in their order.
+    pub fn each_arm(model: &MjModel, arms: &[&'static ArmSpec]) -> Result<Vec<Self>, TwinError> {
+        (0..arms.len()).map(|focus| PartMap::new(model, arms, focus)).collect()
     }
 }
 

@@ -21,9 +21,9 @@ pub(crate) struct PreviewQueue {
 }
 
 impl PreviewQueue {
-    /// Starts the preview thread on `model`, a model of `arm`; the thread holds `lifeline`.
-    pub fn spawn(model: &Arc<MjModel>, arm: &ArmSpec, lifeline: Lifeline) -> Result<Self, TwinError> {
-        let parts = PartMap::new(model, arm)?;
+    /// Starts the preview thread on `model`, a model of `arms`; the thread holds `lifeline`.
+    pub fn spawn(model: &Arc<MjModel>, arms: &[&'static ArmSpec], lifeline: Lifeline) -> Result<Self, TwinError> {
+        let parts = PartMap::each_arm(model, arms)?;
         let model = model.clone();
         let worker = Worker::spawn("preview", lifeline, move |jobs: Jobs<(PreviewJob, Reply)>| {
             let mut scratch = Scratch::new(&model, parts);

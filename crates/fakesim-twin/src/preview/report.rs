@@ -14,16 +14,20 @@ pub enum ContactClass {
     Object,
     /// Another link of the arm.
     SelfContact,
+    /// A link or the base of the other arm of a pair.
+    OtherArm,
 }
 
 impl ContactClass {
-    /// The class as reports and clients name it: `table`, `base`, `object`, `self`.
+    /// The class as reports and clients name it: `table`, `base`, `object`, `self`,
+    /// `other_arm`.
     pub fn name(self) -> &'static str {
         match self {
             ContactClass::Table => "table",
             ContactClass::Base => "base",
             ContactClass::Object => "object",
             ContactClass::SelfContact => "self",
+            ContactClass::OtherArm => "other_arm",
         }
     }
 }
@@ -101,6 +105,8 @@ pub enum ViolationKind {
     SelfContact,
     /// A link other than the gripper's in contact with an object.
     ObjectContact,
+    /// A link in contact with the other arm of a pair.
+    ArmContact,
     /// A joint driven past an end of its range.
     JointLimit,
     /// A joint faster than the limit asked for.
@@ -115,6 +121,7 @@ impl ViolationKind {
             ViolationKind::BaseContact => "base_contact",
             ViolationKind::SelfContact => "self_contact",
             ViolationKind::ObjectContact => "object_contact",
+            ViolationKind::ArmContact => "arm_contact",
             ViolationKind::JointLimit => "joint_limit",
             ViolationKind::JointSpeed => "joint_speed",
         }

@@ -33,7 +33,7 @@ impl Sim {
         match name {
             None => Ok(frames),
             Some(wanted) => {
-                let wanted = self.arm.strip_robot(wanted);
+                let wanted = self.arm().strip_robot(wanted);
                 let hits: Vec<_> = frames.iter().filter(|f| f.name == wanted).cloned().collect();
                 if hits.is_empty() {
                     return Err(TwinError::Value(ValueError::UnknownName {
@@ -49,7 +49,7 @@ impl Sim {
 
     /// Jacobian of a body, site or geom frame; columns named by DOF.
     pub fn jacobian(&self, name: &str) -> Result<Jacobian, TwinError> {
-        let name = model_name("body, site or geom", self.arm.strip_robot(name))?;
+        let name = model_name("body, site or geom", self.arm().strip_robot(name))?;
         let (position, rotation) = if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_SITE, name) {
             self.data.jac_site(true, true, id)
         } else if let Some(id) = self.model.name_to_id(MjtObjBase::mjOBJ_BODY, name) {

@@ -6,6 +6,7 @@ use crate::scene::Scene;
 use crate::tap::{TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
+use arms::ArmSlot;
 use fakesim_arm::ArmSpec;
 use fakesim_arm::joints::Joint;
 use mujoco_rs::mujoco_c::mjtState;
@@ -14,6 +15,7 @@ use nalgebra::Vector3;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+mod arms;
 mod inspect;
 mod names;
 mod state;
@@ -53,12 +55,12 @@ pub struct RenderSnapshot(pub(crate) Box<[f64]>);
 
 /// The twin's model and data. Not shared: one thread owns it (see [`crate::TwinHandle`]).
 pub struct Sim {
-    arm: &'static ArmSpec,
+    /// The arms in the scene, left first in a pair; never empty.
+    arms: Vec<ArmSlot>,
+    /// The arm the per-arm verbs act on (an index into `arms`; see [`Sim::focus`]).
+    focus: usize,
     model: Arc<MjModel>,
     pub(crate) data: MjData<Arc<MjModel>>,
-    joints: Vec<JointInfo>,
-    tcp_site: usize,
-    jaw_sites: (usize, usize),
     saved: HashMap<String, Saved>,
     substeps_per_tick: u32,
     clock: TickClock,
@@ -70,29 +72,23 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// Loads a scene, checks it has its arm's joints, actuators and sites, and settles the
+    /// Loads a scene, checks it has each arm's joints, actuators and sites, and settles the
     /// servo setpoints on the initial pose.
     pub fn load(scene: &Scene, substeps_per_tick: u32) -> Result<Self, TwinError> {
-        let arm = scene.arm();
         let model = Arc::new(scene.compile()?);
-        let joints = compile_joints(&model, arm)?;
-        let site = |name: &str| {
-            model
-                .name_to_id(MjtObjBase::mjOBJ_SITE, name)
-                .ok_or_else(|| TwinError::Scene(format!("the scene has no site {name:?}")))
-        };
-        let tcp_site = site(TCP_SITE)?;
-        let jaw_sites = (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?);
+        let arms = scene
+            .arms()
+            .into_iter()
+            .map(|spec| ArmSlot::find(&model, spec))
+            .collect::<Result<Vec<_>, _>>()?;
         let data = MjData::new(model.clone());
         let substeps_per_tick = substeps_per_tick.max(1);
         let mut sim = Sim {
-            arm,
+            arms,
+            focus: 0,
             clock: TickClock::new(model.opt().timestep, substeps_per_tick),
             model,
             data,
-            joints,
-            tcp_site,
-            jaw_sites,
             saved: HashMap::new(),
             substeps_per_tick,
             watch: Watch::default(),
@@ -109,13 +105,52 @@ impl Sim {
         self.clock.restore_carry(0.0);
         self.data.reset();
         self.data.forward();
-        let qpos = self.arm_qpos();
-        self.set_arm_ctrl(&qpos);
+        self.for_each_arm(|sim| {
+            let qpos = sim.arm_qpos();
+            sim.set_arm_ctrl(&qpos);
+        });
     }
 
-    /// The arm in the scene.
+    /// The arm the per-arm verbs act on: the scene's only arm, or the side of a pair in focus.
     pub fn arm(&self) -> &'static ArmSpec {
-        self.arm
+        self.slot().spec
+    }
+
+    /// Every arm in the scene, left first in a pair.
+    pub fn arms(&self) -> Vec<&'static ArmSpec> {
+        self.arms.iter().map(|slot| slot.spec).collect()
+    }
+
+    /// Points the per-arm verbs (joint reads and writes, the TCP, the preview) at arm `index`
+    /// of [`Sim::arms`]; an index past the last arm is refused.
+    pub fn focus(&mut self, index: usize) -> Result<(), TwinError> {
+        if index >= self.arms.len() {
+            return Err(TwinError::Scene(format!(
+                "the scene holds {} arm(s); there is no arm {index}",
+                self.arms.len()
+            )));
+        }
+        self.focus = index;
+        Ok(())
+    }
+
+    /// Runs `f` once with each arm in focus, then restores the focus.
+    pub(crate) fn for_each_arm(&mut self, mut f: impl FnMut(&mut Sim)) {
+        let focus = self.focus;
+        for index in 0..self.arms.len() {
+            self.focus = index;
+            f(self);
+        }
+        self.focus = focus;
+    }
+
+    /// The index in [`Sim::arms`] of the arm in focus.
+    pub(crate) fn focus_index(&self) -> usize {
+        self.focus
+    }
+
+    fn slot(&self) -> &ArmSlot {
+        &self.arms[self.focus]
     }
 
     /// The compiled model.
@@ -127,8 +162,8 @@ impl Sim {
     pub fn model_info(&self) -> ModelInfo {
         let global = &self.model.vis().global;
         ModelInfo {
-            joints: self.joints.clone(),
-            action_keys: self.joints.iter().map(|j| j.id.clone()).collect(),
+            joints: self.slot().joints.clone(),
+            action_keys: self.slot().joints.iter().map(|j| j.id.clone()).collect(),
             timestep: self.model.opt().timestep,
             substeps_per_tick: self.substeps_per_tick,
             cameras: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
@@ -142,12 +177,12 @@ impl Sim {
 
     /// Arm joint ranges, action-key order.
     pub fn joint_ranges(&self) -> [Bounds; 6] {
-        std::array::from_fn(|i| self.joints[i].range)
+        std::array::from_fn(|i| self.slot().joints[i].range)
     }
 
     /// Servo setpoint ranges, action-key order.
     pub fn ctrl_ranges(&self) -> [Bounds; 6] {
-        std::array::from_fn(|i| self.joints[i].ctrl_range)
+        std::array::from_fn(|i| self.slot().joints[i].ctrl_range)
     }
 
     /// Joint ranges narrowed by the setpoint ranges: where `set_joint_positions` with hold may
@@ -163,31 +198,31 @@ impl Sim {
     /// Joint positions (rad), action-key order.
     pub fn arm_qpos(&self) -> [f64; 6] {
         let qpos = self.data.qpos();
-        std::array::from_fn(|i| qpos[self.joints[i].qpos_adr])
+        std::array::from_fn(|i| qpos[self.slot().joints[i].qpos_adr])
     }
 
     /// Joint velocities (rad/s), action-key order.
     pub fn arm_qvel(&self) -> [f64; 6] {
         let qvel = self.data.qvel();
-        std::array::from_fn(|i| qvel[self.joints[i].dof_adr])
+        std::array::from_fn(|i| qvel[self.slot().joints[i].dof_adr])
     }
 
     /// Each arm joint's qpos address, DOF address and actuator, action-key order.
     pub(crate) fn joint_addresses(&self) -> [(usize, usize, usize); 6] {
-        std::array::from_fn(|i| (self.joints[i].qpos_adr, self.joints[i].dof_adr, self.joints[i].actuator))
+        std::array::from_fn(|i| (self.slot().joints[i].qpos_adr, self.slot().joints[i].dof_adr, self.slot().joints[i].actuator))
     }
 
     /// Servo setpoints (rad), action-key order.
     pub fn arm_ctrl(&self) -> [f64; 6] {
         let ctrl = self.data.ctrl();
-        std::array::from_fn(|i| ctrl[self.joints[i].actuator])
+        std::array::from_fn(|i| ctrl[self.slot().joints[i].actuator])
     }
 
     /// Sets every servo setpoint, clamped into its range (callers validate before this).
     pub fn set_arm_ctrl(&mut self, targets: &[f64; 6]) {
         let ranges = self.ctrl_ranges();
         let ctrl = self.data.ctrl_mut();
-        for (i, joint) in self.joints.iter().enumerate() {
+        for (i, joint) in self.arms[self.focus].joints.iter().enumerate() {
             ctrl[joint.actuator] = targets[i].clamp(ranges[i].lo, ranges[i].hi);
         }
     }
@@ -269,14 +304,18 @@ impl Sim {
         self.sample_watch();
     }
 
+    /// Samples every arm into the watch.
     fn sample_watch(&mut self) {
-        let xpos = self.data.site_xpos();
-        let tool_z = [self.tcp_site, self.jaw_sites.0, self.jaw_sites.1]
-            .iter()
-            .map(|&site| xpos[site][2])
-            .fold(f64::INFINITY, f64::min);
-        let (qpos, ranges) = (self.arm_qpos(), self.joint_ranges());
-        self.watch.sample(&qpos, &ranges, tool_z);
+        self.for_each_arm(|sim| {
+            let xpos = sim.data.site_xpos();
+            let slot = sim.slot();
+            let tool_z = [slot.tcp_site, slot.jaw_sites.0, slot.jaw_sites.1]
+                .iter()
+                .map(|&site| xpos[site][2])
+                .fold(f64::INFINITY, f64::min);
+            let (qpos, ranges) = (sim.arm_qpos(), sim.joint_ranges());
+            sim.watch.sample(&qpos, &ranges, tool_z);
+        });
     }
 
     /// Physics steps per control tick.
@@ -291,23 +330,24 @@ impl Sim {
 
     /// Tool centre point pose in the world.
     pub fn tcp_pose(&self) -> Pose {
-        self.site_pose(self.tcp_site)
+        self.site_pose(self.slot().tcp_site)
     }
 
     /// Distance between the jaw tips (m).
     pub fn gripper_opening_m(&self) -> f64 {
         let xpos = self.data.site_xpos();
-        let a = Vector3::from(xpos[self.jaw_sites.0]);
-        let b = Vector3::from(xpos[self.jaw_sites.1]);
+        let (fixed, moving) = self.slot().jaw_sites;
+        let a = Vector3::from(xpos[fixed]);
+        let b = Vector3::from(xpos[moving]);
         (a - b).norm()
     }
 
     /// Translational and rotational Jacobians of the TCP over the six arm DOFs.
     pub fn tcp_jacobian(&self) -> (nalgebra::Matrix3x6<f64>, nalgebra::Matrix3x6<f64>) {
         let nv = self.model.ffi().nv as usize;
-        let (jacp, jacr) = self.data.jac_site(true, true, self.tcp_site);
+        let (jacp, jacr) = self.data.jac_site(true, true, self.slot().tcp_site);
         let pick = |m: &[f64]| {
-            nalgebra::Matrix3x6::from_fn(|r, c| m.get(r * nv + self.joints[c].dof_adr).copied().unwrap_or(0.0))
+            nalgebra::Matrix3x6::from_fn(|r, c| m.get(r * nv + self.slot().joints[c].dof_adr).copied().unwrap_or(0.0))
         };
         (pick(&jacp), pick(&jacr))
     }
@@ -327,7 +367,7 @@ impl Sim {
     /// Teleports joints (all-or-nothing); with `hold` the position servos take the pose as setpoint.
     pub fn set_joint_positions(&mut self, values: &JointValues, hold: bool) -> Result<SetJointsReport, TwinError> {
         let ranges = self.joint_ranges();
-        let pairs = resolve(self.arm, values, Check::Within(&ranges))?;
+        let pairs = resolve(self.arm(), values, Check::Within(&ranges))?;
         if hold {
             let ctrl_ranges = self.ctrl_ranges();
             let beyond: Vec<_> = pairs
@@ -336,11 +376,11 @@ impl Sim {
                 .collect();
             if let Some(&&(i, v)) = beyond.first() {
                 let b = ctrl_ranges[i];
-                return Err(crate::values::out_of_range(Joint::ALL[i].label(), v, b.lo, b.hi).into());
+                return Err(crate::values::out_of_range(&self.arm().label(Joint::ALL[i]), v, b.lo, b.hi).into());
             }
         }
         for &(i, v) in &pairs {
-            let joint = &self.joints[i];
+            let joint = &self.arms[self.focus].joints[i];
             self.data.qpos_mut()[joint.qpos_adr] = v;
             self.data.qvel_mut()[joint.dof_adr] = 0.0;
             if hold {
@@ -349,7 +389,8 @@ impl Sim {
         }
         self.data.forward();
         self.sample_watch();
-        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| Joint::ALL[*i].label().to_owned()).collect();
+        let arm = self.arm();
+        let labels = |pairs: &[(usize, f64)]| pairs.iter().map(|(i, _)| arm.label(Joint::ALL[*i])).collect();
         Ok(SetJointsReport {
             written: labels(&pairs),
             pulled_back: if hold { Vec::new() } else { labels(&pairs) },
@@ -358,9 +399,9 @@ impl Sim {
 
     /// Writes joint velocities (rad/s), all-or-nothing.
     pub fn set_joint_velocities(&mut self, values: &JointValues) -> Result<(), TwinError> {
-        let pairs = resolve(self.arm, values, Check::Finite)?;
+        let pairs = resolve(self.arm(), values, Check::Finite)?;
         for &(i, v) in &pairs {
-            let adr = self.joints[i].dof_adr;
+            let adr = self.arms[self.focus].joints[i].dof_adr;
             self.data.qvel_mut()[adr] = v;
         }
         self.data.forward();
@@ -371,9 +412,9 @@ impl Sim {
     pub fn send_action(&mut self, values: &JointValues, n_substeps: u32) -> Result<(), TwinError> {
         check_substeps(n_substeps)?;
         let ranges = self.ctrl_ranges();
-        let pairs = resolve(self.arm, values, Check::Within(&ranges))?;
+        let pairs = resolve(self.arm(), values, Check::Within(&ranges))?;
         for &(i, v) in &pairs {
-            let actuator = self.joints[i].actuator;
+            let actuator = self.arms[self.focus].joints[i].actuator;
             self.data.ctrl_mut()[actuator] = v;
         }
         self.hold_ctrl(n_substeps);
@@ -421,30 +462,4 @@ fn model_name<'a>(kind: &'static str, name: &'a str) -> Result<&'a str, TwinErro
         });
     }
     Ok(name)
-}
-
-fn compile_joints(model: &MjModel, arm: &ArmSpec) -> Result<Vec<JointInfo>, TwinError> {
-    arm.joints
-        .iter()
-        .map(|spec| {
-            let joint = model
-                .name_to_id(MjtObjBase::mjOBJ_JOINT, spec.name)
-                .ok_or_else(|| TwinError::Scene(format!("the scene has no joint {:?} ({})", spec.name, spec.label)))?;
-            let actuator = model.name_to_id(MjtObjBase::mjOBJ_ACTUATOR, spec.name).ok_or_else(|| {
-                TwinError::Scene(format!("the scene has no actuator {:?} ({})", spec.name, spec.label))
-            })?;
-            let [lo, hi] = model.jnt_range()[joint];
-            let [clo, chi] = model.actuator_ctrlrange()[actuator];
-            Ok(JointInfo {
-                id: spec.name.to_owned(),
-                label: spec.label.to_owned(),
-                range: Bounds { lo, hi },
-                ctrl_range: Bounds { lo: clo, hi: chi },
-                unit: "rad",
-                qpos_adr: model.jnt_qposadr()[joint] as usize,
-                dof_adr: model.jnt_dofadr()[joint] as usize,
-                actuator,
-            })
-        })
-        .collect()
 }
