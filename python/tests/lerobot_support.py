@@ -1,5 +1,6 @@
-"""What the LeRobot tests share: LeRobot's directories, a virtual so101_leader, LeRobot's console
-scripts, and the daemon's record of each run (its journal and summary.json)."""
+"""What the LeRobot tests share: LeRobot's directories, a virtual so101_leader (or the two buses of
+a bi_so_leader), LeRobot's console scripts, and the daemon's record of each run (its journal and
+summary.json)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,7 @@ def lerobot_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def virtual_leader(lerobot_home: Path, fakesim_bin: str) -> Iterator[str]:
     """A virtual SO-101 servo bus on a pty (`fakesim-hil emulate`), calibrated as leader `virtual`."""
-    calibration = lerobot_home / "calibration" / "teleoperators" / "so_leader" / "virtual.json"
-    process, device = start_emulator(fakesim_bin, calibration)
+    process, device = start_emulator(fakesim_bin, leader_calibration(lerobot_home))
     yield device
     process.send_signal(signal.SIGINT)
     process.wait(timeout=30)
@@ -60,10 +60,17 @@ def lerobot_cli(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def leader_reading(port: str, home: Path) -> list[float]:
-    """What LeRobot's own so101_leader reads from the virtual bus now, in action order."""
-    calibration = home / "calibration" / "teleoperators" / "so_leader"
-    leader = SO101Leader(SO101LeaderConfig(port=port, id="virtual", calibration_dir=calibration))
+def leader_calibration(home: Path, leader_id: str = "virtual") -> Path:
+    """Where LeRobot finds the calibration of SO leader ``leader_id`` (a bi_so_leader's arms:
+    ``ID_left``, ``ID_right``)."""
+    return home / "calibration" / "teleoperators" / "so_leader" / f"{leader_id}.json"
+
+
+def leader_reading(port: str, home: Path, leader_id: str = "virtual") -> list[float]:
+    """What LeRobot's own so101_leader, calibrated as ``leader_id``, reads from the virtual bus
+    now, in action order."""
+    calibration = leader_calibration(home, leader_id)
+    leader = SO101Leader(SO101LeaderConfig(port=port, id=leader_id, calibration_dir=calibration.parent))
     leader.connect(calibrate=False)
     try:
         action = leader.get_action()
@@ -110,20 +117,32 @@ def runs_of(runs_dir: Path) -> list[Run]:
     return [run for _, run in sorted(found, key=lambda item: item[0])]
 
 
+def teleop_arguments(leader: str | tuple[str, str]) -> list[str]:
+    """LeRobot's arguments for the virtual leader ``virtual``: an so101_leader on a bus, or a
+    bi_so_leader on a left and a right bus (calibrated as ``virtual_left``, ``virtual_right``)."""
+    if isinstance(leader, str):
+        return ["--teleop.type=so101_leader", f"--teleop.port={leader}", "--teleop.id=virtual"]
+    left, right = leader
+    return [
+        "--teleop.type=bi_so_leader",
+        f"--teleop.left_arm_config.port={left}",
+        f"--teleop.right_arm_config.port={right}",
+        "--teleop.id=virtual",
+    ]
+
+
 def lerobot_record(
-    address: str, leader: str, root: Path, repo_id: str, *robot: str, episodes: int, seconds: float, reset_s: float = 0,
-    fps: int = 30,
+    address: str, leader: str | tuple[str, str], root: Path, repo_id: str, *robot: str, episodes: int, seconds: float,
+    reset_s: float = 0, fps: int = 30, robot_type: str = "fakesim_hil", task: str = "lift the red cube",
 ) -> subprocess.CompletedProcess[str]:
-    """LeRobot's lerobot-record at ``fps`` on the plugin (``robot``: more of its arguments), led by
-    the virtual leader, the dataset kept local and quiet."""
+    """LeRobot's lerobot-record at ``fps`` on the plugin's ``robot_type`` (``robot``: more of its
+    arguments), led by the virtual leader (`teleop_arguments`), the dataset kept local and quiet."""
     return lerobot_cli(
         "lerobot-record",
-        "--robot.type=fakesim_hil",
+        f"--robot.type={robot_type}",
         f"--robot.address={address}",
         *robot,
-        "--teleop.type=so101_leader",
-        f"--teleop.port={leader}",
-        "--teleop.id=virtual",
+        *teleop_arguments(leader),
         f"--dataset.repo_id={repo_id}",
         f"--dataset.root={root}",
         "--dataset.no_stamp=true",
@@ -132,7 +151,7 @@ def lerobot_record(
         f"--dataset.reset_time_s={reset_s}",
         f"--dataset.fps={fps}",
         "--dataset.push_to_hub=false",
-        "--dataset.single_task=lift the red cube",
+        f"--dataset.single_task={task}",
         "--display_data=false",
         "--play_sounds=false",
     )

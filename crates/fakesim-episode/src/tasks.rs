@@ -28,10 +28,30 @@ enum Goal {
     InBowl,
     OnTarget,
     Stack,
+    /// Both cubes lifted: the red on the left arm's side, the blue on the right's.
+    LiftBoth,
+}
+
+impl TaskDef {
+    /// The arms the task needs: 2 for a task of a pair, else 1 (which a pair can do too).
+    pub fn arms(&self) -> usize {
+        match self.goal {
+            Goal::LiftBoth => 2,
+            _ => 1,
+        }
+    }
+
+    /// Refuses the task on a twin holding fewer arms than it needs.
+    pub fn check_arms(&'static self, arms: usize) -> Result<&'static TaskDef, TaskError> {
+        if arms < self.arms() {
+            return Err(TaskError::NeedsPair { task: self.name });
+        }
+        Ok(self)
+    }
 }
 
 /// The tasks, by index.
-pub const TASKS: [TaskDef; 4] = [
+pub const TASKS: [TaskDef; 5] = [
     TaskDef {
         name: "lift_cube",
         instruction: "pick up the red cube and lift it",
@@ -51,6 +71,11 @@ pub const TASKS: [TaskDef; 4] = [
         name: "stack_cubes",
         instruction: "stack the red cube on the blue cube",
         goal: Goal::Stack,
+    },
+    TaskDef {
+        name: "lift_both",
+        instruction: "lift the red cube with the left arm and the blue cube with the right arm",
+        goal: Goal::LiftBoth,
     },
 ];
 
@@ -93,6 +118,12 @@ pub enum TaskError {
         index: u32,
         /// Tasks in the suite.
         count: u32,
+    },
+    /// A task for two arms asked of a twin holding one.
+    #[error("task {task} needs two arms: start the daemon with --pair (or --left-port and --right-port)")]
+    NeedsPair {
+        /// The task's name.
+        task: &'static str,
     },
     /// Layout index past the end.
     #[error("init_state_index {index} out of range: each task has layouts 0..{count}")]
@@ -169,6 +200,9 @@ fn far_enough(a: [f64; 2], b: [f64; 2], min: f64) -> bool {
 /// The layout of a task and index: the same every time.
 pub fn layout(task_index: u32, init_state_index: u32) -> Layout {
     let mut rng = Seeded(0x5010_1000 ^ (u64::from(task_index) << 32) ^ u64::from(init_state_index));
+    if TASKS.get(task_index as usize).is_some_and(|task| task.goal == Goal::LiftBoth) {
+        return pair_layout(&mut rng);
+    }
     loop {
         let red = rng.point((0.16, 0.26), (-0.10, 0.10));
         let blue = rng.point((0.15, 0.26), (-0.14, 0.14));
@@ -192,6 +226,19 @@ pub fn layout(task_index: u32, init_state_index: u32) -> Layout {
     }
 }
 
+/// A layout of the pair's task: each cube in front of its arm (the left arm's base stands at
+/// y = +0.20, the right's at -0.20), the bowl and the target out of the way at the back.
+fn pair_layout(rng: &mut Seeded) -> Layout {
+    let red = rng.point((0.14, 0.24), (0.12, 0.26));
+    let blue = rng.point((0.14, 0.24), (-0.26, -0.12));
+    Layout {
+        cube_red: [red[0], red[1], rng.uniform(-0.6, 0.6)],
+        cube_blue: [blue[0], blue[1], rng.uniform(-0.6, 0.6)],
+        bowl: [0.45, 0.0],
+        target: [0.30, 0.0],
+    }
+}
+
 /// Puts the objects of a layout on the table, at rest.
 pub fn apply_layout(sim: &mut Sim, layout: &Layout) -> Result<(), TwinError> {
     let cube_z = TABLE_Z + CUBE_HALF + 0.0005;
@@ -207,8 +254,10 @@ pub fn apply_layout(sim: &mut Sim, layout: &Layout) -> Result<(), TwinError> {
 pub fn success(task: &TaskDef, sim: &Sim) -> Result<bool, TwinError> {
     let red = sim.body_position("cube_red")?;
     let planar = |a: [f64; 3], b: [f64; 3]| (a[0] - b[0]).hypot(a[1] - b[1]);
+    let lifted = |cube: [f64; 3]| cube[2] > TABLE_Z + CUBE_HALF + 0.05;
     Ok(match task.goal {
-        Goal::Lift => red[2] > TABLE_Z + CUBE_HALF + 0.05,
+        Goal::Lift => lifted(red),
+        Goal::LiftBoth => lifted(red) && lifted(sim.body_position("cube_blue")?),
         Goal::InBowl => {
             let bowl = sim.body_position("bowl")?;
             planar(red, bowl) < 0.04 && red[2] < TABLE_Z + 0.05

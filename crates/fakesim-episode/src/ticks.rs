@@ -136,6 +136,41 @@ impl TickDriver for SimTicks<'_> {
     }
 }
 
+/// One tick of the client's clock for every arm of the twin at once: each arm's `actions`
+/// entry (in the order of [`Sim::arms`]) is written over its goals in force, then physics
+/// advances once for all; returns each arm at the end. Every action is checked before any
+/// is written, so a refusal changes nothing.
+pub fn tick_arms(sim: &mut Sim, actions: &[JointValues], period_s: Option<f64>) -> Result<Vec<Observed>, TwinError> {
+    let arms = sim.arms().len();
+    if actions.len() != arms {
+        return Err(TwinError::Scene(format!(
+            "a tick of this twin holds {arms} arm action(s), not {}",
+            actions.len()
+        )));
+    }
+    let mut targets = Vec::with_capacity(arms);
+    for (index, action) in actions.iter().enumerate() {
+        sim.focus(index)?;
+        let pairs = resolve(sim.arm(), action, Check::Within(&sim.ctrl_ranges()))?;
+        let mut goals = sim.arm_ctrl();
+        for (joint, value) in pairs {
+            goals[joint] = value;
+        }
+        targets.push(goals);
+    }
+    for (index, goals) in targets.iter().enumerate() {
+        sim.focus(index)?;
+        sim.set_arm_ctrl(goals);
+    }
+    sim.step_period(period_s);
+    (0..arms)
+        .map(|index| {
+            sim.focus(index)?;
+            Ok(SimTicks::new(sim).observed())
+        })
+        .collect()
+}
+
 /// Runs a loop over [`SimTicks`] to its end on this thread: such a loop never waits.
 pub fn lock_step<R>(run: impl Future<Output = Result<R, TwinError>>) -> Result<R, TwinError> {
     match pin!(run).poll(&mut Context::from_waker(Waker::noop())) {

@@ -16,9 +16,14 @@ pub struct ScratchTwinKinematics {
 impl ScratchTwinKinematics {
     /// Loads a private copy of `scene` (the same scene the live twin runs).
     pub fn load(scene: &Scene) -> Result<Self, TwinError> {
-        Ok(Self {
-            sim: Mutex::new(Sim::load(scene, DEFAULT_SUBSTEPS_PER_TICK)?),
-        })
+        Self::for_arm(scene, 0)
+    }
+
+    /// The same for arm `index` of the scene's arms (a side of a pair).
+    pub fn for_arm(scene: &Scene, index: usize) -> Result<Self, TwinError> {
+        let mut sim = Sim::load(scene, DEFAULT_SUBSTEPS_PER_TICK)?;
+        sim.focus(index)?;
+        Ok(Self { sim: Mutex::new(sim) })
     }
 }
 

@@ -28,7 +28,7 @@ impl Engine {
                 return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
             }
             let (budget, task_ref) = request.resolve(&self.config)?;
-            let task = task_ref.task()?;
+            let task = task_ref.task()?.check_arms(self.twin.arms().len())?;
             let layout = tasks::layout(task_ref.task_index, task_ref.init_state_index);
             let home = self.config.home_pose;
             let (state, period_s) = self
@@ -36,7 +36,10 @@ impl Engine {
                 .try_with_sim(move |sim| {
                     sim.reset();
                     tasks::apply_layout(sim, &layout)?;
-                    sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)?;
+                    sim.every_arm(|sim| {
+                        sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)
+                            .map(drop)
+                    })?;
                     for _ in 0..SETTLE_TICKS {
                         sim.step_tick();
                     }

@@ -102,14 +102,31 @@ pub struct ArmOptions {
     /// Serial device of the real arm's servo bus; without it the twin runs alone.
     #[arg(long, value_name = "DEVICE")]
     pub port: Option<PathBuf>,
+    /// Two arms at once: the twin holds a pair of --arm (`left/`, `right/`), sim-only unless
+    /// --left-port and --right-port pair it with two real followers.
+    #[arg(long)]
+    pub pair: bool,
+    /// Serial device of the left arm of a pair (with --right-port; implies --pair).
+    #[arg(long, value_name = "DEVICE")]
+    pub left_port: Option<PathBuf>,
+    /// Serial device of the right arm of a pair (with --left-port; implies --pair).
+    #[arg(long, value_name = "DEVICE")]
+    pub right_port: Option<PathBuf>,
     /// Baud rate of the servo bus.
     #[arg(long, value_name = "BAUD")]
     pub baud: Option<u32>,
     /// LeRobot calibration file of the follower arm (else found by --robot-id).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// LeRobot calibration file of a pair's left follower (else found by --robot-id).
+    #[arg(long, value_name = "FILE")]
+    pub left_calibration: Option<PathBuf>,
+    /// LeRobot calibration file of a pair's right follower (else found by --robot-id).
+    #[arg(long, value_name = "FILE")]
+    pub right_calibration: Option<PathBuf>,
     /// Id of the follower arm in LeRobot's calibration directory (robots/so_follower/ID.json,
-    /// else the older robots/so101_follower/ID.json).
+    /// else the older robots/so101_follower/ID.json); a pair's arms are ID_left and ID_right,
+    /// as LeRobot's bi_so_follower names them.
     #[arg(long, value_name = "ID")]
     pub robot_id: Option<String>,
     /// Joint-mapping file (JSON, as `fakesim-hil align` writes it) instead of the built-in
@@ -124,7 +141,8 @@ pub struct ArmOptions {
     /// differ) instead of refusing servos that hold another calibration.
     #[arg(long)]
     pub write_calibration_to_servos: bool,
-    /// Mode to start in with --port: sim, mirror or hil [default: mirror with --port, else sim].
+    /// Mode to start in with a real arm: sim, mirror or hil [default: mirror with --port or a
+    /// pair's ports, else sim].
     #[arg(long, value_name = "MODE", value_parser = mode_parser())]
     #[serde(deserialize_with = "parsed")]
     pub mode: Option<Mode>,
@@ -146,8 +164,13 @@ pub struct ArmOptions {
 
 overlay!(ArmOptions {
     port,
+    pair,
+    left_port,
+    right_port,
     baud,
     calibration,
+    left_calibration,
+    right_calibration,
     robot_id,
     mapping,
     ramp_speed,

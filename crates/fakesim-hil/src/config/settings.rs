@@ -26,6 +26,12 @@ pub struct Settings {
     pub listen: ListenAddr,
     /// Serial device of the real arm; `None` runs the twin alone.
     pub port: Option<PathBuf>,
+    /// Two arms at once: the twin holds a pair of the arm.
+    pub pair: bool,
+    /// Serial devices of a pair's left and right arms (both or neither: checked).
+    pub pair_ports: [Option<PathBuf>; 2],
+    /// Calibration files of a pair's left and right followers, when given directly.
+    pub pair_calibrations: [Option<PathBuf>; 2],
     /// Baud rate of the servo bus.
     pub baud: u32,
     /// The follower's LeRobot calibration file, when given directly.
@@ -127,11 +133,14 @@ impl Settings {
             twin,
             access,
         } = options;
+        let sided_ports = arm.left_port.is_some() || arm.right_port.is_some();
+        let hardware = arm.port.is_some() || sided_ports;
         Settings {
             listen: listen.unwrap_or_default(),
-            mode: arm
-                .mode
-                .unwrap_or(if arm.port.is_some() { Mode::Mirror } else { Mode::Sim }),
+            mode: arm.mode.unwrap_or(if hardware { Mode::Mirror } else { Mode::Sim }),
+            pair: arm.pair || sided_ports,
+            pair_ports: [arm.left_port, arm.right_port],
+            pair_calibrations: [arm.left_calibration, arm.right_calibration],
             port: arm.port,
             baud: arm.baud.unwrap_or_default(),
             calibration: arm.calibration,
@@ -192,8 +201,12 @@ impl Settings {
                 HIL_RATE_HZ.end()
             );
         }
-        if self.port.is_none() && self.mode != Mode::Sim {
-            bail!("--mode {:?} needs the real arm: give --port DEVICE", self.mode);
+        self.check_pair()?;
+        if !self.has_hardware() && self.mode != Mode::Sim {
+            bail!(
+                "--mode {:?} needs the real arm: give --port DEVICE (or --left-port and --right-port for a pair)",
+                self.mode
+            );
         }
         if self.port.is_some() && self.calibration.is_none() && self.robot_id.is_none() {
             bail!(
@@ -206,6 +219,42 @@ impl Settings {
 }
 
 impl Settings {
+    /// Whether real arms are attached: `--port`, or a pair's ports.
+    pub fn has_hardware(&self) -> bool {
+        self.port.is_some() || self.pair_ports.iter().any(Option::is_some)
+    }
+
+    /// Refuses a pair given half its ports, mixed with `--port`, or without calibrations.
+    fn check_pair(&self) -> anyhow::Result<()> {
+        let sided = self.pair_calibrations.iter().any(Option::is_some);
+        if !self.pair {
+            if sided {
+                bail!("--left-calibration and --right-calibration are for a pair: give --left-port and --right-port too");
+            }
+            return Ok(());
+        }
+        if self.port.is_some() {
+            bail!("--port drives one arm; a pair takes --left-port DEVICE and --right-port DEVICE instead");
+        }
+        if self.calibration.is_some() {
+            bail!("--calibration is one arm's; a pair takes --left-calibration FILE and --right-calibration FILE");
+        }
+        let ports = self.pair_ports.iter().filter(|port| port.is_some()).count();
+        if ports == 1 {
+            bail!("a pair needs both arms: give --left-port DEVICE and --right-port DEVICE");
+        }
+        if ports == 0 && (sided || self.robot_id.is_some()) {
+            bail!("a pair's calibrations need its arms: give --left-port DEVICE and --right-port DEVICE");
+        }
+        if ports == 2 && self.robot_id.is_none() && self.pair_calibrations.iter().any(Option::is_none) {
+            bail!(
+                "a pair needs each arm's calibration: give --robot-id ID (LeRobot's ID_left and ID_right) or \
+                 --left-calibration FILE and --right-calibration FILE"
+            );
+        }
+        Ok(())
+    }
+
     /// Refuses serving gRPC on `listen`, or the MCP endpoint, off loopback without TLS and a way
     /// to authenticate: one rule for both listeners.
     pub fn check_exposure(&self, listen: &ListenAddr) -> anyhow::Result<()> {

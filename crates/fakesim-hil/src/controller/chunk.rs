@@ -8,7 +8,7 @@ use super::{Call, Done, TickMotion, Ticked};
 use crate::state::AppState;
 use crate::wire::status;
 use fakesim_bridge::hil::{Mode, Route, VerbKind};
-use fakesim_episode::ticks::{Hold, SimTicks, act, lock_step};
+use fakesim_episode::ticks::tick_arms;
 use fakesim_twin::{Sim, TwinError};
 use serde_json::json;
 use tonic::Status;
@@ -110,18 +110,17 @@ impl AppState {
 
 /// What the journal records of a chunk's tick: the targets it held, its period and its index.
 fn tick_line(ticked: &Ticked, period_s: Option<f64>, index: usize) -> serde_json::Value {
-    json!({ "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s, "chunk_index": index })
+    json!({ "action": ticked.ctrl(), "period_s": period_s, "chunk_index": index })
 }
 
 /// Runs the ticks on `sim` in order, each one's cameras taken right after it, until one fails.
 fn run_on(sim: &mut Sim, ticks: Vec<TickMotion>) -> (Vec<Ticked>, Option<(usize, TwinError)>) {
     let mut done = Vec::with_capacity(ticks.len());
     for (index, tick) in ticks.into_iter().enumerate() {
-        let ticked =
-            lock_step(act(&mut SimTicks::new(sim), &tick.action, Hold::Period(tick.period_s))).and_then(|after| {
-                let shot = tick.images.as_ref().map(|images| images.snapshot_on(sim)).transpose()?;
-                Ok(Ticked { after, shot })
-            });
+        let ticked = tick_arms(sim, &tick.actions, tick.period_s).and_then(|after| {
+            let shot = tick.images.as_ref().map(|images| images.snapshot_on(sim)).transpose()?;
+            Ok(Ticked { after, shot })
+        });
         match ticked {
             Ok(ticked) => done.push(ticked),
             Err(error) => return (done, Some((index, error))),

@@ -5,6 +5,7 @@
 
 mod calls;
 mod chunk;
+mod mode;
 mod motion;
 
 pub use calls::{Call, Need};
@@ -12,9 +13,9 @@ pub use motion::{Done, Motion, TickMotion, Ticked};
 
 use crate::state::AppState;
 use crate::wire::status;
-use fakesim_bridge::hil::{Mode, VerbKind, run_action};
+use fakesim_bridge::hil::{Mode, Route, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
-use fakesim_episode::ticks::Hold;
+use fakesim_episode::ticks::{Hold, tick_arms};
 use fakesim_twin::quote::Quoted;
 use serde_json::json;
 use tonic::Status;
@@ -35,8 +36,23 @@ impl AppState {
         match need {
             Need::Never => false,
             Need::Motion => self.settings.lease_in_sim || self.bridge.mode() != Mode::Sim,
-            Need::Control => self.settings.lease_in_sim || self.bridge.port().is_some(),
+            Need::Control => self.settings.lease_in_sim || self.settings.has_hardware(),
         }
+    }
+
+    /// Refuses `verb`, which drives one arm, on a daemon driving a pair.
+    pub fn refuse_on_pair(&self, verb: &str) -> Result<(), Status> {
+        if !self.is_pair() {
+            return Ok(());
+        }
+        Err(status::refusal(
+            status::Reason::OneArmVerb,
+            format!(
+                "{verb} drives one arm, and this daemon drives a pair: move both with Tick or TickChunk \
+                 (12 targets, left/1..left/6 then right/1..right/6)"
+            ),
+        )
+        .into())
     }
 
     /// Admits a call of this kind carrying `metadata`, or refuses it for want of the lease.
@@ -51,6 +67,9 @@ impl AppState {
     /// journals it, holding the drive lock throughout.
     pub async fn run(&self, metadata: &MetadataMap, motion: Motion) -> Result<Done, Status> {
         let call = motion.call();
+        if motion.one_arm() {
+            self.refuse_on_pair(call.journal_name())?;
+        }
         let _drive = self.lock_drive().await;
         self.admit(metadata, call.need())?;
         if motion.sim_only() {
@@ -89,9 +108,27 @@ impl AppState {
     /// taken after it (before the lock is released, so the frames show the state after this
     /// tick; drawn by the caller after, so no other call waits for the render).
     pub(super) async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
-        let after = run_action(&self.bridge, &self.twin, tick.action, Hold::Period(tick.period_s))
-            .await
-            .map_err(|e| status::from_bridge(&e))?;
+        let bridge = |e: fakesim_bridge::hil::BridgeError| status::from_bridge(&e);
+        let hold = Hold::Period(tick.period_s);
+        let after = match self.bridge.route(VerbKind::Motion).map_err(bridge)? {
+            // Every arm's targets in one physics job: the twin advances once for the tick.
+            Route::Twin => {
+                let (actions, period_s) = (tick.actions, tick.period_s);
+                self.twin
+                    .try_with_sim(move |sim| tick_arms(sim, &actions, period_s))
+                    .await
+                    .map_err(|e| status::from_twin(&e))?
+            }
+            // Each arm through its own safety pipeline; a tick only sends, so the arms'
+            // goals go out one after the other within the period.
+            Route::Arm => {
+                let mut after = Vec::with_capacity(self.arms.len());
+                for (arm, action) in self.arms.iter().zip(tick.actions) {
+                    after.push(run_action(&arm.bridge, &arm.twin, action, hold).await.map_err(bridge)?);
+                }
+                after
+            }
+        };
         let shot = match &tick.images {
             Some(images) => Some(images.snapshot(&self.twin).await?),
             None => None,
@@ -116,7 +153,9 @@ impl AppState {
                     let info = self.engine.session_info().await.map_err(episode)?;
                     if info.status != fakesim_episode::Status::Running {
                         let home = self.engine.config().home_pose;
-                        self.bridge.move_arm_to(home).await.map_err(bridge)?;
+                        for arm in self.arms.iter() {
+                            arm.bridge.move_arm_to(home).await.map_err(bridge)?;
+                        }
                     }
                 }
                 let outcome = self.engine.reset_task(request).await.map_err(episode)?;
@@ -145,7 +184,7 @@ impl AppState {
             Motion::Tick(tick) => {
                 let period_s = tick.period_s;
                 let ticked = self.tick(tick).await?;
-                let fields = json!({ "action": ticked.after.robot.ctrl.to_vec(), "period_s": period_s });
+                let fields = json!({ "action": ticked.ctrl(), "period_s": period_s });
                 (
                     Done::Ticked(Box::new(ticked)),
                     u64::from(self.model.substeps_per_tick),
@@ -199,14 +238,16 @@ impl AppState {
                 sync,
                 sync_speed_rad_s,
             } => {
-                let switch = self
-                    .bridge
-                    .set_mode(mode, sync, sync_speed_rad_s)
-                    .await
-                    .map_err(bridge)?;
+                let switch = self.set_mode(mode, sync, sync_speed_rad_s).await.map_err(bridge)?;
                 (Done::ModeSwitched(switch), 0, none)
             }
-            Motion::ResetEmergencyStop => (Done::EstopReset(self.bridge.reset_emergency_stop()), 0, none),
+            Motion::ResetEmergencyStop(sides) => {
+                let mut was_latched = false;
+                for arm in self.arms.iter().filter(|arm| sides.contains(&arm.side)) {
+                    was_latched |= arm.bridge.reset_emergency_stop();
+                }
+                (Done::EstopReset(was_latched), 0, none)
+            }
             Motion::SetControlPeriod { period_s } => {
                 let (before, after) = self
                     .twin

@@ -2,6 +2,7 @@
 
 use super::calls::Call;
 use crate::wire::tick::ImageRequest;
+use fakesim_arm::Side;
 use fakesim_bridge::hil::{Mode, ModeSwitch, SyncOption};
 use fakesim_episode::session::{GripperOutcome, MoveOutcome, ResetOutcome, StopOutcome};
 use fakesim_episode::ticks::Observed;
@@ -13,8 +14,8 @@ use tonic::Status;
 /// One tick of the client's clock.
 #[derive(Debug, Clone)]
 pub struct TickMotion {
-    /// The targets (rad).
-    pub action: JointValues,
+    /// The targets (rad) of each arm the daemon drives, in the order of its arms.
+    pub actions: Vec<JointValues>,
     /// This tick's own period (s, checked), or `None` for the period in force.
     pub period_s: Option<f64>,
     /// The frames to take after the tick.
@@ -79,8 +80,8 @@ pub enum Motion {
         /// The sync speed, overriding the configured one.
         sync_speed_rad_s: Option<f64>,
     },
-    /// Clears a latched emergency stop.
-    ResetEmergencyStop,
+    /// Clears the latched emergency stops of these arms (their sides; `None`: the one arm).
+    ResetEmergencyStop(Vec<Option<Side>>),
     /// Sets the control period of `Tick` (s; 0: the model's tick).
     SetControlPeriod {
         /// The period asked for.
@@ -104,7 +105,7 @@ impl Motion {
             Motion::SetJointVelocities { .. } => Call::SetJointVelocities,
             Motion::LoadState { .. } => Call::LoadState,
             Motion::SetMode { .. } => Call::SetMode,
-            Motion::ResetEmergencyStop => Call::ResetEmergencyStop,
+            Motion::ResetEmergencyStop(_) => Call::ResetEmergencyStop,
             Motion::SetControlPeriod { .. } => Call::SetControlPeriod,
         }
     }
@@ -117,6 +118,19 @@ impl Motion {
                 | Motion::SetJointPositions { .. }
                 | Motion::SetJointVelocities { .. }
                 | Motion::LoadState { .. }
+        )
+    }
+
+    /// Whether it drives one arm's joints or tool: refused on a pair, whose arms move
+    /// together through `Tick` and `TickChunk`.
+    pub fn one_arm(&self) -> bool {
+        matches!(
+            self,
+            Motion::Move { .. }
+                | Motion::Gripper(_)
+                | Motion::SendAction { .. }
+                | Motion::SetJointPositions { .. }
+                | Motion::SetJointVelocities { .. }
         )
     }
 
@@ -138,10 +152,27 @@ impl Motion {
 /// What one tick did: the robot after it, and the cameras' state to draw.
 #[derive(Debug)]
 pub struct Ticked {
-    /// The robot after the tick.
-    pub after: Observed,
+    /// Each arm after the tick, in the order of the daemon's arms.
+    pub after: Vec<Observed>,
     /// The scene to draw, when frames were asked for.
     pub shot: Option<CameraSnapshot>,
+}
+
+impl Ticked {
+    /// The setpoints every arm held (rad), arm after arm: what the journal records.
+    pub fn ctrl(&self) -> Vec<f64> {
+        self.after.iter().flat_map(|arm| arm.robot.ctrl).collect()
+    }
+
+    /// Whether a guard held any arm since the previous tick.
+    pub fn blocked(&self) -> bool {
+        self.after.iter().any(|arm| arm.blocked)
+    }
+
+    /// The simulation time after the tick (s).
+    pub fn time(&self) -> f64 {
+        self.after.first().map_or(0.0, |arm| arm.robot.time)
+    }
 }
 
 /// What a motion did.

@@ -86,13 +86,13 @@ impl HardwareApi for HardwareService {
 
     async fn get_hardware_status(
         &self,
-        _: Request<v1::GetHardwareStatusRequest>,
+        request: Request<v1::GetHardwareStatusRequest>,
     ) -> Result<Response<v1::GetHardwareStatusResponse>, Status> {
-        let bridge = &self.state.bridge;
+        let unit = self.state.arm_named(&request.into_inner().arm)?;
+        let bridge = &unit.bridge;
         let status = bridge.status();
         let lease = self.state.leases.holder();
-        let twin = self
-            .state
+        let twin = unit
             .twin
             .with_sim(|sim| sim.arm_qpos())
             .await
@@ -113,7 +113,7 @@ impl HardwareApi for HardwareService {
                 v1::ServoStatus {
                     id: u32::from(servo.id),
                     label: servo.joint.label().to_owned(),
-                    twin_joint: self.state.arm().joint_name(servo.joint).to_owned(),
+                    twin_joint: unit.twin.arm().model_name(servo.joint),
                     position_deg: reading.map_or(0.0, |r| r.normalized),
                     twin_rad: servo.position_rad.unwrap_or(0.0),
                     twin_actual_rad: twin[servo.joint.index()],
@@ -155,6 +155,7 @@ impl HardwareApi for HardwareService {
             lease_holder: lease.as_ref().map(|l| l.holder.clone()),
             lease_expires_in_ms: lease.map_or(0, |l| u64::try_from(l.expires_in.as_millis()).unwrap_or(u64::MAX)),
             lease_required: self.state.lease_required(Need::Motion),
+            arm: unit.side.map(|side| side.name().to_owned()).unwrap_or_default(),
         }))
     }
 
@@ -164,6 +165,7 @@ impl HardwareApi for HardwareService {
         &self,
         request: Request<v1::StreamJointStatesRequest>,
     ) -> Result<Response<Self::StreamJointStatesStream>, Status> {
+        self.state.refuse_on_pair("StreamJointStates")?;
         let rate_hz = request.into_inner().rate_hz;
         if !(rate_hz.is_finite() && rate_hz > 0.0 && rate_hz <= MAX_STREAM_RATE_HZ) {
             return Err(status::invalid_argument(
@@ -255,13 +257,16 @@ impl HardwareApi for HardwareService {
         &self,
         request: Request<v1::EmergencyStopRequest>,
     ) -> Result<Response<v1::EmergencyStopResponse>, Status> {
-        let reason = request.into_inner().reason;
-        let reason = if reason.is_empty() {
+        let request = request.into_inner();
+        let reason = if request.reason.is_empty() {
             "EmergencyStop called".to_owned()
         } else {
-            reason
+            request.reason
         };
-        let was_latched = self.state.bridge.emergency_stop(&reason).await;
+        let mut was_latched = false;
+        for arm in self.state.arms_named(&request.arm)? {
+            was_latched |= arm.bridge.emergency_stop(&reason).await;
+        }
         Ok(Response::new(v1::EmergencyStopResponse {
             estop_latched: true,
             was_latched,
@@ -272,7 +277,9 @@ impl HardwareApi for HardwareService {
         &self,
         request: Request<v1::ResetEmergencyStopRequest>,
     ) -> Result<Response<v1::ResetEmergencyStopResponse>, Status> {
-        let Done::EstopReset(was_latched) = self.state.run(request.metadata(), Motion::ResetEmergencyStop).await?
+        let (metadata, _, request) = request.into_parts();
+        let sides = self.state.arms_named(&request.arm)?.iter().map(|arm| arm.side).collect();
+        let Done::EstopReset(was_latched) = self.state.run(&metadata, Motion::ResetEmergencyStop(sides)).await?
         else {
             return Err(mismatched());
         };

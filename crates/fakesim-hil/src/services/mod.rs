@@ -1,6 +1,7 @@
 //! The gRPC services: robot, session, hardware and preview, each translating requests into the
 //! controller's motions or reads of the shared state.
 
+mod arms;
 pub mod hardware;
 mod period;
 pub mod preview;

@@ -195,6 +195,7 @@ impl PreviewApi for PreviewService {
         &self,
         request: Request<v1::PreviewActionsRequest>,
     ) -> Result<Response<v1::PreviewActionsResponse>, Status> {
+        self.state.refuse_on_pair("PreviewActions")?;
         let request = request.into_inner();
         let unit = request.unit;
         let preview = self.preview_request(request).await?;

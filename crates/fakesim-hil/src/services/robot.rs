@@ -3,15 +3,15 @@
 
 use crate::controller::{Done, Motion, TickMotion, Ticked, mismatched};
 use crate::state::AppState;
-use crate::wire::convert::{frame_pose, ids_of_labels, image_timing, joint_values, pose, written_ids};
+use crate::wire::convert::{frame_pose, ids_of_labels, image_timing, joint_values, written_ids};
 use crate::wire::status;
 use crate::wire::status::from_name;
-use crate::wire::tick::{ImageRequest, observation, observation_keys};
+use crate::wire::tick::ImageRequest;
 use fakesim_episode::names::check_path_name;
 use fakesim_proto::v1;
 use fakesim_proto::v1::robot_service_server::RobotService as RobotApi;
 use fakesim_twin::preview::check_actions;
-use fakesim_twin::{JointValues, RobotState, Sim, TwinError};
+use fakesim_twin::{JointValues, Sim, TwinError};
 use tonic::{Request, Response, Status};
 
 /// Most ticks one `TickChunk` runs.
@@ -42,12 +42,8 @@ impl RobotService {
     fn tick_motion(&self, request: &v1::TickRequest) -> Result<(TickMotion, i32), Status> {
         let images = ImageRequest::from_request(request, &self.state.model, self.state.settings.image_size)?;
         let period_s = self.state.tick_period(request.period_s)?;
-        let action = self
-            .state
-            .units
-            .to_radians(JointValues::Ordered(request.action.clone()), request.unit)?;
         let tick = TickMotion {
-            action,
+            actions: self.state.split_action(&request.action, request.unit)?,
             period_s,
             images,
         };
@@ -62,7 +58,9 @@ impl RobotService {
         images: Option<&ImageRequest>,
         unit: i32,
     ) -> Result<v1::TickResponse, Status> {
-        let robot = &ticked.after.robot;
+        let time = ticked.time();
+        let observation = self.state.observation(&ticked.after, unit)?;
+        let blocked = ticked.blocked();
         let (frames, image_timing) = match (images, ticked.shot) {
             (Some(images), Some(shot)) => {
                 let (frames, timing) = images.render(&self.state.twin, shot).await?;
@@ -70,32 +68,13 @@ impl RobotService {
             }
             _ => (Vec::new(), None),
         };
-        let mut observation = observation(robot);
-        let positions = self.state.units.positions_in(&robot.qpos, unit)?;
-        observation[..positions.len()].copy_from_slice(&positions);
         Ok(v1::TickResponse {
             observation,
-            physics_steps: self.state.physics_steps(robot.time),
-            time_s: robot.time,
+            physics_steps: self.state.physics_steps(time),
+            time_s: time,
             frames,
             image_timing,
-            blocked: ticked.after.blocked,
-        })
-    }
-
-    /// The state answer, positions and targets in `unit`.
-    fn robot_state(&self, robot: &RobotState, unit: i32) -> Result<v1::GetRobotStateResponse, Status> {
-        Ok(v1::GetRobotStateResponse {
-            joint_ids: self.state.model.joints.iter().map(|j| j.id.clone()).collect(),
-            positions: self.state.units.positions_in(&robot.qpos, unit)?,
-            velocities: robot.qvel.to_vec(),
-            ctrl_targets: self.state.units.positions_in(&robot.ctrl, unit)?,
-            time_s: robot.time,
-            physics_steps: self.state.physics_steps(robot.time),
-            tcp: Some(pose(&robot.tcp)),
-            gripper_opening_m: robot.gripper_opening_m,
-            unit,
-            joint_names: self.state.arm().known_joint_names(),
+            blocked,
         })
     }
 }
@@ -108,39 +87,22 @@ impl RobotApi for RobotService {
     ) -> Result<Response<v1::GetModelInfoResponse>, Status> {
         let model = &self.state.model;
         let size = self.state.settings.image_size;
-        let bridge = &self.state.bridge;
-        let effective = bridge.port().map(|_| bridge.limits());
+        let arms = &self.state.arms;
         Ok(Response::new(v1::GetModelInfoResponse {
-            joints: model
-                .joints
-                .iter()
-                .enumerate()
-                .map(|(index, j)| {
-                    let effective = effective.and_then(|limits| limits.get(index).copied());
-                    v1::JointInfo {
-                        id: j.id.clone(),
-                        name: j.id.clone(),
-                        label: j.label.clone(),
-                        range_min: j.range.lo,
-                        range_max: j.range.hi,
-                        unit: j.unit.to_owned(),
-                        effective_min: effective.map(|b| b.lo),
-                        effective_max: effective.map(|b| b.hi),
-                    }
-                })
-                .collect(),
-            action_keys: model.action_keys.clone(),
+            joints: self.state.joint_infos(),
+            action_keys: arms.iter().flat_map(|arm| arm.model.action_keys.clone()).collect(),
             control_rate_hz: model.control_rate_hz(),
             substeps_per_tick: model.substeps_per_tick,
             timestep_s: model.timestep,
             cameras: model.cameras.clone(),
             default_image_width: size,
             default_image_height: size,
-            observation_keys: observation_keys(),
+            observation_keys: self.state.observation_keys(),
             control_period_s: self.state.control_period().await?.period_s(),
             robot: self.state.arm().name.to_owned(),
             lerobot_robot: self.state.arm().lerobot_robot.to_owned(),
-            joint_names: self.state.arm().known_joint_names(),
+            joint_names: self.state.joint_names(),
+            arms: arms.iter().filter_map(|arm| arm.side).map(|side| side.name().to_owned()).collect(),
         }))
     }
 
@@ -149,8 +111,8 @@ impl RobotApi for RobotService {
         request: Request<v1::GetRobotStateRequest>,
     ) -> Result<Response<v1::GetRobotStateResponse>, Status> {
         let unit = request.into_inner().unit;
-        let robot = self.read(|sim| Ok(sim.robot_state())).await?;
-        Ok(Response::new(self.robot_state(&robot, unit)?))
+        let states = self.state.robot_states().await?;
+        Ok(Response::new(self.state.robot_state(&states, unit)?))
     }
 
     async fn send_action(
@@ -345,10 +307,12 @@ impl RobotApi for RobotService {
             answers.push((motion.images.clone(), unit));
             motions.push(motion);
         }
-        let actions: Vec<JointValues> = motions.iter().map(|m| m.action.clone()).collect();
-        let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
-        check_actions(self.state.arm(), &actions, &ctrl_ranges)
-            .map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
+        for (index, arm) in self.state.arms.iter().enumerate() {
+            let actions: Vec<JointValues> = motions.iter().filter_map(|m| m.actions.get(index).cloned()).collect();
+            let ctrl_ranges = std::array::from_fn(|i| arm.model.joints[i].ctrl_range);
+            check_actions(arm.twin.arm(), &actions, &ctrl_ranges)
+                .map_err(|(i, e)| status::for_item(status::from_twin(&e), "ticks", i))?;
+        }
         let Done::Chunk { ticks, stopped } = self.state.run(&metadata, Motion::TickChunk(motions)).await? else {
             return Err(mismatched());
         };

@@ -203,6 +203,7 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
+        self.state.refuse_on_pair("GetObservation")?;
         let quality = render_quality(request.into_inner().render_quality)?;
         let c = common(
             self.engine

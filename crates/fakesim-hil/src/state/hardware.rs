@@ -3,7 +3,7 @@
 
 use crate::config::Settings;
 use anyhow::{Context, anyhow, bail};
-use fakesim_arm::Arm;
+use fakesim_arm::{Arm, Side};
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
@@ -20,15 +20,74 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-/// The follower calibration the settings name: `--calibration`, else `--robot-id` in LeRobot's directory.
-pub fn calibration_file(settings: &Settings) -> anyhow::Result<PathBuf> {
-    if let Some(path) = &settings.calibration {
+/// One follower the daemon drives: the arm alone, or one side of a pair.
+#[derive(Debug, Clone)]
+pub struct Follower {
+    /// Its side of a pair; `None` for an arm alone.
+    pub side: Option<Side>,
+    /// Its serial device; `None`: the twin's arm runs alone.
+    pub port: Option<PathBuf>,
+    /// Its calibration file, when named directly.
+    pub calibration: Option<PathBuf>,
+    /// Its id in LeRobot's calibration directory: `--robot-id`, with `_left` or `_right` on a
+    /// pair's side.
+    pub robot_id: Option<String>,
+}
+
+impl Follower {
+    /// The followers of the settings: the one arm, or the left and the right of a pair.
+    pub fn all(settings: &Settings) -> Vec<Follower> {
+        if !settings.pair {
+            return vec![Follower {
+                side: None,
+                port: settings.port.clone(),
+                calibration: settings.calibration.clone(),
+                robot_id: settings.robot_id.clone(),
+            }];
+        }
+        Side::BOTH
+            .into_iter()
+            .map(|side| Follower {
+                side: Some(side),
+                port: settings.pair_ports[side.index()].clone(),
+                calibration: settings.pair_calibrations[side.index()].clone(),
+                robot_id: settings.robot_id.as_ref().map(|id| format!("{id}_{side}")),
+            })
+            .collect()
+    }
+
+    /// How messages name its port flag: `--port`, `--left-port`.
+    fn port_flag(&self) -> String {
+        match self.side {
+            Some(side) => format!("--{side}-port"),
+            None => "--port".to_owned(),
+        }
+    }
+}
+
+/// The scene the twin of `settings` loads: the arm, or a pair of it, with the task objects.
+pub fn scene(settings: &Settings) -> Scene {
+    if settings.pair {
+        Scene::Pair {
+            arm: settings.arm,
+            objects: true,
+        }
+    } else {
+        Scene::builtin(settings.arm, true)
+    }
+}
+
+/// The calibration file of `follower`: named directly, else its robot id in LeRobot's directory.
+pub fn calibration_file(follower: &Follower) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &follower.calibration {
         return Ok(path.clone());
     }
-    let id = settings
-        .robot_id
-        .as_deref()
-        .ok_or_else(|| anyhow!("give --calibration FILE or --robot-id ID for the arm on --port"))?;
+    let id = follower.robot_id.as_deref().ok_or_else(|| {
+        anyhow!(
+            "give a calibration file or --robot-id ID for the arm on {}",
+            follower.port_flag()
+        )
+    })?;
     let root = calibration_root().context("cannot find LeRobot's calibration directory")?;
     find_calibration(&root, ArmRole::Follower, id).ok_or_else(|| {
         anyhow!(
@@ -122,20 +181,23 @@ pub fn joint_mapping(settings: &Settings) -> anyhow::Result<JointMapping> {
     Ok(table)
 }
 
-/// Starts the bridge for the settings: with `--port`, the calibrated Feetech arm; without, none.
+/// Starts the bridge of `follower` over `twin` (a handle on its arm): with a port, the
+/// calibrated Feetech arm; without, none.
 pub async fn start_bridge(
     settings: &Settings,
+    follower: &Follower,
     twin: &TwinHandle,
     model: &ModelInfo,
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
     let control_period = Duration::from_secs_f64(1.0 / settings.hil_rate_hz.unwrap_or(model.control_rate_hz()));
-    let kinematics = ScratchTwinKinematics::load(&Scene::builtin(settings.arm, true))
+    let arm_index = follower.side.map_or(0, Side::index);
+    let kinematics = ScratchTwinKinematics::for_arm(&scene(settings), arm_index)
         .context("cannot load the twin for the table guard")?;
-    let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &settings.port {
+    let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &follower.port {
         None => (None, RangeGuard::model_only(twin_ranges)),
         Some(port) => {
-            let file = calibration_file(settings)?;
+            let file = calibration_file(follower)?;
             let calibration = Calibration::load(&file)?;
             calibration
                 .check_usable(&SO101_MOTORS)
@@ -154,7 +216,8 @@ pub async fn start_bridge(
                 .with_context(|| format!("arm on {} with calibration {}", port.display(), file.display()))?;
             bus.set_config(BusConfig::default());
             let arm = FeetechArm::spawn(bus, mapping, config);
-            tracing::info!(port = %port.display(), calibration = %file.display(), "real arm connected");
+            let side = follower.side.map_or("", Side::name);
+            tracing::info!(port = %port.display(), calibration = %file.display(), side, "real arm connected");
             (Some(Arc::new(arm)), range)
         }
     };

@@ -17,7 +17,10 @@ use fakesim_episode::session::within_limits;
 use fakesim_episode::{Engine, EngineConfig};
 use fakesim_live_view::LiveView;
 use fakesim_safety::SafetyEvent;
-use fakesim_twin::{ArmSpec, ModelInfo, Scene, TwinConfig, TwinFault, TwinHandle};
+use fakesim_arm::Side;
+use fakesim_feetech_arm::mapping::JointMapping;
+use fakesim_twin::{ArmSpec, ModelInfo, TwinConfig, TwinFault, TwinHandle};
+use hardware::Follower;
 use std::sync::Arc;
 use tokio::sync::{Mutex, MutexGuard, broadcast, mpsc};
 
@@ -44,13 +47,32 @@ pub struct AppState {
     pub audit: Audit,
     /// The live view, when `--live-view` asked for one.
     pub live_view: Option<LiveView>,
+    /// Every arm the daemon drives: the one arm (whose twin, model, bridge and units are the
+    /// fields above), or a pair's left and right.
+    pub arms: Arc<[ArmUnit]>,
+}
+
+/// One arm the daemon drives: the twin's handle on it, its model facts, its bridge (its own
+/// safety pipeline and emergency stop) and its units (its own calibration).
+#[derive(Clone)]
+pub struct ArmUnit {
+    /// Its side of a pair; `None` for an arm alone.
+    pub side: Option<Side>,
+    /// The twin, its per-arm calls acting on this arm.
+    pub twin: TwinHandle,
+    /// This arm's joints and the twin's static facts.
+    pub model: Arc<ModelInfo>,
+    /// The pairing of this arm with its twin.
+    pub bridge: HardwareBridge,
+    /// Conversions between LeRobot's units and radians through this arm's calibration.
+    pub units: Arc<Units>,
 }
 
 impl AppState {
     /// Loads the twin and checks the settings fit its model (the default image size).
     pub async fn start(settings: Settings) -> anyhow::Result<Self> {
         let config = TwinConfig {
-            scene: Scene::builtin(settings.arm, true),
+            scene: hardware::scene(&settings),
             render_quality: settings.render_quality,
             ..TwinConfig::default()
         };
@@ -61,27 +83,30 @@ impl AppState {
         tracing::info!(
             mujoco = fakesim_twin::MUJOCO_VERSION,
             linked_from = fakesim_twin::MUJOCO_LIBRARY_DIR,
+            arms = twin.arms().len(),
             "twin loaded"
         );
-        let model = twin
-            .with_sim(|sim| sim.model_info())
-            .await
-            .context("the twin stopped while starting")?;
-        let (max_width, max_height) = model.max_image;
+        let table = hardware::joint_mapping(&settings)?;
+        let mut arms = Vec::new();
+        let mut safety_events = Vec::new();
+        for follower in Follower::all(&settings) {
+            let (arm, events) = start_arm(&settings, &table, &twin, follower).await?;
+            arms.push(arm);
+            safety_events.push(events);
+        }
+        let Some(first) = arms.first().cloned() else {
+            bail!("the daemon drives no arm");
+        };
+        let (max_width, max_height) = first.model.max_image;
         if settings.image_size > max_width.min(max_height) {
             bail!(
                 "image-size {} exceeds the largest image the twin renders ({max_width}x{max_height})",
                 settings.image_size
             );
         }
-        let (bridge, events) = hardware::start_bridge(&settings, &twin, &model).await?;
-        let calibration = match settings.port {
-            Some(_) => Some(hardware::calibration_file(&settings)?),
-            None => settings.calibration.clone(),
-        };
-        let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
-        let table = hardware::joint_mapping(&settings)?;
-        let units = Arc::new(Units::load(settings.arm, &table, calibration.as_deref(), &twin_ranges)?);
+        let ArmUnit {
+            bridge, units, model, ..
+        } = first;
         let engine = Engine::with_actuation(
             twin.clone(),
             EngineConfig {
@@ -99,13 +124,17 @@ impl AppState {
             Some(target) => Some(live_view::start(target, &twin, &bridge, &engine, &units).await?),
             None => None,
         };
-        tokio::spawn(journal_safety_events(engine.clone(), events, live_view.clone()));
+        for (arm, events) in arms.iter().zip(safety_events) {
+            tokio::spawn(journal_safety_events(engine.clone(), arm.side, events, live_view.clone()));
+        }
         tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
         let (audit, access_events) = Audit::channel();
         tokio::spawn(journal_access_events(engine.clone(), access_events));
         let leases = Leases::start(audit.clone());
         let drive = Arc::new(Mutex::new(()));
-        tokio::spawn(hold_on_expiry(leases.expiries(), bridge.clone(), drive.clone()));
+        for arm in &arms {
+            tokio::spawn(hold_on_expiry(leases.expiries(), arm.bridge.clone(), drive.clone()));
+        }
         Ok(AppState {
             live_view,
             leases,
@@ -116,8 +145,14 @@ impl AppState {
             twin,
             drive,
             settings: Arc::new(settings),
-            model: Arc::new(model),
+            model,
+            arms: arms.into(),
         })
+    }
+
+    /// Whether the daemon drives a pair of arms.
+    pub fn is_pair(&self) -> bool {
+        self.arms.len() > 1
     }
 
     /// The arm the daemon runs: the twin's and the real arm's.
@@ -138,10 +173,45 @@ impl AppState {
     }
 }
 
-/// Writes every safety event into the live run's journal as it happens, and hands it to the
-/// live view.
+/// Starts one follower: the twin's handle on its arm, its bridge and its units.
+async fn start_arm(
+    settings: &Settings,
+    table: &JointMapping,
+    twin: &TwinHandle,
+    follower: Follower,
+) -> anyhow::Result<(ArmUnit, mpsc::UnboundedReceiver<SafetyEvent>)> {
+    let arm_twin = match follower.side {
+        Some(side) => twin
+            .on(side)
+            .with_context(|| format!("the twin holds no {side} arm"))?,
+        None => twin.clone(),
+    };
+    let model = arm_twin
+        .with_sim(|sim| sim.model_info())
+        .await
+        .context("the twin stopped while starting")?;
+    let (bridge, events) = hardware::start_bridge(settings, &follower, &arm_twin, &model).await?;
+    let calibration = match follower.port {
+        Some(_) => Some(hardware::calibration_file(&follower)?),
+        None => follower.calibration.clone(),
+    };
+    let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
+    let units = Units::load(arm_twin.arm(), table, calibration.as_deref(), &twin_ranges)?;
+    let arm = ArmUnit {
+        side: follower.side,
+        twin: arm_twin,
+        model: Arc::new(model),
+        bridge,
+        units: Arc::new(units),
+    };
+    Ok((arm, events))
+}
+
+/// Writes every safety event of one arm (`side` of a pair) into the live run's journal as it
+/// happens, and hands it to the live view.
 async fn journal_safety_events(
     engine: Arc<Engine>,
+    side: Option<Side>,
     mut events: mpsc::UnboundedReceiver<SafetyEvent>,
     live_view: Option<LiveView>,
 ) {
@@ -149,7 +219,10 @@ async fn journal_safety_events(
         if let Some(live_view) = &live_view {
             live_view.safety_event(&event);
         }
-        let fields = serde_json::json!({ "safety": event });
+        let fields = match side {
+            Some(side) => serde_json::json!({ "safety": event, "arm": side.name() }),
+            None => serde_json::json!({ "safety": event }),
+        };
         if let Err(e) = engine.journal_event(Kind::Safety, fields).await {
             tracing::error!(error = %e, "cannot journal a safety event");
         }

@@ -149,7 +149,9 @@ pub async fn serve_with(
     if let Some(live_view) = &state.live_view {
         live_view.stop().await;
     }
-    state.bridge.stop().await;
+    for arm in state.arms.iter() {
+        arm.bridge.stop().await;
+    }
     // MuJoCo and the GL contexts are freed on their own threads, and those threads joined,
     // before the process exits.
     let twin = state.twin.clone();

@@ -61,6 +61,8 @@ reasons! {
     UnknownSuite => ("unknown_suite", NotFound, "no task suite of that name"),
     UnknownTask => ("unknown_task", OutOfRange, "task index past the end of the suite"),
     UnknownInitState => ("unknown_init_state", OutOfRange, "layout index past the end of the task's layouts"),
+    NeedsPair => ("needs_pair", FailedPrecondition, "a task for two arms asked of a daemon driving one (start it with --pair)"),
+    OneArmVerb => ("one_arm_verb", FailedPrecondition, "a verb that drives one arm's tool asked of a daemon driving a pair; drive the pair with Tick or TickChunk"),
     InvalidArgument => ("invalid_argument", InvalidArgument, "a request field is missing or malformed"),
     UnknownName => ("unknown_name", NotFound, "a joint, body, site, camera or saved state the model does not have"),
     DuplicateJoint => ("duplicate_joint", InvalidArgument, "the same joint given twice"),
@@ -242,6 +244,7 @@ pub fn from_episode(error: &EpisodeError) -> Status {
         EpisodeError::Task(TaskError::UnknownSuite { .. }) => Reason::UnknownSuite,
         EpisodeError::Task(TaskError::UnknownTask { .. }) => Reason::UnknownTask,
         EpisodeError::Task(TaskError::UnknownInitState { .. }) => Reason::UnknownInitState,
+        EpisodeError::Task(TaskError::NeedsPair { .. }) => Reason::NeedsPair,
         EpisodeError::BadRequest(_) => Reason::InvalidArgument,
         EpisodeError::Journal(_) => Reason::JournalWriteFailed,
     };

@@ -24,12 +24,12 @@ impl Units {
     /// Conversions for `arm` with the joint mapping `table` through the given calibration
     /// file, or, without one, the nominal arm's.
     pub fn load(
-        arm: ArmType,
+        arm: &'static ArmSpec,
         table: &JointMapping,
         calibration: Option<&Path>,
         twin_ranges: &[Bounds; 6],
     ) -> anyhow::Result<Self> {
-        let (calibration, origin) = match (calibration, arm) {
+        let (calibration, origin) = match (calibration, arm.kind) {
             (Some(file), _) => (Calibration::load(file)?, file.display().to_string()),
             (None, ArmType::So101) => (so101::nominal(), "the nominal SO-101".to_owned()),
             (None, ArmType::So100) => (so100::nominal(), "the nominal SO-100".to_owned()),
@@ -38,7 +38,7 @@ impl Units {
             .bind(&calibration, twin_ranges)
             .with_context(|| format!("calibration of {origin} does not fit the twin"))?;
         Ok(Self {
-            arm: arm.spec(),
+            arm,
             mapping,
             twin_ranges: *twin_ranges,
         })

@@ -105,9 +105,11 @@ impl Sim {
         self.clock.restore_carry(0.0);
         self.data.reset();
         self.data.forward();
-        self.for_each_arm(|sim| {
+        // Infallible per arm: the setpoints are clamped into range.
+        let _ = self.every_arm(|sim| {
             let qpos = sim.arm_qpos();
             sim.set_arm_ctrl(&qpos);
+            Ok(())
         });
     }
 
@@ -134,14 +136,15 @@ impl Sim {
         Ok(())
     }
 
-    /// Runs `f` once with each arm in focus, then restores the focus.
-    pub(crate) fn for_each_arm(&mut self, mut f: impl FnMut(&mut Sim)) {
+    /// Runs `f` once with each arm in focus, in order, until it fails; then restores the focus.
+    pub fn every_arm(&mut self, mut f: impl FnMut(&mut Sim) -> Result<(), TwinError>) -> Result<(), TwinError> {
         let focus = self.focus;
-        for index in 0..self.arms.len() {
+        let result = (0..self.arms.len()).try_for_each(|index| {
             self.focus = index;
-            f(self);
-        }
+            f(self)
+        });
         self.focus = focus;
+        result
     }
 
     /// The index in [`Sim::arms`] of the arm in focus.
@@ -306,7 +309,8 @@ impl Sim {
 
     /// Samples every arm into the watch.
     fn sample_watch(&mut self) {
-        self.for_each_arm(|sim| {
+        // Infallible per arm: a reading.
+        let _ = self.every_arm(|sim| {
             let xpos = sim.data.site_xpos();
             let slot = sim.slot();
             let tool_z = [slot.tcp_site, slot.jaw_sites.0, slot.jaw_sites.1]
@@ -315,6 +319,7 @@ impl Sim {
                 .fold(f64::INFINITY, f64::min);
             let (qpos, ranges) = (sim.arm_qpos(), sim.joint_ranges());
             sim.watch.sample(&qpos, &ranges, tool_z);
+            Ok(())
         });
     }
 

@@ -33,6 +33,21 @@ impl Sim {
         Ok(())
     }
 
+    /// Runs `f` and keeps what it did only if it succeeds: on an error the physics state, the
+    /// tick clock's carry and the focus are put back as they were.
+    pub fn all_or_nothing<R>(&mut self, f: impl FnOnce(&mut Sim) -> Result<R, TwinError>) -> Result<R, TwinError> {
+        let (state, carry, focus) = (self.data.state(SAVED_STATE), self.clock.carry(), self.focus);
+        let result = f(self);
+        if result.is_err() {
+            // The state was taken from this model a moment ago: it always fits.
+            let _ = self.data.set_state(&state, SAVED_STATE);
+            self.clock.restore_carry(carry);
+            self.focus = focus;
+            self.data.forward();
+        }
+        result
+    }
+
     /// Full physics state, for determinism checks and journals.
     pub fn physics_state(&self) -> Box<[f64]> {
         self.data.state(SAVED_STATE)

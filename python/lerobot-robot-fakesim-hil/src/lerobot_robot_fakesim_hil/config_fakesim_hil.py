@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from lerobot.cameras import CameraConfig
 from lerobot.robots.config import RobotConfig
 
+from .features import camera_feature
+
 #: Render levels of the twin's cameras.
 RENDER_QUALITIES = ("fast", "full")
 
@@ -43,8 +45,9 @@ class FakesimHilConfig(RobotConfig):
     max_steps: int = 0
     # Joint units as LeRobot's so101_follower: degrees (default) or -100..100 for joints 1-5.
     use_degrees: bool = True
-    # Twin cameras rendered by the daemon as observation features, their frame size and their
-    # render level ("fast": no multisampling, shadows or reflections; "full").
+    # Twin cameras rendered by the daemon as observation features (a "/" in a daemon's camera
+    # name is a "_" in its feature), their frame size and their render level ("fast": no
+    # multisampling, shadows or reflections; "full").
     camera_names: list[str] = field(default_factory=lambda: ["agentview", "robot0_eye_in_hand"])
     image_width: int = 256
     image_height: int = 256
@@ -61,6 +64,6 @@ class FakesimHilConfig(RobotConfig):
             raise ValueError(f"max_steps must be 0 (no budget) or positive, not {self.max_steps}")
         if self.render_quality not in RENDER_QUALITIES:
             raise ValueError(f"render_quality must be one of {RENDER_QUALITIES}, not {self.render_quality!r}")
-        shared = sorted(set(self.camera_names) & set(self.cameras))
+        shared = sorted({camera_feature(name) for name in self.camera_names} & set(self.cameras))
         if shared:
             raise ValueError(f"camera names {shared} are both twin cameras (camera_names) and LeRobot cameras (cameras)")

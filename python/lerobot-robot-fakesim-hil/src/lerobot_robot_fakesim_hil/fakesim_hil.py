@@ -15,13 +15,11 @@ from fakesim.v1 import session_pb2
 from fakesim_hil import Client
 
 from .config_fakesim_hil import FakesimHilConfig
+from .features import camera_feature, joints
 from .lease import LeaseKeeper
 from .phases import Phase, RecordPhases
 
 logger = logging.getLogger(__name__)
-
-#: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
-MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 
 
 class FakesimHil(Robot):
@@ -35,15 +33,24 @@ class FakesimHil(Robot):
 
     config_class = FakesimHilConfig
     name = "fakesim_hil"
+    #: The daemon's arms this robot drives, as GetModelInfo's ``arms`` names them: none for a
+    #: lone arm (features ``shoulder_pan.pos`` ...), else each arm's features prefixed ``ARM_``.
+    arms: tuple[str, ...] = ()
 
     def __init__(self, config: FakesimHilConfig) -> None:
         super().__init__(config)
         self.config = config
         self.unit = "lerobot_degrees" if config.use_degrees else "lerobot_range"
+        self.joints = joints(self.arms)
+        #: Feature of each twin camera, by the daemon's camera name.
+        self.twin_features = {name: camera_feature(name) for name in config.camera_names}
         #: LeRobot cameras (config.cameras), read beside the twin's renders.
         self.lerobot_cameras: dict[str, Camera] = make_cameras_from_configs(config.cameras)
         #: Every camera feature, twin (rendered by the daemon) and LeRobot's; LeRobot's scripts count them.
-        self.cameras: dict[str, Camera | str] = {**{name: name for name in config.camera_names}, **self.lerobot_cameras}
+        self.cameras: dict[str, Camera | str] = {
+            **{feature: name for name, feature in self.twin_features.items()},
+            **self.lerobot_cameras,
+        }
         self.client: Client | None = None
         #: The running episode's run id, and the dataset episode it records (None: connect's).
         self.run: str | None = None
@@ -55,16 +62,18 @@ class FakesimHil(Robot):
         # Twin time the current frame's observation advanced, taken off its action's tick.
         self._advanced_s = 0.0
         self._targets: list[float] | None = None
+        # Where each joint's position is in a tick's observation vector (set at connect).
+        self._positions: list[int] = []
         self._last: dict[str, Any] | None = None
         self._lease: LeaseKeeper | None = None
 
     @property
     def _motors_ft(self) -> dict[str, type]:
-        return {f"{motor}.pos": float for motor in MOTORS}
+        return {joint.feature: float for joint in self.joints}
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        twin = {name: (self.config.image_height, self.config.image_width, 3) for name in self.config.camera_names}
+        twin = {feature: (self.config.image_height, self.config.image_width, 3) for feature in self.twin_features.values()}
         lerobot = {key: (camera.height, camera.width, 3) for key, camera in self.lerobot_cameras.items()}
         return {**self._motors_ft, **twin, **lerobot}
 
@@ -86,6 +95,7 @@ class FakesimHil(Robot):
             config.address, token_file=config.token_file, tls_ca=config.tls_ca, tls_cert=config.tls_cert, tls_key=config.tls_key
         )
         client.wait_ready()
+        self._positions = self._find_positions(client)
         status = client.status()
         if status.lease_required or status.port:
             self._lease = LeaseKeeper(client, config.lease_holder)
@@ -107,6 +117,19 @@ class FakesimHil(Robot):
         else:
             self._targets = list(client.robot_state(self.unit).ctrl_targets)
         logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
+
+    def _find_positions(self, client: Client) -> list[int]:
+        """Where the daemon's observation vector holds each joint's position; closes the client
+        and raises ValueError when the daemon runs other arms than this robot drives."""
+        info = client.model_info()
+        if tuple(info.arms) != self.arms:
+            client.close()
+            raise ValueError(
+                f"{self} drives the arms {list(self.arms)}, the daemon at {self.config.address} runs {list(info.arms)} "
+                "(robot type fakesim_hil drives a lone arm, bi_fakesim_hil a pair: fakesim-hil --pair)"
+            )
+        keys = list(info.observation_keys)
+        return [keys.index(joint.observation_key) for joint in self.joints]
 
     def _warm_up(self) -> None:
         """Two ticks holding the targets, outside any episode, with the twin's cameras: the
@@ -175,8 +198,10 @@ class FakesimHil(Robot):
             period_s=period_s,
             render_quality=config.render_quality,
         )
-        observation: dict[str, Any] = {f"{motor}.pos": float(v) for motor, v in zip(MOTORS, result.observation[: len(MOTORS)])}
-        observation.update(result.images)
+        observation: dict[str, Any] = {
+            joint.feature: float(result.observation[index]) for joint, index in zip(self.joints, self._positions)
+        }
+        observation.update((self.twin_features[name], image) for name, image in result.images.items())
         return observation
 
     def get_observation(self) -> dict[str, Any]:
@@ -197,14 +222,14 @@ class FakesimHil(Robot):
         """Runs one control tick toward the targets; joints the action leaves out keep theirs."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        targets = [float(np.asarray(action.get(f"{motor}.pos", old))) for motor, old in zip(MOTORS, self._targets)]
+        targets = [float(np.asarray(action.get(joint.feature, old))) for joint, old in zip(self.joints, self._targets)]
         period_s = None
         if self._advanced_s > 0.0:
             period_s = max(self._period_s - self._advanced_s, self._timestep_s)
         self._last = self._tick(targets, period_s)
         self._advanced_s = 0.0
         self._targets = targets
-        return {f"{motor}.pos": value for motor, value in zip(MOTORS, targets)}
+        return {joint.feature: value for joint, value in zip(self.joints, targets)}
 
     def disconnect(self) -> None:
         """Stops the episode (writing its summary.json), the LeRobot cameras and the connection."""
