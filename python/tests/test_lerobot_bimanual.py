@@ -26,7 +26,7 @@ CAMERAS = ["agentview", "left_robot0_eye_in_hand", "right_robot0_eye_in_hand"]
 #: Goals in LeRobot's degrees (the gripper 0..100), each arm its own, near the pair's home pose.
 GOALS = dict(zip(FEATURES, [10.0, -35.0, 30.0, 70.0, 20.0, 30.0, -10.0, -50.0, 15.0, 80.0, -20.0, 50.0]))
 #: How far a joint may end from its goal, degrees.
-TOLERANCE = 1.0
+TOLERANCE = 0.5
 #: Actions to wait for the twin's servos to get there (each one control tick; not timed).
 ACTIONS = 300
 FPS = 30

@@ -241,7 +241,10 @@ pub async fn until_sample(
     done: impl Fn(&JointStatesSample) -> bool,
 ) -> anyhow::Result<JointStatesSample> {
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 100.0,
+            ..Default::default()
+        })
         .await?
         .into_inner();
     let mut last = None;

@@ -6,6 +6,7 @@ use fakesim_hil::Mode as StartMode;
 use fakesim_hil::Settings;
 use feetech::calibration::Calibration;
 use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, serve_pty};
+use std::path::PathBuf;
 use tempfile::TempDir;
 
 /// A server driving a virtual arm; both stop when it is dropped.
@@ -36,12 +37,8 @@ impl VirtualArmServer {
         mode: StartMode,
         configure: impl FnOnce(&mut Settings) + Send + 'static,
     ) -> anyhow::Result<Self> {
-        let bus = serve_pty(config).await?;
         let dir = tempfile::tempdir()?;
-        let file = dir.path().join("virtual_so101.json");
-        calibration.save(&file)?;
-        let calibration = file;
-        let port = bus.path().to_owned();
+        let (bus, port, calibration) = follower(config, calibration, &dir, "virtual_so101").await?;
         let server = TestServer::start_with(move |s| {
             s.port = Some(port);
             s.calibration = Some(calibration);
@@ -59,11 +56,67 @@ impl VirtualArmServer {
 
     /// Goal-position writes on the bus since its write log was last cleared.
     pub fn goal_writes(&self) -> usize {
-        self.bus
-            .servos()
-            .write_log()
-            .iter()
-            .filter(|w| w.value(&feetech::control_table::GOAL_POSITION).is_some())
-            .count()
+        goal_writes(&self.bus)
     }
+}
+
+/// A daemon driving a pair: two virtual SO-101s, the left and the right follower.
+pub struct VirtualPairServer {
+    /// The daemon.
+    pub server: TestServer,
+    /// The left and the right arm's virtual buses.
+    pub buses: [PtyBus; 2],
+    _calibration_dir: TempDir,
+}
+
+impl VirtualPairServer {
+    /// Starts the daemon in `mode` on two virtual SO-101s holding the nominal calibration, with
+    /// 16-pixel images; `configure` changes any other setting.
+    pub async fn start(
+        mode: StartMode,
+        configure: impl FnOnce(&mut Settings) + Send + 'static,
+    ) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let calibration = VirtualSo101::calibration();
+        let (left, left_port, left_file) = follower(VirtualSo101::config(), &calibration, &dir, "left").await?;
+        let (right, right_port, right_file) = follower(VirtualSo101::config(), &calibration, &dir, "right").await?;
+        let server = TestServer::start_with(move |s| {
+            s.pair = true;
+            s.pair_ports = [Some(left_port), Some(right_port)];
+            s.pair_calibrations = [Some(left_file), Some(right_file)];
+            s.mode = mode;
+            s.image_size = 16;
+            configure(s);
+        })
+        .await?;
+        Ok(VirtualPairServer {
+            server,
+            buses: [left, right],
+            _calibration_dir: dir,
+        })
+    }
+}
+
+/// Goal-position writes on `bus` since its write log was last cleared.
+pub fn goal_writes(bus: &PtyBus) -> usize {
+    bus.servos()
+        .write_log()
+        .iter()
+        .filter(|w| w.value(&feetech::control_table::GOAL_POSITION).is_some())
+        .count()
+}
+
+/// A virtual follower on a pseudo-terminal and its calibration saved as `name`.json in `dir`:
+/// the bus, its device and the file.
+async fn follower(
+    config: EmuConfig,
+    calibration: &Calibration,
+    dir: &TempDir,
+    name: &str,
+) -> anyhow::Result<(PtyBus, PathBuf, PathBuf)> {
+    let bus = serve_pty(config).await?;
+    let file = dir.path().join(format!("{name}.json"));
+    calibration.save(&file)?;
+    let port = bus.path().to_owned();
+    Ok((bus, port, file))
 }

@@ -127,7 +127,7 @@ async fn mode_switches_ride_through_a_bus_that_drops_and_garbles_replies() {
         assert!(hil.is_ok(), "round {round}: {hil:?}");
     }
     let health = hardware
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();

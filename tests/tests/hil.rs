@@ -102,13 +102,16 @@ async fn until_status(
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
 ) -> GetHardwareStatusResponse {
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 50.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
     for _ in 0..limit {
         let status = hw
-            .get_hardware_status(GetHardwareStatusRequest {})
+            .get_hardware_status(GetHardwareStatusRequest::default())
             .await
             .unwrap()
             .into_inner();
@@ -125,7 +128,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let rig = rig(StartMode::Mirror).await;
     let mut hw = rig.hardware().await;
     let status = hw
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -350,6 +353,7 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
     let stop = hw
         .emergency_stop(EmergencyStopRequest {
             reason: "hand in the workspace".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -369,14 +373,14 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
         "estop_latched",
     );
     let status = hw
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();
     assert!(status.estop_latched);
     assert_eq!(status.estop_reason.as_deref(), Some("hand in the workspace"));
     let reset = hw
-        .reset_emergency_stop(ResetEmergencyStopRequest {})
+        .reset_emergency_stop(ResetEmergencyStopRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -491,7 +495,10 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         "sim_only_verb",
     );
     let rate = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 0.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 0.0,
+            ..Default::default()
+        })
         .await
         .unwrap_err();
     assert_reason(rate, Code::InvalidArgument, "invalid_argument");
@@ -599,7 +606,10 @@ async fn the_joint_state_stream_sends_each_reading_once_with_its_arrival_time() 
     let rig = rig(StartMode::Mirror).await;
     let mut hw = hardware(&rig.arm.server).await;
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 1000.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 1000.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -634,7 +644,10 @@ async fn without_an_arm_the_stream_carries_no_reading() {
     let server = TestServer::start().await.unwrap();
     let mut hw = hardware(&server).await;
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 200.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 200.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -689,7 +702,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         "lease_held",
     );
     let status = other_hw
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -703,6 +716,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
     let stop = other_hw
         .emergency_stop(EmergencyStopRequest {
             reason: "bystander".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -711,13 +725,15 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
     assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
     assert_reason(
         other_hw
-            .reset_emergency_stop(ResetEmergencyStopRequest {})
+            .reset_emergency_stop(ResetEmergencyStopRequest::default())
             .await
             .unwrap_err(),
         Code::FailedPrecondition,
         "lease_held",
     );
-    hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap();
+    hw.reset_emergency_stop(ResetEmergencyStopRequest::default())
+        .await
+        .unwrap();
     hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
         .await
         .unwrap();
@@ -777,7 +793,10 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     .await;
     let held = goals(&rig);
     let mut samples = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 100.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -849,7 +868,7 @@ async fn the_shadow_holds_an_arm_blocked_by_an_obstacle_and_the_move_ends_stalle
     assert_eq!(action.stop_reason(), MoveStopReason::Stalled, "{action:?}");
     assert_elbow_held(&rig);
     let status = hw
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();
@@ -931,7 +950,10 @@ async fn send_action_and_tick_say_when_the_shadow_held_a_blocked_arm() {
     // A hil tick returns once its goals are sent: the client paces its ticks, here at the
     // 20 Hz of a joint-state stream.
     let mut clock = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 20.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 20.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();

@@ -101,7 +101,10 @@ async fn each_hil_tick_writes_its_goals_to_the_bus_and_a_silent_client_is_held()
     // once it is in, the emulator has executed every goal written.
     let mut status = HardwareServiceClient::new(rig.server.with_metadata(CallMetadata::none()).await.unwrap());
     let mut samples = status
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 100.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();

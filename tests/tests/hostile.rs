@@ -249,8 +249,12 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
             })
         }),
         Just(Request::GetHardwareStatus),
-        hostile_f64().prop_map(|rate_hz| Request::StreamJointStates(StreamJointStatesRequest { rate_hz })),
-        hostile_string(long).prop_map(|reason| Request::EmergencyStop(EmergencyStopRequest { reason })),
+        hostile_f64().prop_map(|rate_hz| Request::StreamJointStates(StreamJointStatesRequest {
+            rate_hz,
+            ..Default::default()
+        })),
+        (hostile_string(long), hostile_string(false))
+            .prop_map(|(reason, arm)| Request::EmergencyStop(EmergencyStopRequest { reason, arm })),
         Just(Request::ResetEmergencyStop),
     ];
     prop_oneof![session, robot, hardware].prop_map(Call)
@@ -290,7 +294,7 @@ async fn send(c: &mut Clients, Call(request): Call) -> Result<(), Status> {
         Request::SetMode(r) => c.hardware.set_mode(r).await.map(drop),
         Request::GetHardwareStatus => c
             .hardware
-            .get_hardware_status(GetHardwareStatusRequest {})
+            .get_hardware_status(GetHardwareStatusRequest::default())
             .await
             .map(drop),
         Request::StreamJointStates(r) => {
@@ -304,7 +308,7 @@ async fn send(c: &mut Clients, Call(request): Call) -> Result<(), Status> {
         Request::EmergencyStop(r) => c.hardware.emergency_stop(r).await.map(drop),
         Request::ResetEmergencyStop => c
             .hardware
-            .reset_emergency_stop(ResetEmergencyStopRequest {})
+            .reset_emergency_stop(ResetEmergencyStopRequest::default())
             .await
             .map(drop),
     }
@@ -325,7 +329,10 @@ fn trailer_bytes(status: &Status) -> usize {
 async fn observable(c: &mut Clients) -> Result<String, TestCaseError> {
     let robot = c.robot.get_robot_state(GetRobotStateRequest::default()).await;
     let session = c.session.get_session_info(GetSessionInfoRequest {}).await;
-    let hardware = c.hardware.get_hardware_status(GetHardwareStatusRequest {}).await;
+    let hardware = c
+        .hardware
+        .get_hardware_status(GetHardwareStatusRequest::default())
+        .await;
     match (robot, session, hardware) {
         (Ok(robot), Ok(session), Ok(hardware)) => {
             let hardware = hardware.into_inner();

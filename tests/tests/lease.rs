@@ -17,7 +17,7 @@ fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
 }
 
 async fn status(hw: &mut HardwareServiceClient<tonic::transport::Channel>) -> GetHardwareStatusResponse {
-    hw.get_hardware_status(GetHardwareStatusRequest {})
+    hw.get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -104,7 +104,10 @@ async fn with_lease_in_sim_one_client_drives_and_renewal_keeps_the_lease() {
 
     // Renew every 100 ms of stream time for three times the time to live.
     let mut samples = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 100.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 100.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();

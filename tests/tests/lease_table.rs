@@ -202,10 +202,13 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
     outcome("SetMode", refused_for_the_lease(hardware.set_mode(mirror).await));
     outcome(
         "GetHardwareStatus",
-        refused_for_the_lease(hardware.get_hardware_status(GetHardwareStatusRequest {}).await),
+        refused_for_the_lease(hardware.get_hardware_status(GetHardwareStatusRequest::default()).await),
     );
     let stream = hardware
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 10.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 10.0,
+            ..Default::default()
+        })
         .await;
     let first = match stream {
         Ok(stream) => stream.into_inner().next().await.unwrap().map(drop),
@@ -215,6 +218,7 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
     // The stop last: it latches, and resetting it is a control call.
     let stop = EmergencyStopRequest {
         reason: "lease table test".into(),
+        ..Default::default()
     };
     outcome(
         "EmergencyStop",

@@ -77,7 +77,7 @@ async fn hardware(server: &TestServer) -> HardwareServiceClient<Conn> {
 }
 
 async fn status(hw: &mut HardwareServiceClient<Conn>) -> GetHardwareStatusResponse {
-    hw.get_hardware_status(GetHardwareStatusRequest {})
+    hw.get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -89,7 +89,10 @@ async fn until_status(
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
 ) -> GetHardwareStatusResponse {
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 50.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 50.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -131,7 +134,7 @@ async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
     let server = daemon(&arm, false).await.unwrap();
     let mapping = mapping(calibration);
     let mut hw = hardware(&server).await;
-    if let Err(refused) = hw.get_hardware_status(GetHardwareStatusRequest {}).await {
+    if let Err(refused) = hw.get_hardware_status(GetHardwareStatusRequest::default()).await {
         panic!("{name}: {refused:?}: {:#}", server.stop().await.err().unwrap());
     }
     let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
@@ -478,10 +481,15 @@ async fn resuming_after_a_watchdog_hold_or_an_estop_reset_ramps_from_the_held_po
     }
 
     // The emergency stop, its reset and hil again: held at the present pose, then the ramp.
-    hw.emergency_stop(EmergencyStopRequest { reason: "test".into() })
+    hw.emergency_stop(EmergencyStopRequest {
+        reason: "test".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    hw.reset_emergency_stop(ResetEmergencyStopRequest::default())
         .await
         .unwrap();
-    hw.reset_emergency_stop(ResetEmergencyStopRequest {}).await.unwrap();
     servos.clear_write_log();
     hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
         .await

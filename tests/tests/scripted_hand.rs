@@ -74,7 +74,10 @@ async fn in_mirror_the_twin_follows_a_sweeping_arm_over_the_whole_sweep() {
     let servos = arm.bus.servos().clone();
     let mut hw = HardwareServiceClient::new(arm.server.channel().await.unwrap());
     let mut stream = hw
-        .stream_joint_states(StreamJointStatesRequest { rate_hz: 200.0 })
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 200.0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -204,7 +207,7 @@ async fn in_hil_the_shadow_holds_an_arm_a_hand_pushes_and_names_the_joint() {
         assert!((goal - present).abs() <= 2, "servo {id}: goal {goal} present {present}");
     }
     let status = hw
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();

@@ -65,7 +65,7 @@ async fn in_hil_an_elbow_driven_past_an_obstacle_stops_there_under_load() {
         "the twin mirrors the elbow at {elbow} rad"
     );
     let status = hardware
-        .get_hardware_status(GetHardwareStatusRequest {})
+        .get_hardware_status(GetHardwareStatusRequest::default())
         .await
         .unwrap()
         .into_inner();

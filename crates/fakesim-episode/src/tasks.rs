@@ -200,7 +200,10 @@ fn far_enough(a: [f64; 2], b: [f64; 2], min: f64) -> bool {
 /// The layout of a task and index: the same every time.
 pub fn layout(task_index: u32, init_state_index: u32) -> Layout {
     let mut rng = Seeded(0x5010_1000 ^ (u64::from(task_index) << 32) ^ u64::from(init_state_index));
-    if TASKS.get(task_index as usize).is_some_and(|task| task.goal == Goal::LiftBoth) {
+    if TASKS
+        .get(task_index as usize)
+        .is_some_and(|task| task.goal == Goal::LiftBoth)
+    {
         return pair_layout(&mut rng);
     }
     loop {

@@ -42,7 +42,10 @@ fn a_write_to_one_side_moves_that_arm_only() {
     let tcp_left = sim.tcp_pose().pos;
     sim.focus(Side::Right.index()).unwrap();
     let tcp_right = sim.tcp_pose().pos;
-    assert!((tcp_left[1] - tcp_right[1] - 0.40).abs() < 1e-9, "{tcp_left:?} {tcp_right:?}");
+    assert!(
+        (tcp_left[1] - tcp_right[1] - 0.40).abs() < 1e-9,
+        "{tcp_left:?} {tcp_right:?}"
+    );
     sim.set_joint_positions(&named(&[("right/shoulder_pan", 0.5), ("RIGHT/3", 0.2)]), true)
         .unwrap();
     assert_eq!(sim.arm_qpos()[0], 0.5);

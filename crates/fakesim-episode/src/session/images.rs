@@ -54,7 +54,15 @@ impl Engine {
     ) -> Result<Shot, EpisodeError> {
         let started = Instant::now();
         let size = self.config.image_size;
-        let snapshot = self.twin.snapshot_cameras(&CAMERAS, size, size, false).await?;
+        // The wrist camera of the engine's arm (a pair's left): `left/robot0_eye_in_hand`.
+        let cameras = CAMERAS.map(|camera| match camera {
+            "agentview" => camera.to_owned(),
+            _ => self.twin.arm().part_name(camera),
+        });
+        let snapshot = self
+            .twin
+            .snapshot_cameras(&cameras.each_ref().map(String::as_str), size, size, false)
+            .await?;
         Ok(Shot {
             snapshot: snapshot.at(quality),
             frames: run.journal.frames(label, &CAMERAS),

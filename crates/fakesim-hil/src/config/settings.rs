@@ -229,7 +229,9 @@ impl Settings {
         let sided = self.pair_calibrations.iter().any(Option::is_some);
         if !self.pair {
             if sided {
-                bail!("--left-calibration and --right-calibration are for a pair: give --left-port and --right-port too");
+                bail!(
+                    "--left-calibration and --right-calibration are for a pair: give --left-port and --right-port too"
+                );
             }
             return Ok(());
         }

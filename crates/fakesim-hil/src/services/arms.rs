@@ -37,18 +37,27 @@ impl AppState {
     /// The one arm a status request names: the side asked for, else the first arm.
     pub fn arm_named(&self, arm: &str) -> Result<&ArmUnit, Status> {
         let named = self.arms_named(arm)?;
-        named.first().copied().ok_or_else(|| status::invalid_argument("arm", "the daemon drives no arm"))
+        named
+            .first()
+            .copied()
+            .ok_or_else(|| status::invalid_argument("arm", "the daemon drives no arm"))
     }
 
     /// An ordered action as each arm's targets in radians: the whole vector for one arm (the
     /// usual checks refuse a wrong length), six values an arm, left first, for a pair.
     pub fn split_action(&self, action: &[f64], unit: i32) -> Result<Vec<JointValues>, Status> {
         if !self.is_pair() {
-            return Ok(vec![self.units.to_radians(JointValues::Ordered(action.to_vec()), unit)?]);
+            return Ok(vec![
+                self.units.to_radians(JointValues::Ordered(action.to_vec()), unit)?,
+            ]);
         }
         let expected = Joint::ALL.len() * self.arms.len();
         if action.len() != expected {
-            let order = self.arms.iter().flat_map(|arm| arm.twin.arm().known_joint_names()).collect();
+            let order = self
+                .arms
+                .iter()
+                .flat_map(|arm| arm.twin.arm().known_joint_names())
+                .collect();
             return Err(status::from_twin(&TwinError::Value(ValueError::WrongLength {
                 expected,
                 got: action.len(),
@@ -79,7 +88,11 @@ impl AppState {
     pub fn observation_keys(&self) -> Vec<String> {
         self.arms
             .iter()
-            .flat_map(|arm| observation_keys().into_iter().map(|key| format!("{}{key}", arm.twin.arm().prefix)))
+            .flat_map(|arm| {
+                observation_keys()
+                    .into_iter()
+                    .map(|key| format!("{}{key}", arm.twin.arm().prefix))
+            })
             .collect()
     }
 
@@ -91,7 +104,10 @@ impl AppState {
 
     /// Every arm's joints as model name and label: `left/1 (left/shoulder_pan)`.
     pub fn joint_names(&self) -> Vec<String> {
-        self.arms.iter().flat_map(|arm| arm.twin.arm().known_joint_names()).collect()
+        self.arms
+            .iter()
+            .flat_map(|arm| arm.twin.arm().known_joint_names())
+            .collect()
     }
 
     /// The state of every arm: joints arm after arm, the TCP and gripper of the first.

@@ -165,8 +165,9 @@ impl HardwareApi for HardwareService {
         &self,
         request: Request<v1::StreamJointStatesRequest>,
     ) -> Result<Response<Self::StreamJointStatesStream>, Status> {
-        self.state.refuse_on_pair("StreamJointStates")?;
-        let rate_hz = request.into_inner().rate_hz;
+        let request = request.into_inner();
+        let rate_hz = request.rate_hz;
+        let arm = self.state.arm_named(&request.arm)?.clone();
         if !(rate_hz.is_finite() && rate_hz > 0.0 && rate_hz <= MAX_STREAM_RATE_HZ) {
             return Err(status::invalid_argument(
                 "rate_hz",
@@ -174,13 +175,12 @@ impl HardwareApi for HardwareService {
             ));
         }
         let (tx, rx) = tokio::sync::mpsc::channel(4);
-        let state = self.state.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / rate_hz));
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            let hardware = state.bridge.health().is_some();
-            let mut readings = state.bridge.samples();
+            let hardware = arm.bridge.health().is_some();
+            let mut readings = arm.bridge.samples();
             let mut last_reading = readings.borrow_and_update().seq;
             let mut seq = 0u64;
             loop {
@@ -213,24 +213,24 @@ impl HardwareApi for HardwareService {
                     }
                     // No new reading (or no arm): the twin as it is now, and no real values.
                     None => {
-                        let Ok(twin) = state.twin.with_sim(|sim| sim.arm_qpos()).await else {
+                        let Ok(twin) = arm.twin.with_sim(|sim| sim.arm_qpos()).await else {
                             break;
                         };
                         (None, twin, None)
                     }
                 };
-                let calibrated = latest_calibrated(state.bridge.health().as_ref());
+                let calibrated = latest_calibrated(arm.bridge.health().as_ref());
                 let sample = v1::JointStatesSample {
                     seq,
                     elapsed_s: started.elapsed().as_secs_f64(),
-                    mode: proto_mode(state.bridge.mode()),
+                    mode: proto_mode(arm.bridge.mode()),
                     joints: Joint::ALL
                         .iter()
                         .map(|joint| {
                             let real_rad = real.map(|r| r[joint.index()]);
                             v1::JointSample {
-                                twin_joint: state.arm().joint_name(*joint).to_owned(),
-                                label: joint.label().to_owned(),
+                                twin_joint: arm.twin.arm().model_name(*joint),
+                                label: arm.twin.arm().label(*joint),
                                 real_rad,
                                 real_deg: real_rad.and(calibrated[joint.index()]),
                                 twin_rad: twin[joint.index()],
@@ -278,9 +278,13 @@ impl HardwareApi for HardwareService {
         request: Request<v1::ResetEmergencyStopRequest>,
     ) -> Result<Response<v1::ResetEmergencyStopResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
-        let sides = self.state.arms_named(&request.arm)?.iter().map(|arm| arm.side).collect();
-        let Done::EstopReset(was_latched) = self.state.run(&metadata, Motion::ResetEmergencyStop(sides)).await?
-        else {
+        let sides = self
+            .state
+            .arms_named(&request.arm)?
+            .iter()
+            .map(|arm| arm.side)
+            .collect();
+        let Done::EstopReset(was_latched) = self.state.run(&metadata, Motion::ResetEmergencyStop(sides)).await? else {
             return Err(mismatched());
         };
         Ok(Response::new(v1::ResetEmergencyStopResponse {

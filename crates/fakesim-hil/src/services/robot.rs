@@ -102,7 +102,11 @@ impl RobotApi for RobotService {
             robot: self.state.arm().name.to_owned(),
             lerobot_robot: self.state.arm().lerobot_robot.to_owned(),
             joint_names: self.state.joint_names(),
-            arms: arms.iter().filter_map(|arm| arm.side).map(|side| side.name().to_owned()).collect(),
+            arms: arms
+                .iter()
+                .filter_map(|arm| arm.side)
+                .map(|side| side.name().to_owned())
+                .collect(),
         }))
     }
 

@@ -11,14 +11,14 @@ use crate::config::Settings;
 use crate::wire::units::Units;
 use anyhow::{Context, bail};
 use expiry::hold_on_expiry;
+use fakesim_arm::Side;
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::session::within_limits;
 use fakesim_episode::{Engine, EngineConfig};
+use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_live_view::LiveView;
 use fakesim_safety::SafetyEvent;
-use fakesim_arm::Side;
-use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_twin::{ArmSpec, ModelInfo, TwinConfig, TwinFault, TwinHandle};
 use hardware::Follower;
 use std::sync::Arc;
@@ -125,7 +125,12 @@ impl AppState {
             None => None,
         };
         for (arm, events) in arms.iter().zip(safety_events) {
-            tokio::spawn(journal_safety_events(engine.clone(), arm.side, events, live_view.clone()));
+            tokio::spawn(journal_safety_events(
+                engine.clone(),
+                arm.side,
+                events,
+                live_view.clone(),
+            ));
         }
         tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
         let (audit, access_events) = Audit::channel();
@@ -181,9 +186,7 @@ async fn start_arm(
     follower: Follower,
 ) -> anyhow::Result<(ArmUnit, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let arm_twin = match follower.side {
-        Some(side) => twin
-            .on(side)
-            .with_context(|| format!("the twin holds no {side} arm"))?,
+        Some(side) => twin.on(side).with_context(|| format!("the twin holds no {side} arm"))?,
         None => twin.clone(),
     };
     let model = arm_twin

@@ -2,8 +2,8 @@
 //! an arm geom reaches.
 
 use crate::error::TwinError;
-use fakesim_arm::Joint;
 use fakesim_arm::ArmSpec;
+use fakesim_arm::Joint;
 use mujoco_rs::prelude::*;
 use std::sync::Arc;
 

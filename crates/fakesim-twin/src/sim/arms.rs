@@ -3,8 +3,8 @@
 use super::{FIXED_JAW_SITE, JointInfo, MOVING_JAW_SITE, TCP_SITE};
 use crate::error::TwinError;
 use crate::values::Bounds;
-use fakesim_arm::joints::Joint;
 use fakesim_arm::ArmSpec;
+use fakesim_arm::joints::Joint;
 use mujoco_rs::prelude::*;
 
 /// One arm of the scene: its registry entry and its joints' and sites' places in the model.

@@ -212,7 +212,13 @@ impl Sim {
 
     /// Each arm joint's qpos address, DOF address and actuator, action-key order.
     pub(crate) fn joint_addresses(&self) -> [(usize, usize, usize); 6] {
-        std::array::from_fn(|i| (self.slot().joints[i].qpos_adr, self.slot().joints[i].dof_adr, self.slot().joints[i].actuator))
+        std::array::from_fn(|i| {
+            (
+                self.slot().joints[i].qpos_adr,
+                self.slot().joints[i].dof_adr,
+                self.slot().joints[i].actuator,
+            )
+        })
     }
 
     /// Servo setpoints (rad), action-key order.

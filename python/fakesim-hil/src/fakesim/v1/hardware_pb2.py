@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x66\x61kesim/v1/hardware.proto\x12\nfakesim.v1\"\x92\x01\n\x0eSetModeRequest\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12$\n\x04sync\x18\x02 \x01(\x0e\x32\x16.fakesim.v1.SyncOption\x12!\n\x14sync_max_speed_rad_s\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\x17\n\x15_sync_max_speed_rad_s\"\x90\x01\n\x0fSetModeResponse\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\'\n\rprevious_mode\x18\x02 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\x1b\n\x13max_joint_error_rad\x18\x03 \x01(\x01\x12\x17\n\x0fsync_duration_s\x18\x04 \x01(\x01\"M\n\x0f\x43ommErrorCounts\x12\x10\n\x08timeouts\x18\x01 \x01(\x04\x12\x17\n\x0f\x63orrupt_replies\x18\x02 \x01(\x04\x12\x0f\n\x07retries\x18\x03 \x01(\x04\"\xe2\x04\n\x0bServoStatus\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05label\x18\x02 \x01(\t\x12\x12\n\ntwin_joint\x18\x03 \x01(\t\x12\x14\n\x0cposition_deg\x18\x04 \x01(\x01\x12\x10\n\x08twin_rad\x18\x05 \x01(\x01\x12\x17\n\x0ftwin_actual_rad\x18\x06 \x01(\x01\x12\x15\n\rtemperature_c\x18\x07 \x01(\x01\x12\x11\n\tvoltage_v\x18\x08 \x01(\x01\x12\x14\n\x0cload_percent\x18\t \x01(\x01\x12\x12\n\ncurrent_ma\x18\n \x01(\x01\x12\x13\n\x0b\x65rror_flags\x18\x0b \x01(\r\x12\x0e\n\x06\x65rrors\x18\x0c \x03(\t\x12\x30\n\x0b\x63omm_errors\x18\r \x01(\x0b\x32\x1b.fakesim.v1.CommErrorCounts\x12\x16\n\x0etorque_enabled\x18\x0e \x01(\x08\x12\x1a\n\x12\x63\x61librated_min_rad\x18\x0f \x01(\x01\x12\x1a\n\x12\x63\x61librated_max_rad\x18\x10 \x01(\x01\x12\x19\n\x11\x65\x66\x66\x65\x63tive_min_rad\x18\x11 \x01(\x01\x12\x19\n\x11\x65\x66\x66\x65\x63tive_max_rad\x18\x12 \x01(\x01\x12\x1a\n\x12outside_twin_range\x18\x13 \x01(\x08\x12\x1a\n\rpredicted_rad\x18\x14 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0cresidual_rad\x18\x15 \x01(\x01H\x01\x88\x01\x01\x12\"\n\x15\x63\x61libration_drift_rad\x18\x16 \x01(\x01H\x02\x88\x01\x01\x42\x10\n\x0e_predicted_radB\x0f\n\r_residual_radB\x18\n\x16_calibration_drift_rad\"\x1a\n\x18GetHardwareStatusRequest\"\xfe\x02\n\x19GetHardwareStatusResponse\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\x11\n\x04port\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x15\n\rbus_connected\x18\x03 \x01(\x08\x12\'\n\x06servos\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.ServoStatus\x12\x15\n\restop_latched\x18\x05 \x01(\x08\x12\x19\n\x0c\x65stop_reason\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x15\n\rsafety_events\x18\x07 \x01(\x04\x12\x19\n\x0cmapping_file\x18\x08 \x01(\tH\x02\x88\x01\x01\x12\x19\n\x0clease_holder\x18\t \x01(\tH\x03\x88\x01\x01\x12\x1b\n\x13lease_expires_in_ms\x18\n \x01(\x04\x12\x16\n\x0elease_required\x18\x0b \x01(\x08\x42\x07\n\x05_portB\x0f\n\r_estop_reasonB\x0f\n\r_mapping_fileB\x0f\n\r_lease_holder\"+\n\x18StreamJointStatesRequest\x12\x0f\n\x07rate_hz\x18\x01 \x01(\x01\"\xe4\x01\n\x0bJointSample\x12\x12\n\ntwin_joint\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x15\n\x08real_rad\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x15\n\x08real_deg\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x10\n\x08twin_rad\x18\x05 \x01(\x01\x12\x1a\n\rpredicted_rad\x18\x06 \x01(\x01H\x02\x88\x01\x01\x12\x19\n\x0cresidual_rad\x18\x07 \x01(\x01H\x03\x88\x01\x01\x42\x0b\n\t_real_radB\x0b\n\t_real_degB\x10\n\x0e_predicted_radB\x0f\n\r_residual_rad\"\xdc\x01\n\x11JointStatesSample\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\telapsed_s\x18\x02 \x01(\x01\x12\x1e\n\x04mode\x18\x03 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\'\n\x06joints\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.JointSample\x12\x18\n\x0breading_seq\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1e\n\x11reading_elapsed_s\x18\x06 \x01(\x01H\x01\x88\x01\x01\x42\x0e\n\x0c_reading_seqB\x14\n\x12_reading_elapsed_s\"&\n\x14\x45mergencyStopRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\"C\n\x15\x45mergencyStopResponse\x12\x15\n\restop_latched\x18\x01 \x01(\x08\x12\x13\n\x0bwas_latched\x18\x02 \x01(\x08\"\x1b\n\x19ResetEmergencyStopRequest\"H\n\x1aResetEmergencyStopResponse\x12\x15\n\restop_latched\x18\x01 \x01(\x08\x12\x13\n\x0bwas_latched\x18\x02 \x01(\x08\"9\n\x05Lease\x12\x10\n\x08lease_id\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x03 \x01(\r\"G\n\x13\x41\x63quireLeaseRequest\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x02 \x01(\r\x12\x10\n\x08takeover\x18\x03 \x01(\x08\"j\n\x14\x41\x63quireLeaseResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.fakesim.v1.Lease\x12\x1c\n\x0fprevious_holder\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_previous_holder\"%\n\x11RenewLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\"6\n\x12RenewLeaseResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.fakesim.v1.Lease\"\'\n\x13ReleaseLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\"\x16\n\x14ReleaseLeaseResponse*I\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x0c\n\x08MODE_SIM\x10\x01\x12\x0f\n\x0bMODE_MIRROR\x10\x02\x12\x0c\n\x08MODE_HIL\x10\x03*f\n\nSyncOption\x12\x14\n\x10SYNC_OPTION_NONE\x10\x00\x12 \n\x1cSYNC_OPTION_MOVE_ARM_TO_TWIN\x10\x01\x12 \n\x1cSYNC_OPTION_MOVE_TWIN_TO_ARM\x10\x02\x32\xc1\x05\n\x0fHardwareService\x12\x42\n\x07SetMode\x12\x1a.fakesim.v1.SetModeRequest\x1a\x1b.fakesim.v1.SetModeResponse\x12`\n\x11GetHardwareStatus\x12$.fakesim.v1.GetHardwareStatusRequest\x1a%.fakesim.v1.GetHardwareStatusResponse\x12Z\n\x11StreamJointStates\x12$.fakesim.v1.StreamJointStatesRequest\x1a\x1d.fakesim.v1.JointStatesSample0\x01\x12T\n\rEmergencyStop\x12 .fakesim.v1.EmergencyStopRequest\x1a!.fakesim.v1.EmergencyStopResponse\x12\x63\n\x12ResetEmergencyStop\x12%.fakesim.v1.ResetEmergencyStopRequest\x1a&.fakesim.v1.ResetEmergencyStopResponse\x12Q\n\x0c\x41\x63quireLease\x12\x1f.fakesim.v1.AcquireLeaseRequest\x1a .fakesim.v1.AcquireLeaseResponse\x12K\n\nRenewLease\x12\x1d.fakesim.v1.RenewLeaseRequest\x1a\x1e.fakesim.v1.RenewLeaseResponse\x12Q\n\x0cReleaseLease\x12\x1f.fakesim.v1.ReleaseLeaseRequest\x1a .fakesim.v1.ReleaseLeaseResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x66\x61kesim/v1/hardware.proto\x12\nfakesim.v1\"\x92\x01\n\x0eSetModeRequest\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12$\n\x04sync\x18\x02 \x01(\x0e\x32\x16.fakesim.v1.SyncOption\x12!\n\x14sync_max_speed_rad_s\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\x17\n\x15_sync_max_speed_rad_s\"\x90\x01\n\x0fSetModeResponse\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\'\n\rprevious_mode\x18\x02 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\x1b\n\x13max_joint_error_rad\x18\x03 \x01(\x01\x12\x17\n\x0fsync_duration_s\x18\x04 \x01(\x01\"M\n\x0f\x43ommErrorCounts\x12\x10\n\x08timeouts\x18\x01 \x01(\x04\x12\x17\n\x0f\x63orrupt_replies\x18\x02 \x01(\x04\x12\x0f\n\x07retries\x18\x03 \x01(\x04\"\xe2\x04\n\x0bServoStatus\x12\n\n\x02id\x18\x01 \x01(\r\x12\r\n\x05label\x18\x02 \x01(\t\x12\x12\n\ntwin_joint\x18\x03 \x01(\t\x12\x14\n\x0cposition_deg\x18\x04 \x01(\x01\x12\x10\n\x08twin_rad\x18\x05 \x01(\x01\x12\x17\n\x0ftwin_actual_rad\x18\x06 \x01(\x01\x12\x15\n\rtemperature_c\x18\x07 \x01(\x01\x12\x11\n\tvoltage_v\x18\x08 \x01(\x01\x12\x14\n\x0cload_percent\x18\t \x01(\x01\x12\x12\n\ncurrent_ma\x18\n \x01(\x01\x12\x13\n\x0b\x65rror_flags\x18\x0b \x01(\r\x12\x0e\n\x06\x65rrors\x18\x0c \x03(\t\x12\x30\n\x0b\x63omm_errors\x18\r \x01(\x0b\x32\x1b.fakesim.v1.CommErrorCounts\x12\x16\n\x0etorque_enabled\x18\x0e \x01(\x08\x12\x1a\n\x12\x63\x61librated_min_rad\x18\x0f \x01(\x01\x12\x1a\n\x12\x63\x61librated_max_rad\x18\x10 \x01(\x01\x12\x19\n\x11\x65\x66\x66\x65\x63tive_min_rad\x18\x11 \x01(\x01\x12\x19\n\x11\x65\x66\x66\x65\x63tive_max_rad\x18\x12 \x01(\x01\x12\x1a\n\x12outside_twin_range\x18\x13 \x01(\x08\x12\x1a\n\rpredicted_rad\x18\x14 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0cresidual_rad\x18\x15 \x01(\x01H\x01\x88\x01\x01\x12\"\n\x15\x63\x61libration_drift_rad\x18\x16 \x01(\x01H\x02\x88\x01\x01\x42\x10\n\x0e_predicted_radB\x0f\n\r_residual_radB\x18\n\x16_calibration_drift_rad\"\'\n\x18GetHardwareStatusRequest\x12\x0b\n\x03\x61rm\x18\x01 \x01(\t\"\x8b\x03\n\x19GetHardwareStatusResponse\x12\x1e\n\x04mode\x18\x01 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\x11\n\x04port\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x15\n\rbus_connected\x18\x03 \x01(\x08\x12\'\n\x06servos\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.ServoStatus\x12\x15\n\restop_latched\x18\x05 \x01(\x08\x12\x19\n\x0c\x65stop_reason\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x15\n\rsafety_events\x18\x07 \x01(\x04\x12\x19\n\x0cmapping_file\x18\x08 \x01(\tH\x02\x88\x01\x01\x12\x19\n\x0clease_holder\x18\t \x01(\tH\x03\x88\x01\x01\x12\x1b\n\x13lease_expires_in_ms\x18\n \x01(\x04\x12\x16\n\x0elease_required\x18\x0b \x01(\x08\x12\x0b\n\x03\x61rm\x18\x0c \x01(\tB\x07\n\x05_portB\x0f\n\r_estop_reasonB\x0f\n\r_mapping_fileB\x0f\n\r_lease_holder\"8\n\x18StreamJointStatesRequest\x12\x0f\n\x07rate_hz\x18\x01 \x01(\x01\x12\x0b\n\x03\x61rm\x18\x02 \x01(\t\"\xe4\x01\n\x0bJointSample\x12\x12\n\ntwin_joint\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x15\n\x08real_rad\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x15\n\x08real_deg\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x10\n\x08twin_rad\x18\x05 \x01(\x01\x12\x1a\n\rpredicted_rad\x18\x06 \x01(\x01H\x02\x88\x01\x01\x12\x19\n\x0cresidual_rad\x18\x07 \x01(\x01H\x03\x88\x01\x01\x42\x0b\n\t_real_radB\x0b\n\t_real_degB\x10\n\x0e_predicted_radB\x0f\n\r_residual_rad\"\xdc\x01\n\x11JointStatesSample\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\telapsed_s\x18\x02 \x01(\x01\x12\x1e\n\x04mode\x18\x03 \x01(\x0e\x32\x10.fakesim.v1.Mode\x12\'\n\x06joints\x18\x04 \x03(\x0b\x32\x17.fakesim.v1.JointSample\x12\x18\n\x0breading_seq\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1e\n\x11reading_elapsed_s\x18\x06 \x01(\x01H\x01\x88\x01\x01\x42\x0e\n\x0c_reading_seqB\x14\n\x12_reading_elapsed_s\"3\n\x14\x45mergencyStopRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0b\n\x03\x61rm\x18\x02 \x01(\t\"C\n\x15\x45mergencyStopResponse\x12\x15\n\restop_latched\x18\x01 \x01(\x08\x12\x13\n\x0bwas_latched\x18\x02 \x01(\x08\"(\n\x19ResetEmergencyStopRequest\x12\x0b\n\x03\x61rm\x18\x01 \x01(\t\"H\n\x1aResetEmergencyStopResponse\x12\x15\n\restop_latched\x18\x01 \x01(\x08\x12\x13\n\x0bwas_latched\x18\x02 \x01(\x08\"9\n\x05Lease\x12\x10\n\x08lease_id\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x03 \x01(\r\"G\n\x13\x41\x63quireLeaseRequest\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x02 \x01(\r\x12\x10\n\x08takeover\x18\x03 \x01(\x08\"j\n\x14\x41\x63quireLeaseResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.fakesim.v1.Lease\x12\x1c\n\x0fprevious_holder\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_previous_holder\"%\n\x11RenewLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\"6\n\x12RenewLeaseResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.fakesim.v1.Lease\"\'\n\x13ReleaseLeaseRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\"\x16\n\x14ReleaseLeaseResponse*I\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x0c\n\x08MODE_SIM\x10\x01\x12\x0f\n\x0bMODE_MIRROR\x10\x02\x12\x0c\n\x08MODE_HIL\x10\x03*f\n\nSyncOption\x12\x14\n\x10SYNC_OPTION_NONE\x10\x00\x12 \n\x1cSYNC_OPTION_MOVE_ARM_TO_TWIN\x10\x01\x12 \n\x1cSYNC_OPTION_MOVE_TWIN_TO_ARM\x10\x02\x32\xc1\x05\n\x0fHardwareService\x12\x42\n\x07SetMode\x12\x1a.fakesim.v1.SetModeRequest\x1a\x1b.fakesim.v1.SetModeResponse\x12`\n\x11GetHardwareStatus\x12$.fakesim.v1.GetHardwareStatusRequest\x1a%.fakesim.v1.GetHardwareStatusResponse\x12Z\n\x11StreamJointStates\x12$.fakesim.v1.StreamJointStatesRequest\x1a\x1d.fakesim.v1.JointStatesSample0\x01\x12T\n\rEmergencyStop\x12 .fakesim.v1.EmergencyStopRequest\x1a!.fakesim.v1.EmergencyStopResponse\x12\x63\n\x12ResetEmergencyStop\x12%.fakesim.v1.ResetEmergencyStopRequest\x1a&.fakesim.v1.ResetEmergencyStopResponse\x12Q\n\x0c\x41\x63quireLease\x12\x1f.fakesim.v1.AcquireLeaseRequest\x1a .fakesim.v1.AcquireLeaseResponse\x12K\n\nRenewLease\x12\x1d.fakesim.v1.RenewLeaseRequest\x1a\x1e.fakesim.v1.RenewLeaseResponse\x12Q\n\x0cReleaseLease\x12\x1f.fakesim.v1.ReleaseLeaseRequest\x1a .fakesim.v1.ReleaseLeaseResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fakesim.v1.hardware_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MODE']._serialized_start=2553
-  _globals['_MODE']._serialized_end=2626
-  _globals['_SYNCOPTION']._serialized_start=2628
-  _globals['_SYNCOPTION']._serialized_end=2730
+  _globals['_MODE']._serialized_start=2618
+  _globals['_MODE']._serialized_end=2691
+  _globals['_SYNCOPTION']._serialized_start=2693
+  _globals['_SYNCOPTION']._serialized_end=2795
   _globals['_SETMODEREQUEST']._serialized_start=42
   _globals['_SETMODEREQUEST']._serialized_end=188
   _globals['_SETMODERESPONSE']._serialized_start=191
@@ -44,37 +44,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SERVOSTATUS']._serialized_start=417
   _globals['_SERVOSTATUS']._serialized_end=1027
   _globals['_GETHARDWARESTATUSREQUEST']._serialized_start=1029
-  _globals['_GETHARDWARESTATUSREQUEST']._serialized_end=1055
-  _globals['_GETHARDWARESTATUSRESPONSE']._serialized_start=1058
-  _globals['_GETHARDWARESTATUSRESPONSE']._serialized_end=1440
-  _globals['_STREAMJOINTSTATESREQUEST']._serialized_start=1442
-  _globals['_STREAMJOINTSTATESREQUEST']._serialized_end=1485
-  _globals['_JOINTSAMPLE']._serialized_start=1488
-  _globals['_JOINTSAMPLE']._serialized_end=1716
-  _globals['_JOINTSTATESSAMPLE']._serialized_start=1719
-  _globals['_JOINTSTATESSAMPLE']._serialized_end=1939
-  _globals['_EMERGENCYSTOPREQUEST']._serialized_start=1941
-  _globals['_EMERGENCYSTOPREQUEST']._serialized_end=1979
-  _globals['_EMERGENCYSTOPRESPONSE']._serialized_start=1981
-  _globals['_EMERGENCYSTOPRESPONSE']._serialized_end=2048
-  _globals['_RESETEMERGENCYSTOPREQUEST']._serialized_start=2050
-  _globals['_RESETEMERGENCYSTOPREQUEST']._serialized_end=2077
-  _globals['_RESETEMERGENCYSTOPRESPONSE']._serialized_start=2079
-  _globals['_RESETEMERGENCYSTOPRESPONSE']._serialized_end=2151
-  _globals['_LEASE']._serialized_start=2153
-  _globals['_LEASE']._serialized_end=2210
-  _globals['_ACQUIRELEASEREQUEST']._serialized_start=2212
-  _globals['_ACQUIRELEASEREQUEST']._serialized_end=2283
-  _globals['_ACQUIRELEASERESPONSE']._serialized_start=2285
-  _globals['_ACQUIRELEASERESPONSE']._serialized_end=2391
-  _globals['_RENEWLEASEREQUEST']._serialized_start=2393
-  _globals['_RENEWLEASEREQUEST']._serialized_end=2430
-  _globals['_RENEWLEASERESPONSE']._serialized_start=2432
-  _globals['_RENEWLEASERESPONSE']._serialized_end=2486
-  _globals['_RELEASELEASEREQUEST']._serialized_start=2488
-  _globals['_RELEASELEASEREQUEST']._serialized_end=2527
-  _globals['_RELEASELEASERESPONSE']._serialized_start=2529
-  _globals['_RELEASELEASERESPONSE']._serialized_end=2551
-  _globals['_HARDWARESERVICE']._serialized_start=2733
-  _globals['_HARDWARESERVICE']._serialized_end=3438
+  _globals['_GETHARDWARESTATUSREQUEST']._serialized_end=1068
+  _globals['_GETHARDWARESTATUSRESPONSE']._serialized_start=1071
+  _globals['_GETHARDWARESTATUSRESPONSE']._serialized_end=1466
+  _globals['_STREAMJOINTSTATESREQUEST']._serialized_start=1468
+  _globals['_STREAMJOINTSTATESREQUEST']._serialized_end=1524
+  _globals['_JOINTSAMPLE']._serialized_start=1527
+  _globals['_JOINTSAMPLE']._serialized_end=1755
+  _globals['_JOINTSTATESSAMPLE']._serialized_start=1758
+  _globals['_JOINTSTATESSAMPLE']._serialized_end=1978
+  _globals['_EMERGENCYSTOPREQUEST']._serialized_start=1980
+  _globals['_EMERGENCYSTOPREQUEST']._serialized_end=2031
+  _globals['_EMERGENCYSTOPRESPONSE']._serialized_start=2033
+  _globals['_EMERGENCYSTOPRESPONSE']._serialized_end=2100
+  _globals['_RESETEMERGENCYSTOPREQUEST']._serialized_start=2102
+  _globals['_RESETEMERGENCYSTOPREQUEST']._serialized_end=2142
+  _globals['_RESETEMERGENCYSTOPRESPONSE']._serialized_start=2144
+  _globals['_RESETEMERGENCYSTOPRESPONSE']._serialized_end=2216
+  _globals['_LEASE']._serialized_start=2218
+  _globals['_LEASE']._serialized_end=2275
+  _globals['_ACQUIRELEASEREQUEST']._serialized_start=2277
+  _globals['_ACQUIRELEASEREQUEST']._serialized_end=2348
+  _globals['_ACQUIRELEASERESPONSE']._serialized_start=2350
+  _globals['_ACQUIRELEASERESPONSE']._serialized_end=2456
+  _globals['_RENEWLEASEREQUEST']._serialized_start=2458
+  _globals['_RENEWLEASEREQUEST']._serialized_end=2495
+  _globals['_RENEWLEASERESPONSE']._serialized_start=2497
+  _globals['_RENEWLEASERESPONSE']._serialized_end=2551
+  _globals['_RELEASELEASEREQUEST']._serialized_start=2553
+  _globals['_RELEASELEASEREQUEST']._serialized_end=2592
+  _globals['_RELEASELEASERESPONSE']._serialized_start=2594
+  _globals['_RELEASELEASERESPONSE']._serialized_end=2616
+  _globals['_HARDWARESERVICE']._serialized_start=2798
+  _globals['_HARDWARESERVICE']._serialized_end=3503
 # @@protoc_insertion_point(module_scope)

@@ -108,11 +108,13 @@ class ServoStatus(_message.Message):
     def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ...) -> None: ...
 
 class GetHardwareStatusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("arm",)
+    ARM_FIELD_NUMBER: _ClassVar[int]
+    arm: str
+    def __init__(self, arm: _Optional[str] = ...) -> None: ...
 
 class GetHardwareStatusResponse(_message.Message):
-    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required")
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required", "arm")
     MODE_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -124,6 +126,7 @@ class GetHardwareStatusResponse(_message.Message):
     LEASE_HOLDER_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRES_IN_MS_FIELD_NUMBER: _ClassVar[int]
     LEASE_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     mode: Mode
     port: str
     bus_connected: bool
@@ -135,13 +138,16 @@ class GetHardwareStatusResponse(_message.Message):
     lease_holder: str
     lease_expires_in_ms: int
     lease_required: bool
-    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ...) -> None: ...
+    arm: str
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ..., arm: _Optional[str] = ...) -> None: ...
 
 class StreamJointStatesRequest(_message.Message):
-    __slots__ = ("rate_hz",)
+    __slots__ = ("rate_hz", "arm")
     RATE_HZ_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     rate_hz: float
-    def __init__(self, rate_hz: _Optional[float] = ...) -> None: ...
+    arm: str
+    def __init__(self, rate_hz: _Optional[float] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class JointSample(_message.Message):
     __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad", "predicted_rad", "residual_rad")
@@ -178,10 +184,12 @@ class JointStatesSample(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., mode: _Optional[_Union[Mode, str]] = ..., joints: _Optional[_Iterable[_Union[JointSample, _Mapping]]] = ..., reading_seq: _Optional[int] = ..., reading_elapsed_s: _Optional[float] = ...) -> None: ...
 
 class EmergencyStopRequest(_message.Message):
-    __slots__ = ("reason",)
+    __slots__ = ("reason", "arm")
     REASON_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     reason: str
-    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    arm: str
+    def __init__(self, reason: _Optional[str] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class EmergencyStopResponse(_message.Message):
     __slots__ = ("estop_latched", "was_latched")
@@ -192,8 +200,10 @@ class EmergencyStopResponse(_message.Message):
     def __init__(self, estop_latched: bool = ..., was_latched: bool = ...) -> None: ...
 
 class ResetEmergencyStopRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("arm",)
+    ARM_FIELD_NUMBER: _ClassVar[int]
+    arm: str
+    def __init__(self, arm: _Optional[str] = ...) -> None: ...
 
 class ResetEmergencyStopResponse(_message.Message):
     __slots__ = ("estop_latched", "was_latched")

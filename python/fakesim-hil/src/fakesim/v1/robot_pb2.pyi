@@ -74,7 +74,7 @@ class GetModelInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetModelInfoResponse(_message.Message):
-    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names")
+    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names", "arms")
     JOINTS_FIELD_NUMBER: _ClassVar[int]
     ACTION_KEYS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
@@ -88,6 +88,7 @@ class GetModelInfoResponse(_message.Message):
     ROBOT_FIELD_NUMBER: _ClassVar[int]
     LEROBOT_ROBOT_FIELD_NUMBER: _ClassVar[int]
     JOINT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    ARMS_FIELD_NUMBER: _ClassVar[int]
     joints: _containers.RepeatedCompositeFieldContainer[JointInfo]
     action_keys: _containers.RepeatedScalarFieldContainer[str]
     control_rate_hz: float
@@ -101,7 +102,8 @@ class GetModelInfoResponse(_message.Message):
     robot: str
     lerobot_robot: str
     joint_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    arms: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetRobotStateRequest(_message.Message):
     __slots__ = ("unit",)
@@ -110,7 +112,7 @@ class GetRobotStateRequest(_message.Message):
     def __init__(self, unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ...) -> None: ...
 
 class GetRobotStateResponse(_message.Message):
-    __slots__ = ("joint_ids", "positions", "velocities", "ctrl_targets", "time_s", "physics_steps", "tcp", "gripper_opening_m", "unit", "joint_names")
+    __slots__ = ("joint_ids", "positions", "velocities", "ctrl_targets", "time_s", "physics_steps", "tcp", "gripper_opening_m", "unit", "joint_names", "arms")
     JOINT_IDS_FIELD_NUMBER: _ClassVar[int]
     POSITIONS_FIELD_NUMBER: _ClassVar[int]
     VELOCITIES_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +123,7 @@ class GetRobotStateResponse(_message.Message):
     GRIPPER_OPENING_M_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
     JOINT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    ARMS_FIELD_NUMBER: _ClassVar[int]
     joint_ids: _containers.RepeatedScalarFieldContainer[str]
     positions: _containers.RepeatedScalarFieldContainer[float]
     velocities: _containers.RepeatedScalarFieldContainer[float]
@@ -131,7 +134,18 @@ class GetRobotStateResponse(_message.Message):
     gripper_opening_m: float
     unit: _common_pb2.JointUnit
     joint_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, joint_ids: _Optional[_Iterable[str]] = ..., positions: _Optional[_Iterable[float]] = ..., velocities: _Optional[_Iterable[float]] = ..., ctrl_targets: _Optional[_Iterable[float]] = ..., time_s: _Optional[float] = ..., physics_steps: _Optional[int] = ..., tcp: _Optional[_Union[_common_pb2.Pose, _Mapping]] = ..., gripper_opening_m: _Optional[float] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., joint_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    arms: _containers.RepeatedCompositeFieldContainer[ArmPose]
+    def __init__(self, joint_ids: _Optional[_Iterable[str]] = ..., positions: _Optional[_Iterable[float]] = ..., velocities: _Optional[_Iterable[float]] = ..., ctrl_targets: _Optional[_Iterable[float]] = ..., time_s: _Optional[float] = ..., physics_steps: _Optional[int] = ..., tcp: _Optional[_Union[_common_pb2.Pose, _Mapping]] = ..., gripper_opening_m: _Optional[float] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[_Union[ArmPose, _Mapping]]] = ...) -> None: ...
+
+class ArmPose(_message.Message):
+    __slots__ = ("arm", "tcp", "gripper_opening_m")
+    ARM_FIELD_NUMBER: _ClassVar[int]
+    TCP_FIELD_NUMBER: _ClassVar[int]
+    GRIPPER_OPENING_M_FIELD_NUMBER: _ClassVar[int]
+    arm: str
+    tcp: _common_pb2.Pose
+    gripper_opening_m: float
+    def __init__(self, arm: _Optional[str] = ..., tcp: _Optional[_Union[_common_pb2.Pose, _Mapping]] = ..., gripper_opening_m: _Optional[float] = ...) -> None: ...
 
 class SendActionRequest(_message.Message):
     __slots__ = ("action", "n_substeps", "unit")

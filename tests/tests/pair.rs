@@ -1,0 +1,395 @@
+//! Two arms at once: a pair in the twin alone, and two virtual SO-101 followers on their own
+//! buses: each mirrored, a hil episode of the pair's task, a chunk swinging one arm into the
+//! other refused by the preview naming both links, and the emergency stop of one arm or both.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_arm::Joint;
+use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
+use fakesim_e2e::{Conn, TestServer};
+use fakesim_feetech_arm::mapping::JointMapping;
+use fakesim_hil::Mode as StartMode;
+use fakesim_proto::errors::error_reason;
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
+use fakesim_proto::v1::robot_service_client::RobotServiceClient;
+use fakesim_proto::v1::session_service_client::SessionServiceClient;
+use fakesim_proto::v1::*;
+use feetech_emu::VirtualSo101;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use uom::si::angle::radian;
+
+/// The pair's task in the suite.
+const LIFT_BOTH: u32 = 4;
+
+fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
+    assert_eq!(status.code(), code, "{status:?}");
+    assert_eq!(error_reason(status).as_deref(), Some(reason), "{status:?}");
+}
+
+fn tick(action: Vec<f64>) -> TickRequest {
+    TickRequest {
+        action,
+        ..Default::default()
+    }
+}
+
+fn lift_both() -> ResetTaskRequest {
+    ResetTaskRequest {
+        task_index: Some(LIFT_BOTH),
+        ..Default::default()
+    }
+}
+
+/// Both arms' targets: the left's six, then the right's.
+fn both(left: [f64; 6], right: [f64; 6]) -> Vec<f64> {
+    left.into_iter().chain(right).collect()
+}
+
+/// One arm's block of a pair's joint values.
+fn side(values: &[f64], index: usize) -> &[f64] {
+    &values[6 * index..6 * index + 6]
+}
+
+#[tokio::test]
+async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step() {
+    let server = TestServer::start_with(|s| {
+        s.pair = true;
+        s.image_size = 16;
+    })
+    .await
+    .unwrap();
+    let mut robot = server.robot().await.unwrap();
+    let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
+    assert_eq!(info.arms, ["left", "right"]);
+    assert_eq!(info.action_keys.len(), 12);
+    assert_eq!(
+        (info.action_keys[0].as_str(), info.action_keys[6].as_str()),
+        ("left/1", "right/1")
+    );
+    assert_eq!(info.joint_names[11], "right/6 (right/gripper)");
+    assert_eq!(info.observation_keys.len(), 40);
+    assert_eq!(info.observation_keys[20], "right/pos.shoulder_pan");
+    assert!(
+        info.cameras.contains(&"right/robot0_eye_in_hand".to_owned()),
+        "{:?}",
+        info.cameras
+    );
+
+    let start = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(start.joint_ids.len(), 12);
+    assert_eq!(start.arms.len(), 2);
+    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
+    left.copy_from_slice(side(&start.ctrl_targets, 0));
+    right.copy_from_slice(side(&start.ctrl_targets, 1));
+    left[0] = 0.4;
+    right[0] = -0.3;
+    let period = info.control_period_s;
+    let mut last = None;
+    for _ in 0..40 {
+        last = Some(robot.tick(tick(both(left, right))).await.unwrap().into_inner());
+    }
+    let last = last.unwrap();
+    // 40 ticks of both arms are 40 periods of twin time: the arms share each physics step.
+    assert!(
+        (last.time_s - start.time_s - 40.0 * period).abs() < 1e-9,
+        "{} {}",
+        last.time_s,
+        start.time_s
+    );
+    assert_eq!(last.observation.len(), 40);
+    let (left_pan, right_pan) = (last.observation[0], last.observation[20]);
+    assert!((left_pan - 0.4).abs() < 0.02, "left pan {left_pan}");
+    assert!((right_pan + 0.3).abs() < 0.02, "right pan {right_pan}");
+
+    // Six targets are one arm's: a pair's tick needs both, and says in which order.
+    let refused = robot.tick(tick(left.to_vec())).await.unwrap_err();
+    assert_reason(&refused, Code::InvalidArgument, "wrong_length");
+    assert!(
+        refused.message().contains("left/1 (left/shoulder_pan)"),
+        "{}",
+        refused.message()
+    );
+    assert!(
+        refused.message().contains("right/6 (right/gripper)"),
+        "{}",
+        refused.message()
+    );
+    // A verb that drives one arm's tool is refused, naming what to use instead.
+    let mut session = server.session().await.unwrap();
+    let moved = session
+        .r#move(MoveRequest {
+            delta_xyz: Some(Vec3 {
+                x: 0.0,
+                y: 0.0,
+                z: 0.01,
+            }),
+            delta_rpy: None,
+        })
+        .await
+        .unwrap_err();
+    assert_reason(&moved, Code::FailedPrecondition, "one_arm_verb");
+    assert!(moved.message().contains("TickChunk"), "{}", moved.message());
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_pair_task_is_refused_on_one_arm() {
+    let server = TestServer::start().await.unwrap();
+    let mut session = server.session().await.unwrap();
+    let refused = session.reset_task(lift_both()).await.unwrap_err();
+    assert_reason(&refused, Code::FailedPrecondition, "needs_pair");
+    assert!(refused.message().contains("--pair"), "{}", refused.message());
+    server.stop().await.unwrap();
+}
+
+/// A hardware client on its own connection, carrying the server's lease.
+async fn hardware(server: &TestServer) -> HardwareServiceClient<Conn> {
+    HardwareServiceClient::new(server.leased().await.unwrap())
+}
+
+#[tokio::test]
+async fn mirror_follows_each_arm_of_the_pair_on_its_own_bus() {
+    let pair = VirtualPairServer::start(StartMode::Mirror, |_| {}).await.unwrap();
+    let mut hw = hardware(&pair.server).await;
+    let mapping = JointMapping::so101()
+        .bind(&VirtualSo101::calibration(), &twin_ranges())
+        .unwrap();
+    // Hands move each arm's elbow, to different places.
+    for (bus, steps) in pair.buses.iter().zip([2600, 1500]) {
+        bus.servos().set_present_position(3, steps).unwrap();
+    }
+    for (arm, steps) in [("left", 2600), ("right", 1500)] {
+        let elbow = mapping.servo_to_twin(Joint::ElbowFlex, steps).get::<radian>();
+        assert!(elbow.abs() > 0.5, "the hand's motion is a real one: {elbow} rad");
+        let mut stream = hw
+            .stream_joint_states(StreamJointStatesRequest {
+                rate_hz: 100.0,
+                arm: arm.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut mirrored = false;
+        for _ in 0..200 {
+            let sample = stream.next().await.unwrap().unwrap();
+            assert_eq!(sample.joints[2].twin_joint, format!("{arm}/3"));
+            if sample.reading_seq.is_some() && (sample.joints[2].twin_rad - elbow).abs() < 1e-3 {
+                mirrored = true;
+                break;
+            }
+        }
+        assert!(mirrored, "the {arm} arm's elbow never reached {elbow} rad in the twin");
+    }
+    let mut robot = RobotServiceClient::new(pair.server.leased().await.unwrap());
+    let state = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let left_elbow = mapping.servo_to_twin(Joint::ElbowFlex, 2600).get::<radian>();
+    let right_elbow = mapping.servo_to_twin(Joint::ElbowFlex, 1500).get::<radian>();
+    assert!((state.positions[2] - left_elbow).abs() < 1e-3, "{:?}", state.positions);
+    assert!((state.positions[8] - right_elbow).abs() < 1e-3, "{:?}", state.positions);
+    pair.server.stop().await.unwrap();
+}
+
+/// Ticks both arms towards `left` and `right`, one tick per sample of the right arm's
+/// joint-state stream, until both arms' measured joints are within `tolerance` of their
+/// targets; returns the last state.
+async fn drive_until_there(
+    robot: &mut RobotServiceClient<Conn>,
+    hw: &mut HardwareServiceClient<Conn>,
+    left: [f64; 6],
+    right: [f64; 6],
+    tolerance: f64,
+) -> GetRobotStateResponse {
+    let mut stream = hw
+        .stream_joint_states(StreamJointStatesRequest {
+            rate_hz: 50.0,
+            arm: "right".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..500 {
+        robot.tick(tick(both(left, right))).await.unwrap();
+        stream.next().await.unwrap().unwrap();
+        let state = robot
+            .get_robot_state(GetRobotStateRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        let targets = both(left, right);
+        let off = state
+            .positions
+            .iter()
+            .zip(&targets)
+            .map(|(p, t)| (p - t).abs())
+            .fold(0.0, f64::max);
+        if off < tolerance {
+            return state;
+        }
+    }
+    panic!("the arms never reached {left:?} / {right:?}");
+}
+
+#[tokio::test]
+async fn a_hil_episode_of_the_pair_task_drives_both_arms_and_is_journaled() {
+    let pair = VirtualPairServer::start(StartMode::Hil, |_| {}).await.unwrap();
+    let conn = pair.server.leased().await.unwrap();
+    let (mut robot, mut hw) = (RobotServiceClient::new(conn.clone()), hardware(&pair.server).await);
+    let mut session = SessionServiceClient::new(conn);
+    for bus in &pair.buses {
+        bus.servos().clear_write_log();
+    }
+    let started = session.reset_task(lift_both()).await.unwrap().into_inner();
+    assert_eq!(started.task.as_ref().unwrap().name, "lift_both");
+    for (arm, bus) in ["left", "right"].iter().zip(&pair.buses) {
+        assert!(goal_writes(bus) > 0, "the {arm} arm was not sent home");
+    }
+    let home = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
+    left.copy_from_slice(side(&home.positions, 0));
+    right.copy_from_slice(side(&home.positions, 1));
+    left[0] += 0.15;
+    right[0] -= 0.15;
+    left[5] = 0.2;
+    let state = drive_until_there(&mut robot, &mut hw, left, right, 0.03).await;
+    assert!(side(&state.positions, 0)[0] > side(&home.positions, 0)[0] + 0.1);
+    assert!(side(&state.positions, 1)[0] < side(&home.positions, 1)[0] - 0.1);
+    let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
+    assert_eq!(stopped.run, started.run);
+    let artifacts = stopped.artifacts.unwrap();
+    assert!(std::path::Path::new(&artifacts.summary).is_file(), "{artifacts:?}");
+    let journal = std::fs::read_to_string(&artifacts.events).unwrap();
+    let ticks: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|line: &serde_json::Value| line["kind"] == "robot_call" && line["call"] == "tick")
+        .collect();
+    assert!(!ticks.is_empty(), "no tick journaled");
+    for line in &ticks {
+        let action = line.pointer("/request/action").and_then(|a| a.as_array());
+        assert_eq!(action.map(Vec::len), Some(12), "{line}");
+    }
+    pair.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_chunk_swinging_one_arm_into_the_other_is_refused_by_the_preview_naming_both_links() {
+    let pair = VirtualPairServer::start(StartMode::Hil, |_| {}).await.unwrap();
+    let conn = pair.server.leased().await.unwrap();
+    let (mut robot, mut hw) = (RobotServiceClient::new(conn), hardware(&pair.server).await);
+    let start = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
+    left.copy_from_slice(side(&start.positions, 0));
+    right.copy_from_slice(side(&start.positions, 1));
+    // The right arm turns in over the middle of the table (a negative pan turns it to +y).
+    right[0] = -1.0;
+    drive_until_there(&mut robot, &mut hw, left, right, 0.05).await;
+    // The left arm swings towards it: its pan to +1.0 over the chunk.
+    let ticks = (1..=60)
+        .map(|k| {
+            let mut to = left;
+            to[0] = f64::from(k) / 60.0 * 1.0;
+            tick(both(to, right))
+        })
+        .collect();
+    let chunk = robot.tick_chunk(TickChunkRequest { ticks }).await.unwrap().into_inner();
+    let stop = chunk.stopped.expect("the chunk ran into the other arm unrefused");
+    assert_eq!(stop.reason, "preview_refused", "{stop:?}");
+    assert!(stop.message.contains("arm_contact"), "{}", stop.message);
+    assert!(
+        stop.message.contains("left/") && stop.message.contains("right/"),
+        "{}",
+        stop.message
+    );
+    let after = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        after.positions[0] < 0.9,
+        "the left arm went on into the right: {:?}",
+        after.positions
+    );
+    pair.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_emergency_stop_of_one_arm_latches_that_arm_and_one_without_an_arm_latches_both() {
+    let pair = VirtualPairServer::start(StartMode::Hil, |_| {}).await.unwrap();
+    let conn = pair.server.leased().await.unwrap();
+    let (mut robot, mut hw) = (RobotServiceClient::new(conn), hardware(&pair.server).await);
+    let latched = |status: GetHardwareStatusResponse| (status.arm.clone(), status.estop_latched);
+    async fn status(hw: &mut HardwareServiceClient<Conn>, arm: &str) -> GetHardwareStatusResponse {
+        hw.get_hardware_status(GetHardwareStatusRequest { arm: arm.into() })
+            .await
+            .unwrap()
+            .into_inner()
+    }
+    hw.emergency_stop(EmergencyStopRequest {
+        reason: "left gripper jammed".into(),
+        arm: "left".into(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(latched(status(&mut hw, "left").await), ("left".to_owned(), true));
+    assert_eq!(latched(status(&mut hw, "right").await), ("right".to_owned(), false));
+    let right_torque = |id| {
+        pair.buses[1]
+            .servos()
+            .register(id, &feetech::control_table::TORQUE_ENABLE)
+            .unwrap()
+    };
+    assert!((1..=6).all(|id| right_torque(id) == 1), "the right arm lost torque");
+    let state = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let refused = robot.tick(tick(state.positions.clone())).await.unwrap_err();
+    assert_reason(&refused, Code::FailedPrecondition, "estop_latched");
+    // An unknown arm is refused, naming the sides.
+    let unknown = hw
+        .emergency_stop(EmergencyStopRequest {
+            reason: String::new(),
+            arm: "middle".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::InvalidArgument);
+    assert!(unknown.message().contains("left, right"), "{}", unknown.message());
+    // Without an arm, both stop; resetting the left leaves the right latched.
+    hw.emergency_stop(EmergencyStopRequest::default()).await.unwrap();
+    assert!(status(&mut hw, "right").await.estop_latched);
+    hw.reset_emergency_stop(ResetEmergencyStopRequest { arm: "left".into() })
+        .await
+        .unwrap();
+    assert!(!status(&mut hw, "left").await.estop_latched);
+    assert!(status(&mut hw, "right").await.estop_latched);
+    hw.reset_emergency_stop(ResetEmergencyStopRequest::default())
+        .await
+        .unwrap();
+    assert!(!status(&mut hw, "right").await.estop_latched);
+    pair.server.stop().await.unwrap();
+}
+
+fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
+    fakesim_twin::Sim::load(&fakesim_twin::Scene::Tabletop, 10)
+        .unwrap()
+        .joint_ranges()
+}
