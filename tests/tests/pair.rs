@@ -18,9 +18,6 @@ use tokio_stream::StreamExt;
 use tonic::Code;
 use uom::si::angle::radian;
 
-/// The pair's task in the suite.
-const LIFT_BOTH: u32 = 4;
-
 fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
     assert_eq!(status.code(), code, "{status:?}");
     assert_eq!(error_reason(status).as_deref(), Some(reason), "{status:?}");
@@ -33,9 +30,11 @@ fn tick(action: Vec<f64>) -> TickRequest {
     }
 }
 
+/// The pair suite's task: lift both cubes.
 fn lift_both() -> ResetTaskRequest {
     ResetTaskRequest {
-        task_index: Some(LIFT_BOTH),
+        suite: Some("pair_tabletop".into()),
+        task_index: Some(0),
         ..Default::default()
     }
 }
@@ -74,6 +73,17 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
         "{:?}",
         info.cameras
     );
+    let mut session = server.session().await.unwrap();
+    let listing = session
+        .list_tasks(ListTasksRequest {
+            suite: Some("pair_tabletop".into()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let suites: Vec<&str> = listing.suites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(suites, ["so101_tabletop", "pair_tabletop"]);
+    assert_eq!(listing.tasks[0].name, "lift_both");
 
     let start = robot
         .get_robot_state(GetRobotStateRequest::default())
@@ -119,7 +129,6 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
         refused.message()
     );
     // A verb that drives one arm's tool is refused, naming what to use instead.
-    let mut session = server.session().await.unwrap();
     let moved = session
         .r#move(MoveRequest {
             delta_xyz: Some(Vec3 {
@@ -143,6 +152,13 @@ async fn the_pair_task_is_refused_on_one_arm() {
     let refused = session.reset_task(lift_both()).await.unwrap_err();
     assert_reason(&refused, Code::FailedPrecondition, "needs_pair");
     assert!(refused.message().contains("--pair"), "{}", refused.message());
+    let listing = session
+        .list_tasks(ListTasksRequest { suite: None })
+        .await
+        .unwrap()
+        .into_inner();
+    let suites: Vec<&str> = listing.suites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(suites, ["so101_tabletop"], "one arm lists its own suite only");
     server.stop().await.unwrap();
 }
 

@@ -1,10 +1,13 @@
-//! The SO-101 tabletop task suite: instructions, seeded object layouts, success predicates.
+//! The task suites (one arm's tabletop tasks, a pair's): instructions, seeded object layouts,
+//! success predicates.
 
 use fakesim_twin::{Sim, TwinError};
 use serde::{Deserialize, Serialize};
 
-/// The only suite this build ships.
+/// The suite of one arm's tasks, the default (on the SO-100 too).
 pub const SUITE: &str = "so101_tabletop";
+/// The suite of a pair's tasks (`--pair`).
+pub const PAIR_SUITE: &str = "pair_tabletop";
 /// Initial layouts per task.
 pub const N_INIT_STATES: u32 = 12;
 /// Height of the table surface in the world frame (m).
@@ -32,26 +35,46 @@ enum Goal {
     LiftBoth,
 }
 
-impl TaskDef {
-    /// The arms the task needs: 2 for a task of a pair, else 1 (which a pair can do too).
-    pub fn arms(&self) -> usize {
-        match self.goal {
-            Goal::LiftBoth => 2,
-            _ => 1,
-        }
-    }
-
-    /// Refuses the task on a twin holding fewer arms than it needs.
-    pub fn check_arms(&'static self, arms: usize) -> Result<&'static TaskDef, TaskError> {
-        if arms < self.arms() {
-            return Err(TaskError::NeedsPair { task: self.name });
-        }
-        Ok(self)
-    }
+/// A suite: its tasks and the arms they need.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Suite {
+    /// Its name.
+    pub name: &'static str,
+    /// Its tasks, by index.
+    pub tasks: &'static [TaskDef],
+    /// The arms the twin must hold: 1, or 2 for a pair's tasks.
+    pub arms: usize,
 }
 
-/// The tasks, by index.
-pub const TASKS: [TaskDef; 5] = [
+/// Every suite, the default first.
+pub const SUITES: [Suite; 2] = [
+    Suite {
+        name: SUITE,
+        tasks: &TASKS,
+        arms: 1,
+    },
+    Suite {
+        name: PAIR_SUITE,
+        tasks: &PAIR_TASKS,
+        arms: 2,
+    },
+];
+
+/// The suites a twin holding `arms` arms runs, the default first.
+pub fn suites_for(arms: usize) -> impl Iterator<Item = &'static Suite> {
+    SUITES.iter().filter(move |suite| suite.arms <= arms)
+}
+
+/// The suite called `name`.
+pub fn suite(name: &str) -> Result<&'static Suite, TaskError> {
+    SUITES
+        .iter()
+        .find(|suite| suite.name == name)
+        .ok_or_else(|| TaskError::UnknownSuite { suite: name.to_owned() })
+}
+
+/// One arm's tasks, by index.
+pub const TASKS: [TaskDef; 4] = [
     TaskDef {
         name: "lift_cube",
         instruction: "pick up the red cube and lift it",
@@ -72,12 +95,14 @@ pub const TASKS: [TaskDef; 5] = [
         instruction: "stack the red cube on the blue cube",
         goal: Goal::Stack,
     },
-    TaskDef {
-        name: "lift_both",
-        instruction: "lift the red cube with the left arm and the blue cube with the right arm",
-        goal: Goal::LiftBoth,
-    },
 ];
+
+/// A pair's tasks, by index.
+pub const PAIR_TASKS: [TaskDef; 1] = [TaskDef {
+    name: "lift_both",
+    instruction: "lift the red cube with the left arm and the blue cube with the right arm",
+    goal: Goal::LiftBoth,
+}];
 
 /// A task picked by suite, index and layout (in a config file: `suite`, `task-index`,
 /// `init-state-index`).
@@ -106,24 +131,26 @@ impl Default for TaskRef {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TaskError {
     /// No such suite.
-    #[error("unknown suite {}; suites: {SUITE}", fakesim_twin::quote::Quoted(.suite))]
+    #[error("unknown suite {}; suites: {SUITE}, {PAIR_SUITE}", fakesim_twin::quote::Quoted(.suite))]
     UnknownSuite {
         /// The suite asked for.
         suite: String,
     },
     /// Task index past the end of the suite.
-    #[error("task_index {index} out of range: suite {SUITE} has tasks 0..{count}")]
+    #[error("task_index {index} out of range: suite {suite} has tasks 0..{count}")]
     UnknownTask {
+        /// The suite.
+        suite: &'static str,
         /// The index asked for.
         index: u32,
         /// Tasks in the suite.
         count: u32,
     },
-    /// A task for two arms asked of a twin holding one.
-    #[error("task {task} needs two arms: start the daemon with --pair (or --left-port and --right-port)")]
+    /// A pair's suite asked of a twin holding one arm.
+    #[error("suite {suite} needs two arms: start the daemon with --pair (or --left-port and --right-port)")]
     NeedsPair {
-        /// The task's name.
-        task: &'static str,
+        /// The suite's name.
+        suite: &'static str,
     },
     /// Layout index past the end.
     #[error("init_state_index {index} out of range: each task has layouts 0..{count}")]
@@ -138,16 +165,15 @@ pub enum TaskError {
 impl TaskRef {
     /// Checks the reference and returns the task it names.
     pub fn task(&self) -> Result<&'static TaskDef, TaskError> {
-        if self.suite != SUITE {
-            return Err(TaskError::UnknownSuite {
-                suite: self.suite.clone(),
-            });
-        }
-        let count = TASKS.len() as u32;
-        let task = TASKS.get(self.task_index as usize).ok_or(TaskError::UnknownTask {
-            index: self.task_index,
-            count,
-        })?;
+        let suite = suite(&self.suite)?;
+        let task = suite
+            .tasks
+            .get(self.task_index as usize)
+            .ok_or(TaskError::UnknownTask {
+                suite: suite.name,
+                index: self.task_index,
+                count: suite.tasks.len() as u32,
+            })?;
         if self.init_state_index >= N_INIT_STATES {
             return Err(TaskError::UnknownInitState {
                 index: self.init_state_index,
@@ -155,6 +181,25 @@ impl TaskRef {
             });
         }
         Ok(task)
+    }
+
+    /// [`TaskRef::task`] on a twin holding `arms` arms: a pair's task needs two.
+    pub fn task_for(&self, arms: usize) -> Result<&'static TaskDef, TaskError> {
+        let task = self.task()?;
+        let suite = suite(&self.suite)?;
+        if suite.arms > arms {
+            return Err(TaskError::NeedsPair { suite: suite.name });
+        }
+        Ok(task)
+    }
+
+    /// Where the objects of this task's layout start: the same every time.
+    pub fn layout(&self) -> Layout {
+        if self.suite == PAIR_SUITE {
+            let mut rng = Seeded(0x9A12_0000 ^ (u64::from(self.task_index) << 32) ^ u64::from(self.init_state_index));
+            return pair_layout(&mut rng);
+        }
+        layout(self.task_index, self.init_state_index)
     }
 }
 
@@ -197,7 +242,7 @@ fn far_enough(a: [f64; 2], b: [f64; 2], min: f64) -> bool {
     (a[0] - b[0]).hypot(a[1] - b[1]) >= min
 }
 
-/// The layout of a task and index: the same every time.
+/// The layout of one arm's task and index: the same every time.
 pub fn layout(task_index: u32, init_state_index: u32) -> Layout {
     let mut rng = Seeded(0x5010_1000 ^ (u64::from(task_index) << 32) ^ u64::from(init_state_index));
     if TASKS
@@ -307,6 +352,13 @@ mod tests {
             init_state_index: i,
         };
         assert!(r(SUITE, 3, 11).task().is_ok());
+        assert_eq!(r(PAIR_SUITE, 0, 0).task().map(|t| t.name), Ok("lift_both"));
+        assert_eq!(
+            r(PAIR_SUITE, 0, 0).task_for(1),
+            Err(TaskError::NeedsPair { suite: PAIR_SUITE })
+        );
+        assert!(r(PAIR_SUITE, 0, 0).task_for(2).is_ok());
+        assert!(r(SUITE, 0, 0).task_for(2).is_ok());
         assert_eq!(
             r("libero_10", 0, 0).task(),
             Err(TaskError::UnknownSuite {
@@ -315,7 +367,11 @@ mod tests {
         );
         assert_eq!(
             r(SUITE, 4, 0).task(),
-            Err(TaskError::UnknownTask { index: 4, count: 4 })
+            Err(TaskError::UnknownTask {
+                suite: SUITE,
+                index: 4,
+                count: 4
+            })
         );
         assert_eq!(
             r(SUITE, 0, 12).task(),

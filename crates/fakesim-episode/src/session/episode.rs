@@ -28,8 +28,8 @@ impl Engine {
                 return Err(EpisodeError::AlreadyRunning { run: run.id.clone() });
             }
             let (budget, task_ref) = request.resolve(&self.config)?;
-            let task = task_ref.task()?.check_arms(self.twin.arms().len())?;
-            let layout = tasks::layout(task_ref.task_index, task_ref.init_state_index);
+            let task = task_ref.task_for(self.twin.arms().len())?;
+            let layout = task_ref.layout();
             let home = self.config.home_pose;
             let (state, period_s) = self
                 .twin

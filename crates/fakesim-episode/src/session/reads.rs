@@ -5,7 +5,7 @@ use super::Engine;
 use super::results::{EefState, Status, TaskInfo};
 use crate::budget::Budget;
 use crate::error::EpisodeError;
-use crate::tasks::{N_INIT_STATES, SUITE, TASKS, TaskError};
+use crate::tasks::{self, N_INIT_STATES, TaskError};
 
 /// Answer to a session-info read.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,31 +66,36 @@ pub struct TaskListing {
 impl Engine {
     /// Suites, and the tasks of one suite when named.
     pub fn list_tasks(&self, suite: Option<&str>) -> Result<TaskListing, EpisodeError> {
+        let arms = self.twin.arms().len();
         let tasks = match suite {
             None => Vec::new(),
-            Some(name) if name == SUITE => TASKS
-                .iter()
-                .enumerate()
-                .map(|(i, t)| TaskSummary {
-                    task_index: i as u32,
-                    name: t.name.to_owned(),
-                    instruction: t.instruction.to_owned(),
-                    n_init_states: N_INIT_STATES,
-                })
-                .collect(),
-            Some(other) => {
-                return Err(TaskError::UnknownSuite {
-                    suite: other.to_owned(),
+            Some(name) => {
+                let suite = tasks::suite(name)?;
+                if suite.arms > arms {
+                    return Err(TaskError::NeedsPair { suite: suite.name }.into());
                 }
-                .into());
+                suite
+                    .tasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| TaskSummary {
+                        task_index: i as u32,
+                        name: t.name.to_owned(),
+                        instruction: t.instruction.to_owned(),
+                        n_init_states: N_INIT_STATES,
+                    })
+                    .collect()
             }
         };
+        let suites: Vec<SuiteSummary> = tasks::suites_for(arms)
+            .map(|suite| SuiteSummary {
+                name: suite.name.to_owned(),
+                n_tasks: suite.tasks.len() as u32,
+            })
+            .collect();
         Ok(TaskListing {
-            suites: vec![SuiteSummary {
-                name: SUITE.to_owned(),
-                n_tasks: TASKS.len() as u32,
-            }],
-            total_tasks: TASKS.len() as u32,
+            total_tasks: suites.iter().map(|suite| suite.n_tasks).sum(),
+            suites,
             tasks,
         })
     }

@@ -1,12 +1,13 @@
 //! The preview service: a chunk of actions run on the twin's scratch copy, reported without
 //! moving anything, in any mode.
 
-use crate::state::AppState;
+use crate::state::{AppState, ArmUnit};
 use crate::wire::convert::joint_values;
 use crate::wire::status;
 use fakesim_bridge::hil::Mode;
 use fakesim_proto::v1;
 use fakesim_proto::v1::preview_service_server::PreviewService as PreviewApi;
+use fakesim_twin::joints::Joint;
 use fakesim_twin::preview::{PreviewLimits, PreviewReport, PreviewRequest, StartState, check_actions, check_ticks};
 use fakesim_twin::values::{Check, resolve};
 use fakesim_twin::{ArmSpec, JointValues, TwinError};
@@ -31,8 +32,12 @@ impl PreviewService {
     }
 
     /// The request as the twin's preview takes it: sizes checked first, units converted.
-    async fn preview_request(&self, request: v1::PreviewActionsRequest) -> Result<PreviewRequest, Status> {
-        let substeps = request.n_substeps.unwrap_or(self.state.model.substeps_per_tick);
+    async fn preview_request(
+        &self,
+        request: v1::PreviewActionsRequest,
+        arm: &ArmUnit,
+    ) -> Result<PreviewRequest, Status> {
+        let substeps = request.n_substeps.unwrap_or(arm.model.substeps_per_tick);
         check_ticks(request.actions.len(), request.horizon_ticks, substeps).map_err(|e| status::from_twin(&e))?;
         if let Some(max) = request.max_joint_speed_rad_s
             && !(max.is_finite() && max > 0.0)
@@ -49,18 +54,17 @@ impl PreviewService {
             .enumerate()
             .map(|(i, action)| {
                 let values = joint_values(Some(action), "actions")?;
-                self.state
-                    .units
+                arm.units
                     .to_radians(values, unit)
                     .map_err(|e| status::for_item(e, "actions", i))
             })
             .collect::<Result<Vec<_>, Status>>()?;
-        let ctrl_ranges = std::array::from_fn(|i| self.state.model.joints[i].ctrl_range);
-        check_actions(self.state.arm(), &actions, &ctrl_ranges)
+        let ctrl_ranges = std::array::from_fn(|i| arm.model.joints[i].ctrl_range);
+        check_actions(arm.twin.arm(), &actions, &ctrl_ranges)
             .map_err(|(i, e)| status::for_item(status::from_twin(&e), "actions", i))?;
         let start = match request.start {
-            Some(start) => Some(self.start_state(start, unit)?),
-            None => self.measured_start().await?,
+            Some(start) => Some(self.start_state(start, unit, arm)?),
+            None => self.measured_start(arm).await?,
         };
         Ok(PreviewRequest {
             start,
@@ -75,17 +79,17 @@ impl PreviewService {
     }
 
     /// A client's start state in radians.
-    fn start_state(&self, start: v1::PreviewStart, unit: i32) -> Result<StartState, Status> {
+    fn start_state(&self, start: v1::PreviewStart, unit: i32, arm: &ArmUnit) -> Result<StartState, Status> {
         let radians = |values: Vec<f64>| -> Result<[f64; 6], Status> {
-            let values = self.state.units.to_radians(JointValues::Ordered(values), unit)?;
-            six(self.state.arm(), &values)
+            let values = arm.units.to_radians(JointValues::Ordered(values), unit)?;
+            six(arm.twin.arm(), &values)
         };
         Ok(StartState {
             qpos: radians(start.positions)?,
             qvel: if start.velocities.is_empty() {
                 [0.0; 6]
             } else {
-                six(self.state.arm(), &JointValues::Ordered(start.velocities))?
+                six(arm.twin.arm(), &JointValues::Ordered(start.velocities))?
             },
             ctrl: if start.ctrl_targets.is_empty() {
                 None
@@ -97,12 +101,11 @@ impl PreviewService {
 
     /// With a real arm attached (mirror, hil): the twin's joints, which mirror the measured
     /// arm, at rest, with the last goals sent to the arm. In sim: the twin as it is (`None`).
-    async fn measured_start(&self) -> Result<Option<StartState>, Status> {
-        if self.state.bridge.mode() == Mode::Sim {
+    async fn measured_start(&self, arm: &ArmUnit) -> Result<Option<StartState>, Status> {
+        if arm.bridge.mode() == Mode::Sim {
             return Ok(None);
         }
-        let qpos = self
-            .state
+        let qpos = arm
             .twin
             .with_sim(|sim| sim.arm_qpos())
             .await
@@ -110,14 +113,14 @@ impl PreviewService {
         Ok(Some(StartState {
             qpos,
             qvel: [0.0; 6],
-            ctrl: self.state.bridge.last_goals(),
+            ctrl: arm.bridge.last_goals(),
         }))
     }
 
     /// The report as the proto message, positions in `unit`.
-    fn response(&self, report: PreviewReport, unit: i32) -> Result<v1::PreviewActionsResponse, Status> {
+    fn response(&self, report: PreviewReport, unit: i32, arm: &ArmUnit) -> Result<v1::PreviewActionsResponse, Status> {
         let finals: Vec<f64> = report.joints.iter().map(|j| j.final_qpos).collect();
-        let finals = self.state.units.positions_in(&finals, unit)?;
+        let finals = arm.units.positions_in(&finals, unit)?;
         Ok(v1::PreviewActionsResponse {
             safe: report.is_safe(),
             summary: report.summary(),
@@ -141,11 +144,11 @@ impl PreviewService {
             joints: report
                 .joints
                 .iter()
-                .zip(self.state.arm().joints)
+                .zip(Joint::ALL)
                 .zip(finals)
-                .map(|((j, spec), final_position)| v1::PreviewJoint {
-                    id: spec.name.to_owned(),
-                    label: spec.label.to_owned(),
+                .map(|((j, joint), final_position)| v1::PreviewJoint {
+                    id: arm.twin.arm().model_name(joint),
+                    label: arm.twin.arm().label(joint),
                     peak_speed_rad_s: j.peak_speed_rad_s,
                     peak_accel_rad_s2: j.peak_accel_rad_s2,
                     limit_first_tick: j.limit_first_tick,
@@ -195,18 +198,17 @@ impl PreviewApi for PreviewService {
         &self,
         request: Request<v1::PreviewActionsRequest>,
     ) -> Result<Response<v1::PreviewActionsResponse>, Status> {
-        self.state.refuse_on_pair("PreviewActions")?;
         let request = request.into_inner();
+        let arm = self.state.arm_named(&request.arm)?.clone();
         let unit = request.unit;
-        let preview = self.preview_request(request).await?;
+        let preview = self.preview_request(request, &arm).await?;
         // Never closed, so acquiring only waits.
         let _turn = self.one_at_a_time.acquire().await;
-        let report = self
-            .state
+        let report = arm
             .twin
             .preview(preview)
             .await
             .map_err(|e: TwinError| status::from_twin(&e))?;
-        Ok(Response::new(self.response(report, unit)?))
+        Ok(Response::new(self.response(report, unit, &arm)?))
     }
 }
