@@ -30,8 +30,8 @@ TOLERANCE = 0.5
 #: Actions to wait for the twin's servos to get there (each one control tick; not timed).
 ACTIONS = 300
 FPS = 30
-#: The pair's task (so101_tabletop's, only on a pair).
-PAIR_TASK = (4, "lift_both")
+#: The pair's task, the bi robot's default: suite, index and name.
+PAIR_TASK = ("pair_tabletop", 0, "lift_both")
 INSTRUCTION = "lift the red cube with the left arm and the blue cube with the right arm"
 
 
@@ -74,7 +74,7 @@ def test_each_arm_of_a_pair_reaches_its_own_commanded_degrees(pair, lerobot_home
     try:
         with Client(pair.address) as twin:
             task = twin.session_info().task
-        assert (task.task_index, task.name) == PAIR_TASK
+        assert (task.suite, task.task_index, task.name) == PAIR_TASK
         for _ in range(ACTIONS):
             sent = robot.send_action(GOALS)
             observation = robot.get_observation()
@@ -129,7 +129,7 @@ def test_lerobot_record_led_by_bi_so_leader_records_both_arms_in_a_run_of_the_pa
     (run,) = runs_of(daemon.runs_dir)
     assert (daemon.runs_dir / run.run / "summary.json").is_file()
     assert run.summary["status"] == "stopped"
-    assert (run.summary["task"]["task_index"], run.summary["task"]["name"]) == PAIR_TASK
+    assert tuple(run.summary["task"][key] for key in ("suite", "task_index", "name")) == PAIR_TASK
     assert abs(run.twin_time_s - frames / FPS) <= timestep_s, (run.twin_time_s, frames)
 
 

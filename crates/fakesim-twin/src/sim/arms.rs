@@ -1,6 +1,7 @@
-//! Where each arm of the scene lives in the model: its joints, actuators and tool sites.
+//! The arms of the scene: where each lives in the model (its joints, actuators and tool
+//! sites), and the focus that points the per-arm verbs at one of them.
 
-use super::{FIXED_JAW_SITE, JointInfo, MOVING_JAW_SITE, TCP_SITE};
+use super::{FIXED_JAW_SITE, JointInfo, MOVING_JAW_SITE, Sim, TCP_SITE};
 use crate::error::TwinError;
 use crate::values::Bounds;
 use fakesim_arm::ArmSpec;
@@ -38,6 +39,52 @@ impl ArmSlot {
             spec,
         })
     }
+}
+
+impl Sim {
+    /// The arm the per-arm verbs act on: the scene's only arm, or the side of a pair in focus.
+    pub fn arm(&self) -> &'static ArmSpec {
+        self.slot().spec
+    }
+
+    /// Every arm in the scene, left first in a pair.
+    pub fn arms(&self) -> Vec<&'static ArmSpec> {
+        self.arms.iter().map(|slot| slot.spec).collect()
+    }
+
+    /// Points the per-arm verbs (joint reads and writes, the TCP, the preview) at arm `index`
+    /// of [`Sim::arms`]; an index past the last arm is refused.
+    pub fn focus(&mut self, index: usize) -> Result<(), TwinError> {
+        if index >= self.arms.len() {
+            return Err(TwinError::Scene(format!(
+                "the scene holds {} arm(s); there is no arm {index}",
+                self.arms.len()
+            )));
+        }
+        self.focus = index;
+        Ok(())
+    }
+
+    /// Runs `f` once with each arm in focus, in order, until it fails; then restores the focus.
+    pub fn every_arm(&mut self, mut f: impl FnMut(&mut Sim) -> Result<(), TwinError>) -> Result<(), TwinError> {
+        let focus = self.focus;
+        let result = (0..self.arms.len()).try_for_each(|index| {
+            self.focus = index;
+            f(self)
+        });
+        self.focus = focus;
+        result
+    }
+
+    /// The index in [`Sim::arms`] of the arm in focus.
+    pub(crate) fn focus_index(&self) -> usize {
+        self.focus
+    }
+
+    pub(super) fn slot(&self) -> &ArmSlot {
+        &self.arms[self.focus]
+    }
+
 }
 
 /// A joint of `spec` as the model holds it, with its actuator.

@@ -7,7 +7,6 @@ use crate::tap::{TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
 use arms::ArmSlot;
-use fakesim_arm::ArmSpec;
 use fakesim_arm::joints::Joint;
 use mujoco_rs::mujoco_c::mjtState;
 use mujoco_rs::prelude::*;
@@ -111,49 +110,6 @@ impl Sim {
             sim.set_arm_ctrl(&qpos);
             Ok(())
         });
-    }
-
-    /// The arm the per-arm verbs act on: the scene's only arm, or the side of a pair in focus.
-    pub fn arm(&self) -> &'static ArmSpec {
-        self.slot().spec
-    }
-
-    /// Every arm in the scene, left first in a pair.
-    pub fn arms(&self) -> Vec<&'static ArmSpec> {
-        self.arms.iter().map(|slot| slot.spec).collect()
-    }
-
-    /// Points the per-arm verbs (joint reads and writes, the TCP, the preview) at arm `index`
-    /// of [`Sim::arms`]; an index past the last arm is refused.
-    pub fn focus(&mut self, index: usize) -> Result<(), TwinError> {
-        if index >= self.arms.len() {
-            return Err(TwinError::Scene(format!(
-                "the scene holds {} arm(s); there is no arm {index}",
-                self.arms.len()
-            )));
-        }
-        self.focus = index;
-        Ok(())
-    }
-
-    /// Runs `f` once with each arm in focus, in order, until it fails; then restores the focus.
-    pub fn every_arm(&mut self, mut f: impl FnMut(&mut Sim) -> Result<(), TwinError>) -> Result<(), TwinError> {
-        let focus = self.focus;
-        let result = (0..self.arms.len()).try_for_each(|index| {
-            self.focus = index;
-            f(self)
-        });
-        self.focus = focus;
-        result
-    }
-
-    /// The index in [`Sim::arms`] of the arm in focus.
-    pub(crate) fn focus_index(&self) -> usize {
-        self.focus
-    }
-
-    fn slot(&self) -> &ArmSlot {
-        &self.arms[self.focus]
     }
 
     /// The compiled model.
@@ -288,17 +244,20 @@ impl Sim {
         }
     }
 
-    /// The twin now, as a tick observer receives it.
+    /// The twin now, as a tick observer receives it: the joints of the first arm (a pair's
+    /// left), whichever arm is in focus.
     pub fn tick_snapshot(&self) -> TickSnapshot {
         let time = self.time();
         let period = self.model.opt().timestep * f64::from(self.substeps_per_tick);
+        let first = &self.arms[0].joints;
+        let (qpos, ctrl) = (self.data.qpos(), self.data.ctrl());
         TickSnapshot {
             time,
             // Saturating float-to-int conversion; time is never negative.
             tick: (time / period).round() as u64,
             positions: self.render_snapshot(),
-            joints: self.arm_qpos(),
-            ctrl: self.arm_ctrl(),
+            joints: std::array::from_fn(|i| qpos[first[i].qpos_adr]),
+            ctrl: std::array::from_fn(|i| ctrl[first[i].actuator]),
         }
     }
 

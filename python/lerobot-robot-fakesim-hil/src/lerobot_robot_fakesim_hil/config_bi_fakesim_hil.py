@@ -16,8 +16,10 @@ class BiFakesimHilConfig(FakesimHilConfig):
     --pair``, or ``--left-port`` and ``--right-port``); only the defaults below differ."""
 
     lease_holder: str = "lerobot bi_fakesim_hil"
-    # The pair's task: lift the red cube with the left arm and the blue cube with the right.
-    task_index: int = 4
+    # The pair's suite and its task lift_both: lift the red cube with the left arm and the blue
+    # cube with the right.
+    suite: str = "pair_tabletop"
+    task_index: int = 0
     # The pair's twin cameras: the shared agentview and each arm's wrist camera. Their features
     # are agentview, left_robot0_eye_in_hand and right_robot0_eye_in_hand ("/" becomes "_",
     # as LeRobot makes file paths of feature names; the prefix is bi_so_follower's for an
