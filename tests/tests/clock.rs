@@ -131,12 +131,16 @@ async fn thirty_ticks_at_thirty_hertz_are_one_second_of_twin_time() {
     assert_eq!(resets[0]["control_period_s"], 1.0 / 30.0, "{resets:?}");
     set_period(&mut robot, 0.02).await;
     set_period(&mut robot, 0.02).await;
-    let changes = journal(&server, &run, "control_period");
-    assert_eq!(changes.len(), 1, "only a change is journaled: {changes:?}");
-    assert_eq!(changes[0]["period_s"], 0.02);
-    assert_eq!(changes[0]["was_s"], 1.0 / 30.0);
     let back = set_period(&mut robot, 0.0).await;
     assert!((back.period_s - 0.05).abs() < 1e-12 && (back.physics_steps_per_tick - 10.0).abs() < 1e-9);
+    // The journal is written by a task of its own: wait for the two changes, in order; a
+    // journaled repeat of 0.02 would be the second line.
+    let events = server.runs_dir().join(&run).join("events.jsonl");
+    let changes = fakesim_e2e::journal_lines(&events, "control_period", 2).await;
+    assert_eq!(changes.len(), 2, "only a change is journaled: {changes:?}");
+    assert_eq!(changes[0]["period_s"], 0.02);
+    assert_eq!(changes[0]["was_s"], 1.0 / 30.0);
+    assert_eq!(changes[1]["period_s"], 0.05, "{changes:?}");
 }
 
 /// Resets task 0 layout 2 at 30 Hz and runs 45 ticks, some with a period of their own; returns

@@ -84,7 +84,6 @@ impl Sim {
     pub(super) fn slot(&self) -> &ArmSlot {
         &self.arms[self.focus]
     }
-
 }
 
 /// A joint of `spec` as the model holds it, with its actuator.
