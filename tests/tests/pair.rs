@@ -49,6 +49,22 @@ fn side(values: &[f64], index: usize) -> &[f64] {
     &values[6 * index..6 * index + 6]
 }
 
+/// The state now, and each arm's block of `values_of` it (the left's, the right's).
+async fn state_by_arm(
+    robot: &mut RobotServiceClient<Conn>,
+    values_of: fn(&GetRobotStateResponse) -> &[f64],
+) -> (GetRobotStateResponse, [f64; 6], [f64; 6]) {
+    let state = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
+    left.copy_from_slice(side(values_of(&state), 0));
+    right.copy_from_slice(side(values_of(&state), 1));
+    (state, left, right)
+}
+
 #[tokio::test]
 async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step() {
     let server = TestServer::start_with(|s| {
@@ -57,7 +73,7 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
     })
     .await
     .unwrap();
-    let mut robot = server.robot().await.unwrap();
+    let mut robot = RobotServiceClient::new(server.leased().await.unwrap());
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
     assert_eq!(info.arms, ["left", "right"]);
     assert_eq!(info.action_keys.len(), 12);
@@ -85,16 +101,9 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
     assert_eq!(suites, ["so101_tabletop", "pair_tabletop"]);
     assert_eq!(listing.tasks[0].name, "lift_both");
 
-    let start = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
+    let (start, mut left, mut right) = state_by_arm(&mut robot, |s| &s.ctrl_targets).await;
     assert_eq!(start.joint_ids.len(), 12);
     assert_eq!(start.arms.len(), 2);
-    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
-    left.copy_from_slice(side(&start.ctrl_targets, 0));
-    right.copy_from_slice(side(&start.ctrl_targets, 1));
     left[0] = 0.4;
     right[0] = -0.3;
     let period = info.control_period_s;
@@ -267,14 +276,7 @@ async fn a_hil_episode_of_the_pair_task_drives_both_arms_and_is_journaled() {
     for (arm, bus) in ["left", "right"].iter().zip(&pair.buses) {
         assert!(goal_writes(bus) > 0, "the {arm} arm was not sent home");
     }
-    let home = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
-    left.copy_from_slice(side(&home.positions, 0));
-    right.copy_from_slice(side(&home.positions, 1));
+    let (home, mut left, mut right) = state_by_arm(&mut robot, |s| &s.positions).await;
     left[0] += 0.15;
     right[0] -= 0.15;
     left[5] = 0.2;
@@ -304,14 +306,7 @@ async fn a_chunk_swinging_one_arm_into_the_other_is_refused_by_the_preview_namin
     let pair = VirtualPairServer::start(StartMode::Hil, |_| {}).await.unwrap();
     let conn = pair.server.leased().await.unwrap();
     let (mut robot, mut hw) = (RobotServiceClient::new(conn), hardware(&pair.server).await);
-    let start = robot
-        .get_robot_state(GetRobotStateRequest::default())
-        .await
-        .unwrap()
-        .into_inner();
-    let (mut left, mut right) = ([0.0; 6], [0.0; 6]);
-    left.copy_from_slice(side(&start.positions, 0));
-    right.copy_from_slice(side(&start.positions, 1));
+    let (_, left, mut right) = state_by_arm(&mut robot, |s| &s.positions).await;
     // The right arm turns in over the middle of the table (a negative pan turns it to +y).
     right[0] = -1.0;
     drive_until_there(&mut robot, &mut hw, left, right, 0.05).await;
