@@ -5,7 +5,7 @@
 
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
-use fakesim_e2e::{Conn, TestServer};
+use fakesim_e2e::{Conn, TestServer, named};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::error_reason;
@@ -137,6 +137,44 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
         "{}",
         refused.message()
     );
+    // Joint writes name each joint under its side, and change nothing unless all are good.
+    let set = |pairs: &[(&str, f64)]| SetJointPositionsRequest {
+        positions: Some(named(pairs)),
+        hold: true,
+    };
+    let written = robot
+        .set_joint_positions(set(&[("left/shoulder_pan", 0.3), ("RIGHT/1", -0.2)]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(written.written_joints, ["left/1", "right/1"]);
+    let state = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((state.positions[0], state.positions[6]), (0.3, -0.2));
+    let bare = robot
+        .set_joint_positions(set(&[("shoulder_pan", 0.1)]))
+        .await
+        .unwrap_err();
+    assert_reason(&bare, Code::NotFound, "unknown_name");
+    assert!(
+        bare.message().contains("left/1 (left/shoulder_pan)"),
+        "{}",
+        bare.message()
+    );
+    let half = robot
+        .set_joint_positions(set(&[("left/shoulder_pan", 0.1), ("right/shoulder_pan", 99.0)]))
+        .await
+        .unwrap_err();
+    assert_reason(&half, Code::OutOfRange, "out_of_range");
+    let state = robot
+        .get_robot_state(GetRobotStateRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(state.positions[0], 0.3, "a refused write moved the left arm");
     // A verb that drives one arm's tool is refused, naming what to use instead.
     let moved = session
         .r#move(MoveRequest {

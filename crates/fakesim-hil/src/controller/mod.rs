@@ -17,6 +17,8 @@ use fakesim_bridge::hil::{Mode, Route, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::ticks::{Hold, tick_arms};
 use fakesim_twin::quote::Quoted;
+use fakesim_twin::sim::SetJointsReport;
+use fakesim_twin::{JointValues, Sim, TwinError};
 use serde_json::json;
 use tonic::Status;
 use tonic::metadata::MetadataMap;
@@ -206,11 +208,10 @@ impl AppState {
             Motion::SetJointPositions { positions, hold } => {
                 let report = self
                     .twin
-                    .try_with_sim(move |sim| sim.set_joint_positions(&positions, hold))
+                    .try_with_sim(move |sim| sim.all_or_nothing(|sim| set_each_arm(sim, &positions, hold)))
                     .await
                     .map_err(twin)?;
-                let fields =
-                    json!({ "joints": crate::wire::convert::ids_of_labels(self.arm(), &report.written), "hold": hold });
+                let fields = json!({ "joints": self.joint_ids_of(&report.written), "hold": hold });
                 (Done::PositionsSet(report), 0, fields)
             }
             Motion::SetJointVelocities { velocities } => {
@@ -272,4 +273,20 @@ impl AppState {
             }
         })
     }
+}
+
+/// Puts each arm's joints at its `positions` entry (an arm given none is left alone); one
+/// report of every joint written.
+fn set_each_arm(sim: &mut Sim, positions: &[JointValues], hold: bool) -> Result<SetJointsReport, TwinError> {
+    let mut all = SetJointsReport::default();
+    for (index, values) in positions.iter().enumerate() {
+        if matches!(values, JointValues::Named(named) if named.is_empty()) {
+            continue;
+        }
+        sim.focus(index)?;
+        let report = sim.set_joint_positions(values, hold)?;
+        all.written.extend(report.written);
+        all.pulled_back.extend(report.pulled_back);
+    }
+    Ok(all)
 }

@@ -56,8 +56,9 @@ pub enum Motion {
     },
     /// Puts joints at positions.
     SetJointPositions {
-        /// The positions (rad).
-        positions: JointValues,
+        /// The positions (rad) of each arm, in the order of the daemon's arms (an arm given
+        /// no value is left alone).
+        positions: Vec<JointValues>,
         /// Whether the setpoints move there too.
         hold: bool,
     },
@@ -126,11 +127,7 @@ impl Motion {
     pub fn one_arm(&self) -> bool {
         matches!(
             self,
-            Motion::Move { .. }
-                | Motion::Gripper(_)
-                | Motion::SendAction { .. }
-                | Motion::SetJointPositions { .. }
-                | Motion::SetJointVelocities { .. }
+            Motion::Move { .. } | Motion::Gripper(_) | Motion::SendAction { .. } | Motion::SetJointVelocities { .. }
         )
     }
 

@@ -43,31 +43,71 @@ impl AppState {
             .ok_or_else(|| status::invalid_argument("arm", "the daemon drives no arm"))
     }
 
-    /// An ordered action as each arm's targets in radians: the whole vector for one arm (the
-    /// usual checks refuse a wrong length), six values an arm, left first, for a pair.
-    pub fn split_action(&self, action: &[f64], unit: i32) -> Result<Vec<JointValues>, Status> {
+    /// Joint values as each arm's, in the order of the arms: the values themselves for one
+    /// arm (the usual checks refuse what fits no joint); on a pair, names by the side they
+    /// start with (`left/…`; an arm named by none gets no values), an ordered vector six
+    /// values an arm, left first.
+    pub fn split_values(&self, values: JointValues) -> Result<Vec<JointValues>, Status> {
         if !self.is_pair() {
-            return Ok(vec![
-                self.units.to_radians(JointValues::Ordered(action.to_vec()), unit)?,
-            ]);
+            return Ok(vec![values]);
         }
-        let expected = Joint::ALL.len() * self.arms.len();
-        if action.len() != expected {
-            let order = self
-                .arms
-                .iter()
-                .flat_map(|arm| arm.twin.arm().known_joint_names())
-                .collect();
-            return Err(status::from_twin(&TwinError::Value(ValueError::WrongLength {
-                expected,
-                got: action.len(),
-                order,
-            })));
+        match values {
+            JointValues::Ordered(ordered) => {
+                let expected = Joint::ALL.len() * self.arms.len();
+                if ordered.len() != expected {
+                    return Err(status::from_twin(&TwinError::Value(ValueError::WrongLength {
+                        expected,
+                        got: ordered.len(),
+                        order: self.joint_names(),
+                    })));
+                }
+                Ok(ordered
+                    .chunks(Joint::ALL.len())
+                    .map(|part| JointValues::Ordered(part.to_vec()))
+                    .collect())
+            }
+            JointValues::Named(named) => {
+                let side_of = |key: &str| {
+                    let side = key.split_once('/').map(|(side, _)| side.to_ascii_lowercase());
+                    self.arms
+                        .iter()
+                        .position(|arm| arm.side.map(Side::name) == side.as_deref())
+                };
+                let unknown: Vec<String> = named
+                    .iter()
+                    .filter(|(key, _)| side_of(key).is_none())
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                if !unknown.is_empty() {
+                    return Err(status::from_twin(&TwinError::Value(ValueError::UnknownName {
+                        kind: "joint (a pair's joints are named under their side, left/ or right/)",
+                        unknown,
+                        known: self.joint_names(),
+                    })));
+                }
+                Ok((0..self.arms.len())
+                    .map(|index| {
+                        JointValues::Named(
+                            named
+                                .iter()
+                                .filter(|(key, _)| side_of(key) == Some(index))
+                                .cloned()
+                                .collect(),
+                        )
+                    })
+                    .collect())
+            }
         }
+    }
+
+    /// An ordered action as each arm's targets in radians ([`AppState::split_values`]),
+    /// each converted from `unit` through its arm's calibration.
+    pub fn split_action(&self, action: &[f64], unit: i32) -> Result<Vec<JointValues>, Status> {
+        let parts = self.split_values(JointValues::Ordered(action.to_vec()))?;
         self.arms
             .iter()
-            .zip(action.chunks(Joint::ALL.len()))
-            .map(|(arm, part)| arm.units.to_radians(JointValues::Ordered(part.to_vec()), unit))
+            .zip(parts)
+            .map(|(arm, part)| arm.units.to_radians(part, unit))
             .collect()
     }
 

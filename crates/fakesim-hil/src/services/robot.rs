@@ -3,7 +3,7 @@
 
 use crate::controller::{Done, Motion, TickMotion, Ticked, mismatched};
 use crate::state::AppState;
-use crate::wire::convert::{frame_pose, ids_of_labels, image_timing, joint_values, written_ids};
+use crate::wire::convert::{frame_pose, image_timing, joint_values, written_ids};
 use crate::wire::status;
 use crate::wire::status::from_name;
 use crate::wire::tick::ImageRequest;
@@ -163,15 +163,15 @@ impl RobotApi for RobotService {
         request: Request<v1::SetJointPositionsRequest>,
     ) -> Result<Response<v1::SetJointPositionsResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
-        let positions = joint_values(request.positions, "positions")?;
+        let positions = self.state.split_values(joint_values(request.positions, "positions")?)?;
         let hold = request.hold;
         let motion = Motion::SetJointPositions { positions, hold };
         let Done::PositionsSet(report) = self.state.run(&metadata, motion).await? else {
             return Err(mismatched());
         };
-        let written = ids_of_labels(self.state.arm(), &report.written);
+        let written = self.state.joint_ids_of(&report.written);
         Ok(Response::new(v1::SetJointPositionsResponse {
-            pulled_back_joints: ids_of_labels(self.state.arm(), &report.pulled_back),
+            pulled_back_joints: self.state.joint_ids_of(&report.pulled_back),
             setpoints_moved: if hold { written.clone() } else { Vec::new() },
             written_joints: written,
         }))

@@ -155,6 +155,20 @@ impl AppState {
         })
     }
 
+    /// The model names of joints given by label (`shoulder_pan`, `left/shoulder_pan`), each
+    /// found on the arm whose label it is: `1`, `left/1`.
+    pub fn joint_ids_of(&self, labels: &[String]) -> Vec<String> {
+        labels
+            .iter()
+            .filter_map(|label| {
+                self.arms.iter().find_map(|arm| {
+                    let spec = arm.twin.arm();
+                    spec.resolve_joint(label).map(|joint| spec.model_name(joint))
+                })
+            })
+            .collect()
+    }
+
     /// Whether the daemon drives a pair of arms.
     pub fn is_pair(&self) -> bool {
         self.arms.len() > 1

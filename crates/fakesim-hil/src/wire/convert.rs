@@ -58,17 +58,7 @@ pub fn written_ids(arm: &ArmSpec, values: &JointValues) -> Vec<String> {
         JointValues::Named(pairs) => pairs.iter().filter_map(|(key, _)| arm.resolve_joint(key)).collect(),
     };
     joints.sort_unstable();
-    ids(arm, joints)
-}
-
-/// The model's names of `arm`'s joints for joint labels (or any other name a joint resolves
-/// from), in the given order.
-pub fn ids_of_labels(arm: &ArmSpec, labels: &[String]) -> Vec<String> {
-    ids(arm, labels.iter().filter_map(|label| arm.resolve_joint(label)))
-}
-
-fn ids(arm: &ArmSpec, joints: impl IntoIterator<Item = Joint>) -> Vec<String> {
-    joints.into_iter().map(|j| arm.joint_name(j).to_owned()).collect()
+    joints.into_iter().map(|joint| arm.model_name(joint)).collect()
 }
 
 /// A world pose as the proto message.
@@ -131,17 +121,5 @@ mod tests {
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
         assert!(status.message().contains("positions is required"));
         assert!(joint_values(None, "positions").is_err());
-    }
-
-    #[test]
-    fn labels_map_to_ids() {
-        assert_eq!(
-            ids_of_labels(&SO101, &["elbow_flex".into(), "gripper".into()]),
-            ["3", "6"]
-        );
-        assert_eq!(
-            ids_of_labels(&SO100, &["elbow_flex".into(), "gripper".into()]),
-            ["Elbow", "Jaw"]
-        );
     }
 }

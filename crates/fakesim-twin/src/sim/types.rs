@@ -108,7 +108,7 @@ pub struct RobotState {
 }
 
 /// What `set_joint_positions` did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SetJointsReport {
     /// Joints written, as labels.
     pub written: Vec<String>,
