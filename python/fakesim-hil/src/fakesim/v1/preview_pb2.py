@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from fakesim.v1 import common_pb2 as fakesim_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x61kesim/v1/preview.proto\x12\nfakesim.v1\x1a\x17\x66\x61kesim/v1/common.proto\"K\n\x0cPreviewStart\x12\x11\n\tpositions\x18\x01 \x03(\x01\x12\x12\n\nvelocities\x18\x02 \x03(\x01\x12\x14\n\x0c\x63trl_targets\x18\x03 \x03(\x01\"\x8c\x02\n\x15PreviewActionsRequest\x12(\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x17.fakesim.v1.JointValues\x12#\n\x04unit\x18\x02 \x01(\x0e\x32\x15.fakesim.v1.JointUnit\x12\x17\n\nn_substeps\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x15\n\rhorizon_ticks\x18\x04 \x01(\r\x12\'\n\x05start\x18\x05 \x01(\x0b\x32\x18.fakesim.v1.PreviewStart\x12\"\n\x15max_joint_speed_rad_s\x18\x06 \x01(\x01H\x01\x88\x01\x01\x42\r\n\x0b_n_substepsB\x18\n\x16_max_joint_speed_rad_s\"\xd5\x01\n\x0ePreviewContact\x12\x0c\n\x04link\x18\x01 \x01(\t\x12\x0c\n\x04geom\x18\x02 \x01(\t\x12\x12\n\nother_body\x18\x03 \x01(\t\x12\x12\n\nother_geom\x18\x04 \x01(\t\x12\x15\n\rcontact_class\x18\x05 \x01(\t\x12\x13\n\x0bmax_depth_m\x18\x06 \x01(\x01\x12\x12\n\nfirst_tick\x18\x07 \x01(\r\x12\x11\n\tviolation\x18\x08 \x01(\x08\x12\x1a\n\rstart_depth_m\x18\t \x01(\x01H\x00\x88\x01\x01\x42\x10\n\x0e_start_depth_m\"\xc2\x01\n\x0cPreviewJoint\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10peak_speed_rad_s\x18\x03 \x01(\x01\x12\x19\n\x11peak_accel_rad_s2\x18\x04 \x01(\x01\x12\x1d\n\x10limit_first_tick\x18\x05 \x01(\rH\x00\x88\x01\x01\x12\x16\n\x0epast_limit_rad\x18\x06 \x01(\x01\x12\x16\n\x0e\x66inal_position\x18\x07 \x01(\x01\x42\x13\n\x11_limit_first_tick\"Q\n\x10PreviewClearance\x12\x0c\n\x04link\x18\x01 \x01(\t\x12\x0c\n\x04geom\x18\x02 \x01(\t\x12\x13\n\x0b\x63learance_m\x18\x03 \x01(\x01\x12\x0c\n\x04tick\x18\x04 \x01(\r\"N\n\x13PreviewGripperStall\x12\x12\n\nfirst_tick\x18\x01 \x01(\r\x12\x0f\n\x07gap_rad\x18\x02 \x01(\x01\x12\x12\n\nblocked_by\x18\x03 \x03(\t\"c\n\x10PreviewViolation\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05links\x18\x02 \x03(\t\x12\x12\n\nfirst_tick\x18\x03 \x01(\r\x12\r\n\x05value\x18\x04 \x01(\x01\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xda\x02\n\x16PreviewActionsResponse\x12\x0c\n\x04safe\x18\x01 \x01(\x08\x12\r\n\x05ticks\x18\x02 \x01(\r\x12\x19\n\x11substeps_per_tick\x18\x03 \x01(\r\x12,\n\x08\x63ontacts\x18\x04 \x03(\x0b\x32\x1a.fakesim.v1.PreviewContact\x12(\n\x06joints\x18\x05 \x03(\x0b\x32\x18.fakesim.v1.PreviewJoint\x12\x35\n\x0ftable_clearance\x18\x06 \x01(\x0b\x32\x1c.fakesim.v1.PreviewClearance\x12\x36\n\rgripper_stall\x18\x07 \x01(\x0b\x32\x1f.fakesim.v1.PreviewGripperStall\x12\x30\n\nviolations\x18\x08 \x03(\x0b\x32\x1c.fakesim.v1.PreviewViolation\x12\x0f\n\x07summary\x18\t \x01(\t2i\n\x0ePreviewService\x12W\n\x0ePreviewActions\x12!.fakesim.v1.PreviewActionsRequest\x1a\".fakesim.v1.PreviewActionsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x61kesim/v1/preview.proto\x12\nfakesim.v1\x1a\x17\x66\x61kesim/v1/common.proto\"K\n\x0cPreviewStart\x12\x11\n\tpositions\x18\x01 \x03(\x01\x12\x12\n\nvelocities\x18\x02 \x03(\x01\x12\x14\n\x0c\x63trl_targets\x18\x03 \x03(\x01\"\x99\x02\n\x15PreviewActionsRequest\x12(\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x17.fakesim.v1.JointValues\x12#\n\x04unit\x18\x02 \x01(\x0e\x32\x15.fakesim.v1.JointUnit\x12\x17\n\nn_substeps\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x15\n\rhorizon_ticks\x18\x04 \x01(\r\x12\'\n\x05start\x18\x05 \x01(\x0b\x32\x18.fakesim.v1.PreviewStart\x12\"\n\x15max_joint_speed_rad_s\x18\x06 \x01(\x01H\x01\x88\x01\x01\x12\x0b\n\x03\x61rm\x18\x07 \x01(\tB\r\n\x0b_n_substepsB\x18\n\x16_max_joint_speed_rad_s\"\xd5\x01\n\x0ePreviewContact\x12\x0c\n\x04link\x18\x01 \x01(\t\x12\x0c\n\x04geom\x18\x02 \x01(\t\x12\x12\n\nother_body\x18\x03 \x01(\t\x12\x12\n\nother_geom\x18\x04 \x01(\t\x12\x15\n\rcontact_class\x18\x05 \x01(\t\x12\x13\n\x0bmax_depth_m\x18\x06 \x01(\x01\x12\x12\n\nfirst_tick\x18\x07 \x01(\r\x12\x11\n\tviolation\x18\x08 \x01(\x08\x12\x1a\n\rstart_depth_m\x18\t \x01(\x01H\x00\x88\x01\x01\x42\x10\n\x0e_start_depth_m\"\xc2\x01\n\x0cPreviewJoint\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10peak_speed_rad_s\x18\x03 \x01(\x01\x12\x19\n\x11peak_accel_rad_s2\x18\x04 \x01(\x01\x12\x1d\n\x10limit_first_tick\x18\x05 \x01(\rH\x00\x88\x01\x01\x12\x16\n\x0epast_limit_rad\x18\x06 \x01(\x01\x12\x16\n\x0e\x66inal_position\x18\x07 \x01(\x01\x42\x13\n\x11_limit_first_tick\"Q\n\x10PreviewClearance\x12\x0c\n\x04link\x18\x01 \x01(\t\x12\x0c\n\x04geom\x18\x02 \x01(\t\x12\x13\n\x0b\x63learance_m\x18\x03 \x01(\x01\x12\x0c\n\x04tick\x18\x04 \x01(\r\"N\n\x13PreviewGripperStall\x12\x12\n\nfirst_tick\x18\x01 \x01(\r\x12\x0f\n\x07gap_rad\x18\x02 \x01(\x01\x12\x12\n\nblocked_by\x18\x03 \x03(\t\"c\n\x10PreviewViolation\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05links\x18\x02 \x03(\t\x12\x12\n\nfirst_tick\x18\x03 \x01(\r\x12\r\n\x05value\x18\x04 \x01(\x01\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xda\x02\n\x16PreviewActionsResponse\x12\x0c\n\x04safe\x18\x01 \x01(\x08\x12\r\n\x05ticks\x18\x02 \x01(\r\x12\x19\n\x11substeps_per_tick\x18\x03 \x01(\r\x12,\n\x08\x63ontacts\x18\x04 \x03(\x0b\x32\x1a.fakesim.v1.PreviewContact\x12(\n\x06joints\x18\x05 \x03(\x0b\x32\x18.fakesim.v1.PreviewJoint\x12\x35\n\x0ftable_clearance\x18\x06 \x01(\x0b\x32\x1c.fakesim.v1.PreviewClearance\x12\x36\n\rgripper_stall\x18\x07 \x01(\x0b\x32\x1f.fakesim.v1.PreviewGripperStall\x12\x30\n\nviolations\x18\x08 \x03(\x0b\x32\x1c.fakesim.v1.PreviewViolation\x12\x0f\n\x07summary\x18\t \x01(\t2i\n\x0ePreviewService\x12W\n\x0ePreviewActions\x12!.fakesim.v1.PreviewActionsRequest\x1a\".fakesim.v1.PreviewActionsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,19 +35,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PREVIEWSTART']._serialized_start=65
   _globals['_PREVIEWSTART']._serialized_end=140
   _globals['_PREVIEWACTIONSREQUEST']._serialized_start=143
-  _globals['_PREVIEWACTIONSREQUEST']._serialized_end=411
-  _globals['_PREVIEWCONTACT']._serialized_start=414
-  _globals['_PREVIEWCONTACT']._serialized_end=627
-  _globals['_PREVIEWJOINT']._serialized_start=630
-  _globals['_PREVIEWJOINT']._serialized_end=824
-  _globals['_PREVIEWCLEARANCE']._serialized_start=826
-  _globals['_PREVIEWCLEARANCE']._serialized_end=907
-  _globals['_PREVIEWGRIPPERSTALL']._serialized_start=909
-  _globals['_PREVIEWGRIPPERSTALL']._serialized_end=987
-  _globals['_PREVIEWVIOLATION']._serialized_start=989
-  _globals['_PREVIEWVIOLATION']._serialized_end=1088
-  _globals['_PREVIEWACTIONSRESPONSE']._serialized_start=1091
-  _globals['_PREVIEWACTIONSRESPONSE']._serialized_end=1437
-  _globals['_PREVIEWSERVICE']._serialized_start=1439
-  _globals['_PREVIEWSERVICE']._serialized_end=1544
+  _globals['_PREVIEWACTIONSREQUEST']._serialized_end=424
+  _globals['_PREVIEWCONTACT']._serialized_start=427
+  _globals['_PREVIEWCONTACT']._serialized_end=640
+  _globals['_PREVIEWJOINT']._serialized_start=643
+  _globals['_PREVIEWJOINT']._serialized_end=837
+  _globals['_PREVIEWCLEARANCE']._serialized_start=839
+  _globals['_PREVIEWCLEARANCE']._serialized_end=920
+  _globals['_PREVIEWGRIPPERSTALL']._serialized_start=922
+  _globals['_PREVIEWGRIPPERSTALL']._serialized_end=1000
+  _globals['_PREVIEWVIOLATION']._serialized_start=1002
+  _globals['_PREVIEWVIOLATION']._serialized_end=1101
+  _globals['_PREVIEWACTIONSRESPONSE']._serialized_start=1104
+  _globals['_PREVIEWACTIONSRESPONSE']._serialized_end=1450
+  _globals['_PREVIEWSERVICE']._serialized_start=1452
+  _globals['_PREVIEWSERVICE']._serialized_end=1557
 # @@protoc_insertion_point(module_scope)

@@ -18,20 +18,22 @@ class PreviewStart(_message.Message):
     def __init__(self, positions: _Optional[_Iterable[float]] = ..., velocities: _Optional[_Iterable[float]] = ..., ctrl_targets: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class PreviewActionsRequest(_message.Message):
-    __slots__ = ("actions", "unit", "n_substeps", "horizon_ticks", "start", "max_joint_speed_rad_s")
+    __slots__ = ("actions", "unit", "n_substeps", "horizon_ticks", "start", "max_joint_speed_rad_s", "arm")
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
     N_SUBSTEPS_FIELD_NUMBER: _ClassVar[int]
     HORIZON_TICKS_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     MAX_JOINT_SPEED_RAD_S_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     actions: _containers.RepeatedCompositeFieldContainer[_common_pb2.JointValues]
     unit: _common_pb2.JointUnit
     n_substeps: int
     horizon_ticks: int
     start: PreviewStart
     max_joint_speed_rad_s: float
-    def __init__(self, actions: _Optional[_Iterable[_Union[_common_pb2.JointValues, _Mapping]]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., n_substeps: _Optional[int] = ..., horizon_ticks: _Optional[int] = ..., start: _Optional[_Union[PreviewStart, _Mapping]] = ..., max_joint_speed_rad_s: _Optional[float] = ...) -> None: ...
+    arm: str
+    def __init__(self, actions: _Optional[_Iterable[_Union[_common_pb2.JointValues, _Mapping]]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., n_substeps: _Optional[int] = ..., horizon_ticks: _Optional[int] = ..., start: _Optional[_Union[PreviewStart, _Mapping]] = ..., max_joint_speed_rad_s: _Optional[float] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class PreviewContact(_message.Message):
     __slots__ = ("link", "geom", "other_body", "other_geom", "contact_class", "max_depth_m", "first_tick", "violation", "start_depth_m")
