@@ -105,6 +105,7 @@ impl TestServer {
                     holder: "e2e test".into(),
                     ttl_ms: fakesim_hil::MAX_TTL_MS,
                     takeover: false,
+                    ..Default::default()
                 };
                 let mut hardware = HardwareServiceClient::new(self.channel().await?);
                 let granted = hardware.acquire_lease(request).await?.into_inner();

@@ -24,6 +24,7 @@ async fn leased(arm: &VirtualArmServer) -> Conn {
         holder: "guard test".into(),
         ttl_ms: 60_000,
         takeover: false,
+        ..Default::default()
     };
     let lease = hardware
         .acquire_lease(request)

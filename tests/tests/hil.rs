@@ -79,6 +79,7 @@ async fn acquire(server: &TestServer, holder: &str, ttl_ms: u32, takeover: bool)
         holder: holder.into(),
         ttl_ms,
         takeover,
+        ..Default::default()
     };
     Ok(hw.acquire_lease(request).await?.into_inner().lease.unwrap())
 }
@@ -755,6 +756,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
             holder: "laptop".into(),
             ttl_ms: 1000,
             takeover: true,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -36,6 +36,7 @@ async fn each_hil_tick_writes_its_goals_to_the_bus_and_a_silent_client_is_held()
             holder: "clock test".into(),
             ttl_ms: MAX_TTL_MS,
             takeover: false,
+            ..Default::default()
         })
         .await
         .unwrap()

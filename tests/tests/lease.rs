@@ -28,6 +28,7 @@ async fn acquire(hw: &mut HardwareServiceClient<tonic::transport::Channel>, ttl_
         holder: "notebook".into(),
         ttl_ms,
         takeover: false,
+        ..Default::default()
     };
     hw.acquire_lease(request).await.unwrap().into_inner().lease.unwrap()
 }
@@ -59,6 +60,7 @@ async fn with_lease_in_sim_one_client_drives_and_renewal_keeps_the_lease() {
         holder: "notebook".into(),
         ttl_ms: 10,
         takeover: false,
+        ..Default::default()
     };
     assert_reason(
         &hw.acquire_lease(bad_ttl).await.unwrap_err(),

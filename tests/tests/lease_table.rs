@@ -79,6 +79,7 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
         holder: "the other client".into(),
         ttl_ms: 60_000,
         takeover: false,
+        ..Default::default()
     };
     holder.acquire_lease(request).await.unwrap();
     let conn = || async { server.with_metadata(CallMetadata::none()).await.unwrap() };

@@ -5,7 +5,7 @@
 
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
-use fakesim_e2e::{Conn, TestServer, named};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, named};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::error_reason;
@@ -192,6 +192,111 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
     server.stop().await.unwrap();
 }
 
+/// Takes the lease of `arm` (empty: both) as `holder`, on a connection of its own.
+async fn take_lease(server: &TestServer, holder: &str, arm: &str) -> Result<String, tonic::Status> {
+    let mut hw = HardwareServiceClient::new(server.channel().await.unwrap());
+    let request = AcquireLeaseRequest {
+        holder: holder.into(),
+        ttl_ms: fakesim_hil::MAX_TTL_MS,
+        takeover: false,
+        arm: arm.into(),
+    };
+    Ok(hw.acquire_lease(request).await?.into_inner().lease.unwrap().lease_id)
+}
+
+/// A robot client carrying the lease `lease_id`.
+async fn robot_with(server: &TestServer, lease_id: &str) -> RobotServiceClient<Conn> {
+    RobotServiceClient::new(
+        server
+            .with_metadata(CallMetadata::lease(lease_id).unwrap())
+            .await
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn each_arm_of_a_pair_has_its_own_lease_and_a_one_arm_tick_moves_that_arm_only() {
+    let server = TestServer::start_with(|s| {
+        s.pair = true;
+        s.lease_in_sim = true;
+    })
+    .await
+    .unwrap();
+    let left_lease = take_lease(&server, "left teleop", "left").await.unwrap();
+    let right_lease = take_lease(&server, "right teleop", "right").await.unwrap();
+    let taken = take_lease(&server, "third", "left").await.unwrap_err();
+    assert_reason(&taken, Code::FailedPrecondition, "lease_held");
+    assert!(taken.message().contains("left teleop"), "{}", taken.message());
+    let every = take_lease(&server, "third", "").await.unwrap_err();
+    assert_reason(&every, Code::FailedPrecondition, "lease_held");
+    let mut hw = HardwareServiceClient::new(server.channel().await.unwrap());
+    let status = hw
+        .get_hardware_status(GetHardwareStatusRequest { arm: "right".into() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.lease_holder.as_deref(), Some("right teleop"));
+
+    let (mut left_robot, mut right_robot) = (
+        robot_with(&server, &left_lease).await,
+        robot_with(&server, &right_lease).await,
+    );
+    let (start, left, right) = state_by_arm(&mut left_robot, |s| &s.ctrl_targets).await;
+    let one_arm = |arm: &str, mut targets: [f64; 6], pan: f64| {
+        targets[0] = pan;
+        TickRequest {
+            action: targets.to_vec(),
+            arm: arm.into(),
+            ..Default::default()
+        }
+    };
+    // Each client ticks its own arm; the other arm keeps its goals.
+    for _ in 0..30 {
+        left_robot.tick(one_arm("left", left, 0.4)).await.unwrap();
+        right_robot.tick(one_arm("right", right, -0.3)).await.unwrap();
+    }
+    let (_, left_now, right_now) = state_by_arm(&mut left_robot, |s| &s.positions).await;
+    assert!(
+        (left_now[0] - 0.4).abs() < 0.02 && (right_now[0] + 0.3).abs() < 0.02,
+        "{left_now:?} {right_now:?}"
+    );
+    let (_, left_goals, right_goals) = state_by_arm(&mut left_robot, |s| &s.ctrl_targets).await;
+    assert_eq!((left_goals[0], right_goals[0]), (0.4, -0.3));
+    assert_eq!(
+        left_goals[1..],
+        start.ctrl_targets[1..6],
+        "the left arm's other joints kept their goals"
+    );
+
+    // A client holding one arm's lease may not move the other, nor both.
+    let other = left_robot.tick(one_arm("right", right, 0.0)).await.unwrap_err();
+    assert_reason(&other, Code::FailedPrecondition, "lease_held");
+    assert!(other.message().contains("right teleop"), "{}", other.message());
+    let pair_tick = left_robot.tick(tick(both(left, right))).await.unwrap_err();
+    assert_reason(&pair_tick, Code::FailedPrecondition, "lease_held");
+    // A one-arm tick holds that arm's six values; on one arm, naming an arm is refused.
+    let twelve = left_robot
+        .tick(TickRequest {
+            arm: "left".into(),
+            ..tick(both(left, right))
+        })
+        .await
+        .unwrap_err();
+    assert_reason(&twelve, Code::InvalidArgument, "wrong_length");
+    server.stop().await.unwrap();
+    let single = TestServer::start().await.unwrap();
+    let mut robot = single.robot().await.unwrap();
+    let named = robot
+        .tick(TickRequest {
+            arm: "left".into(),
+            ..tick(vec![0.0; 6])
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(named.code(), Code::InvalidArgument, "{named:?}");
+    single.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn the_pair_task_is_refused_on_one_arm() {
     let server = TestServer::start().await.unwrap();
@@ -321,6 +426,19 @@ async fn a_hil_episode_of_the_pair_task_drives_both_arms_and_is_journaled() {
     let state = drive_until_there(&mut robot, &mut hw, left, right, 0.03).await;
     assert!(side(&state.positions, 0)[0] > side(&home.positions, 0)[0] + 0.1);
     assert!(side(&state.positions, 1)[0] < side(&home.positions, 1)[0] - 0.1);
+    // A tick of the left arm alone sends nothing to the right.
+    pair.buses[1].servos().clear_write_log();
+    let mut only_left = left;
+    only_left[0] -= 0.05;
+    robot
+        .tick(TickRequest {
+            action: only_left.to_vec(),
+            arm: "left".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(goal_writes(&pair.buses[1]), 0, "a left tick wrote to the right arm");
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     assert_eq!(stopped.run, started.run);
     let artifacts = stopped.artifacts.unwrap();

@@ -186,6 +186,7 @@ async fn start_episode(addr: SocketAddr) {
             holder: "cycle".into(),
             ttl_ms: 0,
             takeover: false,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -162,6 +162,7 @@ async fn hold_lease(mut hardware: HardwareServiceClient<SessionChannel>, holder:
         holder: holder.to_owned(),
         ttl_ms: u32::try_from(LEASE_TTL.as_millis()).unwrap_or(u32::MAX),
         takeover: false,
+        arm: String::new(),
     };
     let lease_id = match hardware.acquire_lease(request).await {
         Ok(granted) => granted.into_inner().lease.map(|lease| lease.lease_id)?,

@@ -11,11 +11,11 @@ mod motion;
 pub use calls::{Call, Need};
 pub use motion::{Done, Motion, TickMotion, Ticked};
 
-use crate::state::AppState;
+use crate::state::{AppState, ArmUnit};
 use crate::wire::status;
 use fakesim_bridge::hil::{Mode, Route, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
-use fakesim_episode::ticks::{Hold, tick_arms};
+use fakesim_episode::ticks::{Hold, Observed, tick_arms};
 use fakesim_twin::quote::Quoted;
 use fakesim_twin::sim::SetJointsReport;
 use fakesim_twin::{JointValues, Sim, TwinError};
@@ -57,12 +57,15 @@ impl AppState {
         .into())
     }
 
-    /// Admits a call of this kind carrying `metadata`, or refuses it for want of the lease.
-    pub fn admit(&self, metadata: &MetadataMap, need: Need) -> Result<(), Status> {
+    /// Admits a call of this kind carrying `metadata` that moves the arms at `arms`, or
+    /// refuses it for want of their lease.
+    pub fn admit(&self, metadata: &MetadataMap, need: Need, arms: &[usize]) -> Result<(), Status> {
         if !self.lease_required(need) {
             return Ok(());
         }
-        self.leases.admit(metadata).map_err(|e| status::from_lease(&e))
+        self.leases
+            .admit_arms(metadata, arms)
+            .map_err(|e| status::from_lease(&e))
     }
 
     /// Admits `motion` carrying `metadata`, runs it, charges a live episode's budget and
@@ -73,7 +76,7 @@ impl AppState {
             self.refuse_on_pair(call.journal_name())?;
         }
         let _drive = self.lock_drive().await;
-        self.admit(metadata, call.need())?;
+        self.admit(metadata, call.need(), &motion.arms_moved(self.arms.len()))?;
         if motion.sim_only() {
             self.bridge
                 .route(VerbKind::SimOnly)
@@ -126,7 +129,12 @@ impl AppState {
             Route::Arm => {
                 let mut after = Vec::with_capacity(self.arms.len());
                 for (arm, action) in self.arms.iter().zip(tick.actions) {
-                    after.push(run_action(&arm.bridge, &arm.twin, action, hold).await.map_err(bridge)?);
+                    after.push(match moves(&action) {
+                        true => run_action(&arm.bridge, &arm.twin, action, hold).await.map_err(bridge)?,
+                        // An arm this tick does not move is sent nothing (its watchdog stays its
+                        // own client's): the twin, mirroring it, with its goals in force.
+                        false => observe(arm).await?,
+                    });
                 }
                 after
             }
@@ -280,7 +288,7 @@ impl AppState {
 fn set_each_arm(sim: &mut Sim, positions: &[JointValues], hold: bool) -> Result<SetJointsReport, TwinError> {
     let mut all = SetJointsReport::default();
     for (index, values) in positions.iter().enumerate() {
-        if matches!(values, JointValues::Named(named) if named.is_empty()) {
+        if !moves(values) {
             continue;
         }
         sim.focus(index)?;
@@ -289,4 +297,24 @@ fn set_each_arm(sim: &mut Sim, positions: &[JointValues], hold: bool) -> Result<
         all.pulled_back.extend(report.pulled_back);
     }
     Ok(all)
+}
+
+/// Whether `values` move a joint: an arm given no values (an empty set of named values) is
+/// left alone.
+pub fn moves(values: &JointValues) -> bool {
+    !matches!(values, JointValues::Named(named) if named.is_empty())
+}
+
+/// An arm as it stands: the twin mirroring it, with the goals last sent to it.
+async fn observe(arm: &ArmUnit) -> Result<Observed, Status> {
+    let robot = arm
+        .twin
+        .with_sim(|sim| sim.robot_state())
+        .await
+        .map_err(|e| status::from_twin(&e))?;
+    Ok(Observed {
+        goals: arm.bridge.last_goals().unwrap_or(robot.qpos),
+        robot,
+        blocked: false,
+    })
 }

@@ -131,6 +131,23 @@ impl Motion {
         )
     }
 
+    /// The arms it moves, as indices into the daemon's `count` arms: those a tick, a chunk or a
+    /// joint write gives values, those whose stop it resets, else (and when that is none) every
+    /// arm.
+    pub fn arms_moved(&self, count: usize) -> Vec<usize> {
+        let given = |actions: &[JointValues], arm: usize| actions.get(arm).is_some_and(super::moves);
+        let moved: Vec<usize> = (0..count)
+            .filter(|&arm| match self {
+                Motion::Tick(tick) => given(&tick.actions, arm),
+                Motion::TickChunk(ticks) => ticks.iter().any(|tick| given(&tick.actions, arm)),
+                Motion::SetJointPositions { positions, .. } => given(positions, arm),
+                Motion::ResetEmergencyStop(sides) => sides.iter().any(|side| side.map_or(0, Side::index) == arm),
+                _ => true,
+            })
+            .collect();
+        if moved.is_empty() { (0..count).collect() } else { moved }
+    }
+
     /// Whether it is a robot-service call counted against a live episode's budget.
     pub fn counts_against_budget(&self) -> bool {
         matches!(

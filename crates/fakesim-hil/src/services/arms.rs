@@ -101,9 +101,23 @@ impl AppState {
     }
 
     /// An ordered action as each arm's targets in radians ([`AppState::split_values`]),
-    /// each converted from `unit` through its arm's calibration.
-    pub fn split_action(&self, action: &[f64], unit: i32) -> Result<Vec<JointValues>, Status> {
-        let parts = self.split_values(JointValues::Ordered(action.to_vec()))?;
+    /// each converted from `unit` through its arm's calibration. With `arm` named (`left`,
+    /// `right`), the action is that arm's alone and every other arm is given nothing.
+    pub fn split_action(&self, action: &[f64], unit: i32, arm: &str) -> Result<Vec<JointValues>, Status> {
+        let values = JointValues::Ordered(action.to_vec());
+        let parts = match arm {
+            "" => self.split_values(values)?,
+            named => {
+                let side = self.arm_named(named)?.side;
+                self.arms
+                    .iter()
+                    .map(|unit| match unit.side == side {
+                        true => values.clone(),
+                        false => JointValues::Named(Vec::new()),
+                    })
+                    .collect()
+            }
+        };
         self.arms
             .iter()
             .zip(parts)

@@ -7,6 +7,7 @@ use crate::state::AppState;
 use crate::wire::status;
 use crate::wire::status::from_lease;
 use fakesim_arm::Joint;
+use fakesim_arm::Side;
 use fakesim_bridge::hil::{Mode, SyncOption};
 use fakesim_proto::v1;
 use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;
@@ -91,7 +92,7 @@ impl HardwareApi for HardwareService {
         let unit = self.state.arm_named(&request.into_inner().arm)?;
         let bridge = &unit.bridge;
         let status = bridge.status();
-        let lease = self.state.leases.holder();
+        let lease = self.state.leases.holder_of(unit.side.map_or(0, Side::index));
         let twin = unit
             .twin
             .with_sim(|sim| sim.arm_qpos())
@@ -298,10 +299,16 @@ impl HardwareApi for HardwareService {
         request: Request<v1::AcquireLeaseRequest>,
     ) -> Result<Response<v1::AcquireLeaseResponse>, Status> {
         let request = request.into_inner();
+        let arms: Vec<usize> = self
+            .state
+            .arms_named(&request.arm)?
+            .iter()
+            .map(|arm| arm.side.map_or(0, Side::index))
+            .collect();
         let granted = self
             .state
             .leases
-            .acquire(&request.holder, request.ttl_ms, request.takeover)
+            .acquire_arms(&request.holder, request.ttl_ms, request.takeover, &arms)
             .map_err(|e| from_lease(&e))?;
         Ok(Response::new(v1::AcquireLeaseResponse {
             previous_holder: granted.previous_holder.clone(),

@@ -43,7 +43,7 @@ impl RobotService {
         let images = ImageRequest::from_request(request, &self.state.model, self.state.settings.image_size)?;
         let period_s = self.state.tick_period(request.period_s)?;
         let tick = TickMotion {
-            actions: self.state.split_action(&request.action, request.unit)?,
+            actions: self.state.split_action(&request.action, request.unit, &request.arm)?,
             period_s,
             images,
         };

@@ -4,8 +4,9 @@ use fakesim_bridge::hil::{HardwareBridge, Mode};
 use std::sync::Arc;
 use tokio::sync::{Mutex, watch};
 
-/// Each time a lease expires with the arm in `hil`, commands the arm to hold where it is
-/// (after any driving call in flight), until the leases are gone.
+/// Each time the lease of the bridge's arm expires (`expiries` changes) with the arm in `hil`,
+/// commands the arm to hold where it is (after any driving call in flight), until the leases
+/// are gone.
 pub async fn hold_on_expiry(mut expiries: watch::Receiver<u64>, bridge: HardwareBridge, drive: Arc<Mutex<()>>) {
     while expiries.changed().await.is_ok() {
         if bridge.mode() != Mode::Hil {

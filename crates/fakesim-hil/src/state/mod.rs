@@ -135,10 +135,14 @@ impl AppState {
         tokio::spawn(journal_twin_faults(engine.clone(), twin.faults()));
         let (audit, access_events) = Audit::channel();
         tokio::spawn(journal_access_events(engine.clone(), access_events));
-        let leases = Leases::start(audit.clone());
+        let leases = Leases::start(audit.clone(), arms.len());
         let drive = Arc::new(Mutex::new(()));
-        for arm in &arms {
-            tokio::spawn(hold_on_expiry(leases.expiries(), arm.bridge.clone(), drive.clone()));
+        for (index, arm) in arms.iter().enumerate() {
+            tokio::spawn(hold_on_expiry(
+                leases.expiries_of(index),
+                arm.bridge.clone(),
+                drive.clone(),
+            ));
         }
         Ok(AppState {
             live_view,

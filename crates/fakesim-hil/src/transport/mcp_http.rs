@@ -269,7 +269,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_session_holds_the_lease_while_it_moves_and_takes_it_again_after_a_silence() {
         let (audit, _events) = Audit::channel();
-        let leases = Leases::start(audit);
+        let leases = Leases::start(audit, 1);
         assert_eq!(
             session(&leases, false, 1).for_motion(Some("agent")),
             None,
@@ -308,7 +308,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_session_gives_the_lease_back_when_it_ends() {
         let (audit, _events) = Audit::channel();
-        let leases = Leases::start(audit);
+        let leases = Leases::start(audit, 1);
         let long_name = "x".repeat(200);
         let agent = session(&leases, true, 1);
         agent.for_motion(Some(&long_name)).unwrap();

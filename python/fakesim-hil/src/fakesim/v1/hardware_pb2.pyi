@@ -224,14 +224,16 @@ class Lease(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ("holder", "ttl_ms", "takeover")
+    __slots__ = ("holder", "ttl_ms", "takeover", "arm")
     HOLDER_FIELD_NUMBER: _ClassVar[int]
     TTL_MS_FIELD_NUMBER: _ClassVar[int]
     TAKEOVER_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     holder: str
     ttl_ms: int
     takeover: bool
-    def __init__(self, holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ..., takeover: bool = ...) -> None: ...
+    arm: str
+    def __init__(self, holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ..., takeover: bool = ..., arm: _Optional[str] = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ("lease", "previous_holder")

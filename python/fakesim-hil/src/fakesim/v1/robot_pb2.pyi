@@ -308,7 +308,7 @@ class LoadStateResponse(_message.Message):
     def __init__(self, name: _Optional[str] = ..., physics_steps: _Optional[int] = ..., time_s: _Optional[float] = ...) -> None: ...
 
 class TickRequest(_message.Message):
-    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding", "unit", "period_s", "render_quality")
+    __slots__ = ("action", "want_images", "cameras", "width", "height", "want_depth", "depth_encoding", "color_encoding", "unit", "period_s", "render_quality", "arm")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     WANT_IMAGES_FIELD_NUMBER: _ClassVar[int]
     CAMERAS_FIELD_NUMBER: _ClassVar[int]
@@ -320,6 +320,7 @@ class TickRequest(_message.Message):
     UNIT_FIELD_NUMBER: _ClassVar[int]
     PERIOD_S_FIELD_NUMBER: _ClassVar[int]
     RENDER_QUALITY_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     action: _containers.RepeatedScalarFieldContainer[float]
     want_images: bool
     cameras: _containers.RepeatedScalarFieldContainer[str]
@@ -331,7 +332,8 @@ class TickRequest(_message.Message):
     unit: _common_pb2.JointUnit
     period_s: float
     render_quality: _common_pb2.RenderQuality
-    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., period_s: _Optional[float] = ..., render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ...) -> None: ...
+    arm: str
+    def __init__(self, action: _Optional[_Iterable[float]] = ..., want_images: bool = ..., cameras: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., want_depth: bool = ..., depth_encoding: _Optional[_Union[DepthEncoding, str]] = ..., color_encoding: _Optional[_Union[ColorEncoding, str]] = ..., unit: _Optional[_Union[_common_pb2.JointUnit, str]] = ..., period_s: _Optional[float] = ..., render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class CameraFrame(_message.Message):
     __slots__ = ("camera", "width", "height", "color_png", "color_raw", "depth_png", "depth_raw")

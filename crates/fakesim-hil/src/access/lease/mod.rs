@@ -1,7 +1,10 @@
-//! The control lease: one client at a time may move the arm, switch the mode or reset the
+//! The control lease: one client at a time may move an arm, switch the mode or reset the
 //! emergency stop. A lease is taken with a holder name and a time to live, renewed before it
 //! runs out, released, or taken over explicitly; one that is not renewed expires (and an arm in
 //! `hil` then holds where it is). Reads, streams and the emergency stop never need it.
+//!
+//! Each arm has its lease: one lease (one id) may cover every arm, or a pair's arms may be held
+//! by two clients, one each. A call needs the lease of every arm it moves.
 
 use crate::access::audit::{AccessEvent, Audit};
 use fakesim_episode::names::bounded_quote;
@@ -98,6 +101,7 @@ pub struct HolderNow {
     pub expires_in: Duration,
 }
 
+#[derive(Clone)]
 struct Held {
     id: String,
     holder: String,
@@ -129,11 +133,12 @@ impl Held {
 }
 
 struct Inner {
-    held: Mutex<Option<Held>>,
+    /// Each arm's lease, if held (a lease covering several arms is in each of their places).
+    held: Mutex<Vec<Option<Held>>>,
     /// Bumped on every change of the lease, so the expiry task re-reads the deadline.
     changed: watch::Sender<u64>,
-    /// Counts expiries, for whoever holds the arm on expiry.
-    expired: watch::Sender<u64>,
+    /// Counts the expiries of each arm's lease, for whoever holds the arm on expiry.
+    expired: Vec<watch::Sender<u64>>,
     audit: Audit,
 }
 
@@ -144,21 +149,35 @@ pub struct Leases {
 }
 
 impl Leases {
-    /// No lease held; starts the task that expires leases on time (it ends with the last clone).
-    pub fn start(audit: Audit) -> Self {
+    /// The leases of `arms` arms, none held; starts the task that expires leases on time (it
+    /// ends with the last clone).
+    pub fn start(audit: Audit, arms: usize) -> Self {
         let inner = Arc::new(Inner {
-            held: Mutex::new(None),
+            held: Mutex::new(vec![None; arms.max(1)]),
             changed: watch::channel(0).0,
-            expired: watch::channel(0).0,
+            expired: (0..arms.max(1)).map(|_| watch::channel(0).0).collect(),
             audit,
         });
         tokio::spawn(expire_on_time(Arc::downgrade(&inner), inner.changed.subscribe()));
         Leases { inner }
     }
 
-    /// Takes the lease for `holder` for `ttl_ms` (0: the default). Refused while another holds
-    /// it unless `takeover` is set.
+    /// Takes the lease of every arm for `holder` for `ttl_ms` (0: the default). Refused while
+    /// another holds one of them unless `takeover` is set.
     pub fn acquire(&self, holder: &str, ttl_ms: u32, takeover: bool) -> Result<Granted, LeaseError> {
+        let every: Vec<usize> = (0..self.held().len()).collect();
+        self.acquire_arms(holder, ttl_ms, takeover, &every)
+    }
+
+    /// Takes the lease of the arms at `arms` (indices into the daemon's arms), as
+    /// [`Leases::acquire`] does for every arm.
+    pub fn acquire_arms(
+        &self,
+        holder: &str,
+        ttl_ms: u32,
+        takeover: bool,
+        arms: &[usize],
+    ) -> Result<Granted, LeaseError> {
         check_holder(holder)?;
         let ttl_ms = match ttl_ms {
             0 => DEFAULT_TTL_MS,
@@ -168,13 +187,10 @@ impl Leases {
         let id = new_lease_id()?;
         let now = Instant::now();
         let mut held = self.held();
-        let previous = match held.take() {
-            Some(current) if !takeover => {
-                let error = current.held_error(now);
-                *held = Some(current);
-                return Err(error);
-            }
-            previous => previous.map(|p| p.holder),
+        let current = arms.iter().filter_map(|&arm| held.get(arm).and_then(Option::as_ref));
+        let previous = match current.clone().next() {
+            Some(current) if !takeover => return Err(current.held_error(now)),
+            first => first.map(|p| p.holder.clone()),
         };
         let lease = Held {
             id,
@@ -183,7 +199,21 @@ impl Leases {
             expires: now + Duration::from_millis(u64::from(ttl_ms)),
         };
         let granted = lease.granted(previous.clone());
-        *held = Some(lease);
+        // A lease taken over gives up every arm it held, not only those asked for now.
+        let replaced: Vec<String> = arms
+            .iter()
+            .filter_map(|&arm| held.get(arm).and_then(Option::as_ref).map(|l| l.id.clone()))
+            .collect();
+        for slot in held.iter_mut() {
+            if slot.as_ref().is_some_and(|l| replaced.contains(&l.id)) {
+                *slot = None;
+            }
+        }
+        for &arm in arms {
+            if let Some(slot) = held.get_mut(arm) {
+                *slot = Some(lease.clone());
+            }
+        }
         drop(held);
         self.inner.audit.record(match previous {
             Some(previous_holder) => AccessEvent::LeaseTakenOver {
@@ -202,9 +232,11 @@ impl Leases {
     /// Extends the lease with id `lease_id` by its time to live from now.
     pub fn renew(&self, lease_id: &str) -> Result<Granted, LeaseError> {
         let mut held = self.held();
-        let lease = own_lease(&mut held, lease_id)?;
-        lease.expires = Instant::now() + Duration::from_millis(u64::from(lease.ttl_ms));
-        let granted = lease.granted(None);
+        let granted = own_lease(&held, lease_id)?.granted(None);
+        let expires = Instant::now() + Duration::from_millis(u64::from(granted.ttl_ms));
+        for lease in held.iter_mut().flatten().filter(|lease| lease.is(lease_id)) {
+            lease.expires = expires;
+        }
         drop(held);
         tracing::debug!(holder = granted.holder, "lease renewed");
         self.inner.changed.send_modify(|n| *n += 1);
@@ -214,68 +246,102 @@ impl Leases {
     /// Gives up the lease with id `lease_id`.
     pub fn release(&self, lease_id: &str) -> Result<(), LeaseError> {
         let mut held = self.held();
-        own_lease(&mut held, lease_id)?;
-        let holder = held.take().map(|l| l.holder).unwrap_or_default();
+        let holder = own_lease(&held, lease_id)?.holder.clone();
+        for slot in held.iter_mut() {
+            if slot.as_ref().is_some_and(|lease| lease.is(lease_id)) {
+                *slot = None;
+            }
+        }
         drop(held);
         self.inner.audit.record(AccessEvent::LeaseReleased { holder });
         self.inner.changed.send_modify(|n| *n += 1);
         Ok(())
     }
 
-    /// Admits a call carrying `metadata` that needs the lease.
+    /// Admits a call carrying `metadata` that needs the lease of every arm.
     pub fn admit(&self, metadata: &MetadataMap) -> Result<(), LeaseError> {
+        let every: Vec<usize> = (0..self.held().len()).collect();
+        self.admit_arms(metadata, &every)
+    }
+
+    /// Admits a call carrying `metadata` that moves the arms at `arms`: it must carry the lease
+    /// of each.
+    pub fn admit_arms(&self, metadata: &MetadataMap, arms: &[usize]) -> Result<(), LeaseError> {
         let presented = metadata
             .get(LEASE_HEADER)
             .map(|value| value.to_str().unwrap_or_default());
-        let mut held = self.held();
-        match presented {
-            None => match &*held {
-                Some(lease) => Err(lease.held_error(Instant::now())),
-                None => Err(LeaseError::Required),
-            },
-            Some(id) => own_lease(&mut held, id).map(drop),
+        let held = self.held();
+        let now = Instant::now();
+        for lease in arms.iter().map(|&arm| held.get(arm).and_then(Option::as_ref)) {
+            match (presented, lease) {
+                (None, None) => return Err(LeaseError::Required),
+                (Some(_), None) => return Err(LeaseError::Expired),
+                (Some(id), Some(lease)) if lease.is(id) => {}
+                (_, Some(other)) => return Err(other.held_error(now)),
+            }
         }
+        Ok(())
     }
 
-    /// Who holds the lease now, if anyone.
+    /// Who holds the first arm's lease now, if anyone.
     pub fn holder(&self) -> Option<HolderNow> {
+        self.holder_of(0)
+    }
+
+    /// Who holds the lease of the arm at `arm` now, if anyone.
+    pub fn holder_of(&self, arm: usize) -> Option<HolderNow> {
         let now = Instant::now();
-        self.held().as_ref().map(|lease| HolderNow {
+        self.held().get(arm).and_then(Option::as_ref).map(|lease| HolderNow {
             holder: lease.holder.clone(),
             expires_in: lease.expires.saturating_duration_since(now),
         })
     }
 
-    /// Changes each time a lease expires.
+    /// Changes each time the first arm's lease expires.
     pub fn expiries(&self) -> watch::Receiver<u64> {
-        self.inner.expired.subscribe()
+        self.expiries_of(0)
     }
 
-    /// The lease state, with a lease past its deadline expired first.
-    fn held(&self) -> MutexGuard<'_, Option<Held>> {
+    /// Changes each time the lease of the arm at `arm` expires.
+    pub fn expiries_of(&self, arm: usize) -> watch::Receiver<u64> {
+        let first = &self.inner.expired[0];
+        self.inner.expired.get(arm).unwrap_or(first).subscribe()
+    }
+
+    /// Every arm's lease, with the leases past their deadline expired first (each recorded
+    /// once, however many arms it covered).
+    fn held(&self) -> MutexGuard<'_, Vec<Option<Held>>> {
         let mut held = self.inner.held.lock().unwrap_or_else(PoisonError::into_inner);
-        if held.as_ref().is_some_and(|lease| lease.expires <= Instant::now())
-            && let Some(lease) = held.take()
-        {
+        let now = Instant::now();
+        let mut expired: Vec<Held> = Vec::new();
+        for (arm, slot) in held.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|lease| lease.expires <= now)
+                && let Some(lease) = slot.take()
+            {
+                if let Some(counter) = self.inner.expired.get(arm) {
+                    counter.send_modify(|n| *n += 1);
+                }
+                if !expired.iter().any(|seen| seen.id == lease.id) {
+                    expired.push(lease);
+                }
+            }
+        }
+        for lease in expired {
             self.inner
                 .audit
                 .record(AccessEvent::LeaseExpired { holder: lease.holder });
-            self.inner.expired.send_modify(|n| *n += 1);
         }
         held
     }
 }
 
 /// The lease with id `id`, or why the caller does not hold it.
-fn own_lease<'a>(held: &'a mut Option<Held>, id: &str) -> Result<&'a mut Held, LeaseError> {
-    match held {
-        Some(lease) => {
-            if lease.is(id) {
-                Ok(lease)
-            } else {
-                Err(lease.held_error(Instant::now()))
-            }
-        }
+fn own_lease<'a>(held: &'a [Option<Held>], id: &str) -> Result<&'a Held, LeaseError> {
+    if let Some(lease) = held.iter().flatten().find(|lease| lease.is(id)) {
+        return Ok(lease);
+    }
+    match held.iter().flatten().next() {
+        Some(other) => Err(other.held_error(Instant::now())),
         None => Err(LeaseError::Expired),
     }
 }
@@ -304,7 +370,12 @@ async fn expire_on_time(inner: Weak<Inner>, mut changed: watch::Receiver<u64>) {
         changed.mark_unchanged();
         let deadline = {
             let Some(inner) = inner.upgrade() else { return };
-            Leases { inner }.held().as_ref().map(|lease| lease.expires)
+            Leases { inner }
+                .held()
+                .iter()
+                .flatten()
+                .map(|lease| lease.expires)
+                .min()
         };
         let expired = async {
             match deadline {
@@ -320,109 +391,4 @@ async fn expire_on_time(inner: Weak<Inner>, mut changed: watch::Receiver<u64>) {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-    use tokio::sync::mpsc;
-
-    fn leases() -> (Leases, mpsc::Receiver<AccessEvent>) {
-        let (audit, events) = Audit::channel();
-        (Leases::start(audit), events)
-    }
-
-    fn carrying(lease_id: &str) -> MetadataMap {
-        let mut metadata = MetadataMap::new();
-        metadata.insert(LEASE_HEADER, lease_id.parse().unwrap());
-        metadata
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn one_holder_at_a_time_and_takeover_is_explicit() {
-        let (leases, mut events) = leases();
-        assert_eq!(leases.admit(&MetadataMap::new()), Err(LeaseError::Required));
-        let first = leases.acquire("policy-gpu", 1000, false).unwrap();
-        assert_eq!(first.lease_id.len(), 32);
-        assert_eq!(leases.admit(&carrying(&first.lease_id)), Ok(()));
-        let refused = leases.acquire("laptop", 1000, false).unwrap_err();
-        assert!(refused.to_string().contains("\"policy-gpu\""), "{refused}");
-        assert_eq!(refused.reason(), "lease_held");
-        assert_eq!(leases.admit(&MetadataMap::new()).unwrap_err().reason(), "lease_held");
-        assert_eq!(leases.admit(&carrying("guess")).unwrap_err().reason(), "lease_held");
-
-        let second = leases.acquire("laptop", 1000, true).unwrap();
-        assert_eq!(second.previous_holder.as_deref(), Some("policy-gpu"));
-        assert!(
-            leases.admit(&carrying(&first.lease_id)).is_err(),
-            "the old id no longer works"
-        );
-        assert_eq!(leases.renew(&first.lease_id).unwrap_err().reason(), "lease_held");
-        assert_eq!(leases.holder().unwrap().holder, "laptop");
-        leases.release(&second.lease_id).unwrap();
-        assert_eq!(leases.holder(), None);
-        assert_eq!(leases.admit(&carrying(&second.lease_id)), Err(LeaseError::Expired));
-
-        let mut seen = Vec::new();
-        while let Ok(event) = events.try_recv() {
-            seen.push(event);
-        }
-        assert_eq!(
-            seen,
-            [
-                AccessEvent::LeaseAcquired {
-                    holder: "policy-gpu".into(),
-                    ttl_ms: 1000
-                },
-                AccessEvent::LeaseTakenOver {
-                    holder: "laptop".into(),
-                    previous_holder: "policy-gpu".into()
-                },
-                AccessEvent::LeaseReleased {
-                    holder: "laptop".into()
-                },
-            ]
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn renewal_extends_and_silence_expires() {
-        let (leases, mut events) = leases();
-        let mut expiries = leases.expiries();
-        let lease = leases.acquire("teleop", 300, false).unwrap();
-        tokio::time::advance(Duration::from_millis(200)).await;
-        leases.renew(&lease.lease_id).unwrap();
-        let renewed = Instant::now();
-        tokio::time::advance(Duration::from_millis(200)).await;
-        assert_eq!(
-            leases.admit(&carrying(&lease.lease_id)),
-            Ok(()),
-            "renewed 200 ms ago, ttl 300"
-        );
-        // Nobody asks: the expiry task expires it at its deadline.
-        expiries.changed().await.unwrap();
-        assert_eq!(renewed.elapsed(), Duration::from_millis(300));
-        assert_eq!(leases.holder(), None);
-        assert_eq!(leases.admit(&carrying(&lease.lease_id)), Err(LeaseError::Expired));
-        let last = std::iter::from_fn(|| events.try_recv().ok()).last();
-        assert_eq!(
-            last,
-            Some(AccessEvent::LeaseExpired {
-                holder: "teleop".into()
-            })
-        );
-    }
-
-    #[tokio::test]
-    async fn bad_holders_and_ttls_are_refused_with_bounded_quotes() {
-        let (leases, _events) = leases();
-        for holder in [String::new(), "a\nb".into(), "x".repeat(1 << 20)] {
-            let error = leases.acquire(&holder, 0, false).unwrap_err();
-            assert_eq!(error.reason(), "invalid_argument");
-            assert!(error.to_string().len() < 200, "{error}");
-        }
-        for ttl in [1, MAX_TTL_MS + 1] {
-            assert_eq!(leases.acquire("a", ttl, false), Err(LeaseError::BadTtl { ttl_ms: ttl }));
-        }
-        assert_eq!(leases.acquire("a", 0, false).unwrap().ttl_ms, DEFAULT_TTL_MS);
-    }
-}
+mod tests;
