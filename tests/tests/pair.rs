@@ -530,6 +530,14 @@ async fn an_emergency_stop_of_one_arm_latches_that_arm_and_one_without_an_arm_la
         .into_inner();
     let refused = robot.tick(tick(state.positions.clone())).await.unwrap_err();
     assert_reason(&refused, Code::FailedPrecondition, "estop_latched");
+    robot
+        .tick(TickRequest {
+            action: side(&state.positions, 1).to_vec(),
+            arm: "right".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("the right arm, not stopped, still ticks alone");
     // An unknown arm is refused, naming the sides.
     let unknown = hw
         .emergency_stop(EmergencyStopRequest {

@@ -7,7 +7,7 @@
 use super::{Call, Done, TickMotion, Ticked};
 use crate::state::AppState;
 use crate::wire::status;
-use fakesim_bridge::hil::{Mode, Route, VerbKind};
+use fakesim_bridge::hil::{Mode, Route};
 use fakesim_episode::ticks::tick_arms;
 use fakesim_twin::{Sim, TwinError};
 use serde_json::json;
@@ -19,7 +19,8 @@ type Ran = (Vec<Ticked>, Option<(usize, Status)>);
 impl AppState {
     /// Runs a chunk wherever the bridge routes motion now.
     pub(super) async fn chunk(&self, ticks: Vec<TickMotion>) -> Result<Done, Status> {
-        let (ticks, stopped) = match self.bridge.route(VerbKind::Motion) {
+        let first = ticks.first().map_or(&[][..], |tick| &tick.actions[..]);
+        let (ticks, stopped) = match self.route_of(first) {
             Ok(Route::Twin) => self.chunk_on_twin(ticks).await?,
             _ => self.chunk_tick_by_tick(ticks).await?,
         };

@@ -42,6 +42,14 @@ impl AppState {
         }
     }
 
+    /// Where motion of the arms `actions` move goes now, as the first of them routes it (the
+    /// arms share one mode; an arm's own emergency stop refuses only motion of that arm).
+    pub(super) fn route_of(&self, actions: &[JointValues]) -> Result<Route, fakesim_bridge::hil::BridgeError> {
+        let moved = self.arms.iter().zip(actions).find(|(_, action)| moves(action));
+        let bridge = moved.map_or(&self.bridge, |(arm, _)| &arm.bridge);
+        bridge.route(VerbKind::Motion)
+    }
+
     /// Refuses `verb`, which drives one arm, on a daemon driving a pair.
     pub fn refuse_on_pair(&self, verb: &str) -> Result<(), Status> {
         if !self.is_pair() {
@@ -115,7 +123,7 @@ impl AppState {
     pub(super) async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
         let bridge = |e: fakesim_bridge::hil::BridgeError| status::from_bridge(&e);
         let hold = Hold::Period(tick.period_s);
-        let after = match self.bridge.route(VerbKind::Motion).map_err(bridge)? {
+        let after = match self.route_of(&tick.actions).map_err(bridge)? {
             // Every arm's targets in one physics job: the twin advances once for the tick.
             Route::Twin => {
                 let (actions, period_s) = (tick.actions, tick.period_s);
