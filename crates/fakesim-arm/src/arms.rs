@@ -108,7 +108,7 @@ impl fmt::Display for Side {
 
 /// A side name that is neither `left` nor `right`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown arm side {name:?}; known: left, right")]
+#[error("unknown arm side {}; known: left, right", crate::quote::Quoted(.name))]
 pub struct UnknownSide {
     /// The name given.
     pub name: String,
@@ -360,7 +360,8 @@ mod tests {
         assert_eq!(right.kind, ArmType::So100);
         assert_eq!(right.side, Some(Side::Right));
         assert_eq!("Right".parse::<Side>(), Ok(Side::Right));
-        assert!("middle".parse::<Side>().is_err());
+        let long = "x".repeat(1 << 16).parse::<Side>().unwrap_err().to_string();
+        assert!(long.len() < 200, "a client's side name is quoted bounded: {} bytes", long.len());
     }
 
     #[test]
