@@ -1,22 +1,25 @@
 """The bi_fakesim_hil robot against LeRobot's own bimanual classes: bi_so_follower's features,
 each arm of a pair daemon (``fakesim-hil --pair``) reaching degrees of its own, and
-lerobot-record led by LeRobot's bi_so_leader on two virtual leader buses."""
+lerobot-record led by LeRobot's bi_so_leader on two virtual leader buses; and fakesim_hil with
+``arm`` set, one robot per arm of a pair, each under that arm's lease."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import grpc
 import numpy as np
 import pytest
 from lerobot.datasets import LeRobotDataset
 from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
 from lerobot.robots.config import RobotConfig
-from lerobot.robots.so_follower import SOFollowerConfig
+from lerobot.robots.robot import Robot
+from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig, SOFollowerConfig
 from lerobot.robots.utils import make_robot_from_config
 from lerobot.utils.import_utils import register_third_party_plugins
 from lerobot_support import MOTORS, leader_calibration, leader_reading, lerobot_home, lerobot_record, runs_of  # noqa: F401
 
-from fakesim_hil import Client
+from fakesim_hil import Client, FakesimError
 
 SIDES = ("left", "right")
 #: bi_so_follower's joint features, left arm first.
@@ -35,16 +38,52 @@ PAIR_TASK = ("pair_tabletop", 0, "lift_both")
 INSTRUCTION = "lift the red cube with the left arm and the blue cube with the right arm"
 
 
-def bi_config(**settings: object) -> RobotConfig:
-    """A bi_fakesim_hil configuration, its class found by LeRobot among the installed plugins."""
+def plugin_config(robot_type: str, **settings: object) -> RobotConfig:
+    """A configuration of a plugin robot type, its class found by LeRobot among the installed plugins."""
     register_third_party_plugins()
-    return RobotConfig.get_choice_class("bi_fakesim_hil")(**settings)
+    return RobotConfig.get_choice_class(robot_type)(**settings)
+
+
+def bi_config(**settings: object) -> RobotConfig:
+    """A bi_fakesim_hil configuration."""
+    return plugin_config("bi_fakesim_hil", **settings)
+
+
+def arm_config(arm: str, **settings: object) -> RobotConfig:
+    """A fakesim_hil configuration driving one arm of a pair."""
+    return plugin_config("fakesim_hil", arm=arm, **settings)
+
+
+def arm_goals(side: str) -> dict[str, float]:
+    """One arm's share of GOALS, under so101_follower's features."""
+    return {f"{motor}.pos": GOALS[f"{side}_{motor}.pos"] for motor in MOTORS}
+
+
+def missed(observation: dict, goals: dict[str, float]) -> dict[str, float]:
+    """The joints an observation shows further than TOLERANCE from their goals."""
+    return {key: observation[key] for key, goal in goals.items() if abs(observation[key] - goal) > TOLERANCE}
+
+
+def drive(robot: Robot, goals: dict[str, float]) -> tuple[dict, dict]:
+    """Sends ``goals`` until observed (at most ACTIONS times); returns the last action and observation."""
+    for _ in range(ACTIONS):
+        sent = robot.send_action(goals)
+        observation = robot.get_observation()
+        if not missed(observation, goals):
+            break
+    return sent, observation
 
 
 @pytest.fixture(scope="module")
 def pair(daemon_factory):
     """A sim-only daemon whose twin holds a pair of arms."""
     return daemon_factory("--pair")
+
+
+@pytest.fixture(scope="module")
+def leased_pair(daemon_factory):
+    """A sim-only pair daemon whose motion calls need the control lease, as with real arms."""
+    return daemon_factory("--pair", "--lease-in-sim")
 
 
 def test_lerobot_makes_bi_fakesim_hil_with_bi_so_follower_s_features(lerobot_home: Path) -> None:
@@ -75,18 +114,14 @@ def test_each_arm_of_a_pair_reaches_its_own_commanded_degrees(pair, lerobot_home
         with Client(pair.address) as twin:
             task = twin.session_info().task
         assert (task.suite, task.task_index, task.name) == PAIR_TASK
-        for _ in range(ACTIONS):
-            sent = robot.send_action(GOALS)
-            observation = robot.get_observation()
-            if all(abs(observation[key] - goal) <= TOLERANCE for key, goal in GOALS.items()):
-                break
+        sent, observation = drive(robot, GOALS)
         with Client(pair.address) as twin:
             targets = twin.robot_state("lerobot_degrees").ctrl_targets
     finally:
         robot.disconnect()
     assert sent == GOALS
     assert targets == pytest.approx(list(GOALS.values()), abs=0.1)
-    off = {key: observation[key] for key, goal in GOALS.items() if abs(observation[key] - goal) > TOLERANCE}
+    off = missed(observation, GOALS)
     assert not off, f"{off} after {ACTIONS} actions (goals {GOALS})"
     assert sorted(observation) == sorted(FEATURES + CAMERAS)
     for camera in CAMERAS:
@@ -139,8 +174,101 @@ def test_each_robot_type_refuses_a_daemon_of_the_other_kind(daemon, pair, lerobo
     with pytest.raises(ValueError, match=r"drives the arms \['left', 'right'\].* runs \[\]"):
         bimanual.connect()
     assert not bimanual.is_connected
-    config_class = RobotConfig.get_choice_class("fakesim_hil")
-    single = make_robot_from_config(config_class(address=pair.address, camera_names=[], calibration_dir=scratch))
-    with pytest.raises(ValueError, match=r"drives the arms \[\].* runs \['left', 'right'\]"):
+    single = make_robot_from_config(plugin_config("fakesim_hil", address=pair.address, camera_names=[], calibration_dir=scratch))
+    with pytest.raises(ValueError, match=r"drives the arms \[\].* runs \['left', 'right'\].*--robot.arm=left or right"):
         single.connect()
     assert not single.is_connected
+    one_of_a_pair = make_robot_from_config(arm_config("left", address=daemon.address, camera_names=[], calibration_dir=scratch))
+    with pytest.raises(ValueError, match=r"drives arm 'left' of a pair, the daemon at .* runs one arm"):
+        one_of_a_pair.connect()
+    assert not one_of_a_pair.is_connected
+
+
+def test_one_arm_of_a_pair_has_so101_follower_s_features_and_starts_no_episodes(lerobot_home: Path) -> None:
+    scratch = lerobot_home / "scratch"
+    robot = make_robot_from_config(arm_config("right", image_width=64, image_height=48, calibration_dir=scratch))
+    assert (type(robot).__name__, robot.name) == ("FakesimHil", "fakesim_hil")
+    follower = SO101Follower(SO101FollowerConfig(port="/dev/null", id="reference", calibration_dir=scratch))
+    assert list(robot.action_features.items()) == list(follower.action_features.items())
+    motors = {key: kind for key, kind in robot.observation_features.items() if key.endswith(".pos")}
+    assert motors == follower.observation_features
+    cameras = {key: shape for key, shape in robot.observation_features.items() if not key.endswith(".pos")}
+    assert cameras == {"agentview": (48, 64, 3), "right_robot0_eye_in_hand": (48, 64, 3)}
+    assert robot.config.task_index == -1, "an arm's default: no episodes"
+    with pytest.raises(ValueError, match=r"task_index must be -1 with arm 'right', not 0: .*both arms' leases"):
+        arm_config("right", task_index=0)
+    with pytest.raises(ValueError, match=r"arm must be one of \['left', 'right'\], or empty .* not 'middle'"):
+        arm_config("middle")
+    with pytest.raises(ValueError, match=r"bi_fakesim_hil drives both arms of the pair, not arm 'left'"):
+        bi_config(arm="left")
+
+
+def test_one_robot_per_arm_each_drives_its_own_arm_of_a_pair_under_its_own_lease(leased_pair, lerobot_home: Path) -> None:
+    robots = {
+        side: make_robot_from_config(
+            arm_config(
+                side, address=leased_pair.address, lease_holder=f"lerobot {side}",
+                image_width=32, image_height=24, calibration_dir=lerobot_home / "scratch",
+            )
+        )
+        for side in SIDES
+    }  # fmt: skip
+    with Client(leased_pair.address) as twin:
+        home = twin.robot_state("lerobot_degrees")
+        reached = {}
+        try:
+            # The left robot drives its arm; then the right connects beside it and drives its own.
+            for index, (side, robot) in enumerate(robots.items()):
+                block = slice(6 * index, 6 * index + 6)
+                robot.connect()
+                goals = arm_goals(side)
+                # An action naming one joint: the others keep this arm's targets, not the other's.
+                elbow = {"elbow_flex.pos": goals["elbow_flex.pos"]}
+                held = dict(zip(goals, twin.robot_state("lerobot_degrees").ctrl_targets[block]))
+                assert robot.send_action(elbow) == {**held, **elbow}
+                sent, observation = drive(robot, goals)
+                assert sent == goals
+                off = missed(observation, goals)
+                assert not off, f"{side}: {off} after {ACTIONS} actions (goals {goals})"
+                assert sorted(observation) == sorted([*goals, "agentview", f"{side}_robot0_eye_in_hand"])
+                reached[side] = twin.robot_state("lerobot_degrees")
+            assert [twin.status(side).lease_holder for side in SIDES] == ["lerobot left", "lerobot right"]
+        finally:
+            for robot in robots.values():
+                if robot.is_connected:
+                    robot.disconnect()
+        assert [twin.status(side).lease_holder for side in SIDES] == ["", ""], "released at disconnect"
+    left, right = list(arm_goals("left").values()), list(arm_goals("right").values())
+    assert left != right
+    # The left robot's actions moved the left arm alone: the right held its home targets and pose.
+    assert reached["left"].ctrl_targets[:6] == pytest.approx(left, abs=0.1)
+    assert reached["left"].ctrl_targets[6:] == home.ctrl_targets[6:]
+    assert reached["left"].positions[6:] == pytest.approx(home.positions[6:], abs=TOLERANCE)
+    # Then the right robot's moved the right arm alone: the left held the left robot's goals.
+    assert reached["right"].ctrl_targets[:6] == reached["left"].ctrl_targets[:6]
+    assert reached["right"].ctrl_targets == pytest.approx(left + right, abs=0.1)
+    assert reached["right"].positions == pytest.approx(left + right, abs=TOLERANCE)
+
+
+def test_a_robot_for_an_arm_whose_lease_is_held_is_refused_naming_the_holder(leased_pair, lerobot_home: Path) -> None:
+    scratch = lerobot_home / "scratch"
+    first = make_robot_from_config(
+        arm_config("left", address=leased_pair.address, lease_holder="lerobot left", camera_names=[], calibration_dir=scratch)
+    )
+    first.connect()
+    try:
+        for config in (
+            arm_config("left", address=leased_pair.address, lease_holder="second", camera_names=[], calibration_dir=scratch),
+            bi_config(address=leased_pair.address, camera_names=[], calibration_dir=scratch),
+        ):
+            robot = make_robot_from_config(config)
+            with pytest.raises(FakesimError) as refused:
+                robot.connect()
+            assert (refused.value.code, refused.value.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "lease_held")
+            assert "lerobot left" in refused.value.message
+            assert not robot.is_connected
+        with Client(leased_pair.address) as twin:
+            assert twin.status("left").lease_holder == "lerobot left"
+            assert not twin.status("right").lease_holder, "the other arm's lease is free"
+    finally:
+        first.disconnect()

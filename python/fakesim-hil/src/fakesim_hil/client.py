@@ -370,9 +370,9 @@ class Client:
 
     # --- hardware --------------------------------------------------------------------------
 
-    def status(self) -> hardware_pb2.GetHardwareStatusResponse:
-        """Mode, port, servos, emergency stop and safety event count."""
-        return self.call(self.hardware.GetHardwareStatus, hardware_pb2.GetHardwareStatusRequest())
+    def status(self, arm: str = "") -> hardware_pb2.GetHardwareStatusResponse:
+        """Mode, port, servos, emergency stop, safety events, lease holder (a pair's ``arm``; empty: left)."""
+        return self.call(self.hardware.GetHardwareStatus, hardware_pb2.GetHardwareStatusRequest(arm=arm))
 
     def mode(self) -> str:
         """The mode in force: ``sim``, ``mirror`` or ``hil``."""
@@ -391,10 +391,13 @@ class Client:
         request = hardware_pb2.SetModeRequest(mode=_MODES[mode], sync=_SYNCS[sync], sync_max_speed_rad_s=sync_max_speed_rad_s)
         return self.call(self.hardware.SetMode, request)
 
-    def acquire_lease(self, holder: str, ttl_ms: int = 5000, *, takeover: bool = False) -> hardware_pb2.AcquireLeaseResponse:
+    def acquire_lease(
+        self, holder: str, ttl_ms: int = 5000, *, takeover: bool = False, arm: str = ""
+    ) -> hardware_pb2.AcquireLeaseResponse:
         """Takes the control lease (taking it from another holder only with `takeover`); later
-        calls carry it until it is released."""
-        request = hardware_pb2.AcquireLeaseRequest(holder=holder, ttl_ms=ttl_ms, takeover=takeover)
+        calls carry it until it is released. On a pair, ``arm`` (``left``, ``right``) takes that
+        arm's lease only; empty takes every arm's."""
+        request = hardware_pb2.AcquireLeaseRequest(holder=holder, ttl_ms=ttl_ms, takeover=takeover, arm=arm)
         granted = self.call(self.hardware.AcquireLease, request)
         self.lease_id = granted.lease.lease_id
         return granted
@@ -450,6 +453,9 @@ class TickOptions(TypedDict, total=False):
     period_s: float | None
     #: How its frames are drawn (None: the daemon's ``--render-quality``).
     render_quality: RenderQualityName | None
+    #: On a pair, the one arm this tick drives (``left``, ``right``; the action its six values,
+    #: the other arm keeping its goals); empty: every arm.
+    arm: str
 
 
 def tick_request(action: Sequence[float], options: TickOptions) -> robot_pb2.TickRequest:
@@ -469,6 +475,7 @@ def tick_request(action: Sequence[float], options: TickOptions) -> robot_pb2.Tic
         unit=_unit(options.get("unit", "rad")),
         period_s=options.get("period_s"),
         render_quality=_quality(options.get("render_quality")),
+        arm=options.get("arm", ""),
     )
 
 

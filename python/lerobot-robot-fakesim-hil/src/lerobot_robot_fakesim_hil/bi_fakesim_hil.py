@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .config_bi_fakesim_hil import BiFakesimHilConfig
 from .fakesim_hil import FakesimHil
+from .features import PAIR
 
 
 class BiFakesimHil(FakesimHil):
@@ -13,4 +14,4 @@ class BiFakesimHil(FakesimHil):
 
     config_class = BiFakesimHilConfig
     name = "bi_fakesim_hil"
-    arms = ("left", "right")
+    arms = PAIR

@@ -13,7 +13,8 @@ from .config_fakesim_hil import FakesimHilConfig
 @dataclass
 class BiFakesimHilConfig(FakesimHilConfig):
     """The settings of ``fakesim_hil`` for a daemon running a pair of arms (``fakesim-hil
-    --pair``, or ``--left-port`` and ``--right-port``); only the defaults below differ."""
+    --pair``, or ``--left-port`` and ``--right-port``); only the defaults below differ, and
+    ``arm`` stays empty (this robot drives both arms)."""
 
     lease_holder: str = "lerobot bi_fakesim_hil"
     # The pair's suite and its task lift_both: lift the red cube with the left arm and the blue
@@ -27,3 +28,10 @@ class BiFakesimHilConfig(FakesimHilConfig):
     camera_names: list[str] = field(
         default_factory=lambda: ["agentview", "left/robot0_eye_in_hand", "right/robot0_eye_in_hand"]
     )
+
+    def __post_init__(self) -> None:
+        if self.arm:
+            raise ValueError(
+                f"bi_fakesim_hil drives both arms of the pair, not arm {self.arm!r}: fakesim_hil with --robot.arm drives one"
+            )
+        super().__post_init__()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from lerobot.cameras import CameraConfig
 from lerobot.robots.config import RobotConfig
 
-from .features import camera_feature
+from .features import PAIR, camera_feature
 
 #: Render levels of the twin's cameras.
 RENDER_QUALITIES = ("fast", "full")
@@ -20,6 +20,11 @@ class FakesimHilConfig(RobotConfig):
 
     # Daemon address, HOST:PORT or unix:PATH.
     address: str = "127.0.0.1:50051"
+    # One arm of a pair daemon to drive on its own, "left" or "right" (empty: the daemon's one
+    # arm). Its features are so101_follower's, its ticks move that arm only, and it takes that
+    # arm's control lease only, so another process can drive the other arm. Episodes need both
+    # arms' leases, so it starts none: its task_index defaults to -1, and any other is refused.
+    arm: str = ""
     # `sim` drives the twin; `hil` the real arm through the daemon's safety layers.
     mode: str = "sim"
     # Entering hil: "none" (refused if arm and twin disagree), "arm_to_twin" or "twin_to_arm".
@@ -38,17 +43,20 @@ class FakesimHilConfig(RobotConfig):
     # The episodes the plugin starts (one daemon run each, its summary.json the run's
     # validation report): their task, the layout of the first (each recorded episode N takes
     # layout init_state_index + N, wrapping), and their step budget in control ticks (0: none).
-    # task_index -1 drives the robot without an episode.
+    # task_index -1 drives the robot without an episode; unset, it is 0 for the daemon's one arm
+    # and -1 for one arm of a pair (--robot.arm).
     suite: str = "so101_tabletop"
-    task_index: int = 0
+    task_index: int | None = None
     init_state_index: int = 0
     max_steps: int = 0
     # Joint units as LeRobot's so101_follower: degrees (default) or -100..100 for joints 1-5.
     use_degrees: bool = True
     # Twin cameras rendered by the daemon as observation features (a "/" in a daemon's camera
     # name is a "_" in its feature), their frame size and their render level ("fast": no
-    # multisampling, shadows or reflections; "full").
-    camera_names: list[str] = field(default_factory=lambda: ["agentview", "robot0_eye_in_hand"])
+    # multisampling, shadows or reflections; "full"). Unset: agentview and the arm's wrist
+    # camera, robot0_eye_in_hand (with --robot.arm=left, left/robot0_eye_in_hand, whose
+    # feature is left_robot0_eye_in_hand).
+    camera_names: list[str] | None = None
     image_width: int = 256
     image_height: int = 256
     render_quality: str = "fast"
@@ -58,6 +66,17 @@ class FakesimHilConfig(RobotConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.arm not in ("", *PAIR):
+            raise ValueError(f"arm must be one of {list(PAIR)}, or empty for the daemon's one arm, not {self.arm!r}")
+        if self.task_index is None:
+            self.task_index = -1 if self.arm else 0
+        if self.arm and self.task_index != -1:
+            raise ValueError(
+                f"task_index must be -1 with arm {self.arm!r}, not {self.task_index}: one arm of a pair starts no "
+                "episodes, as an episode needs both arms' leases (bi_fakesim_hil records the pair's episodes)"
+            )
+        if self.camera_names is None:
+            self.camera_names = ["agentview", f"{self.arm}/robot0_eye_in_hand" if self.arm else "robot0_eye_in_hand"]
         if self.fps <= 0:
             raise ValueError(f"fps must be positive, not {self.fps}")
         if self.max_steps < 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from functools import cached_property
 from typing import Any
 
@@ -12,10 +13,10 @@ from lerobot.robots.robot import Robot
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from fakesim.v1 import session_pb2
-from fakesim_hil import Client
+from fakesim_hil import Client, FakesimError
 
 from .config_fakesim_hil import FakesimHilConfig
-from .features import camera_feature, joints
+from .features import PAIR, arm_joints, camera_feature, joints
 from .lease import LeaseKeeper
 from .phases import Phase, RecordPhases
 
@@ -29,7 +30,10 @@ class FakesimHil(Robot):
 
     Frame k's observation is the state after action k-1 (the first of an episode, one physics
     step after its reset, that step taken off its first action's tick), so an episode of N
-    frames holds N/fps of twin time, as its dataset does."""
+    frames holds N/fps of twin time, as its dataset does.
+
+    With ``arm`` set it drives that one arm of a pair: so101_follower's features, that arm's
+    ticks and lease, no episodes."""
 
     config_class = FakesimHilConfig
     name = "fakesim_hil"
@@ -41,7 +45,7 @@ class FakesimHil(Robot):
         super().__init__(config)
         self.config = config
         self.unit = "lerobot_degrees" if config.use_degrees else "lerobot_range"
-        self.joints = joints(self.arms)
+        self.joints = arm_joints(config.arm) if config.arm else joints(self.arms)
         #: Feature of each twin camera, by the daemon's camera name.
         self.twin_features = {name: camera_feature(name) for name in config.camera_names}
         #: LeRobot cameras (config.cameras), read beside the twin's renders.
@@ -62,8 +66,13 @@ class FakesimHil(Robot):
         # Twin time the current frame's observation advanced, taken off its action's tick.
         self._advanced_s = 0.0
         self._targets: list[float] | None = None
-        # Where each joint's position is in a tick's observation vector (set at connect).
+        # Where each joint's position is in a tick's observation vector, and its target in
+        # GetRobotState's (set at connect).
         self._positions: list[int] = []
+        self._targets_at: list[int] = []
+        # The period of a tick that gives none of its own: None, the daemon's, set at connect;
+        # one arm of a pair gives 1/fps to each (setting the pair's needs both arms' leases).
+        self._tick_period_s: float | None = None
         self._last: dict[str, Any] | None = None
         self._lease: LeaseKeeper | None = None
 
@@ -94,15 +103,13 @@ class FakesimHil(Robot):
         client = Client(
             config.address, token_file=config.token_file, tls_ca=config.tls_ca, tls_cert=config.tls_cert, tls_key=config.tls_key
         )
-        client.wait_ready()
-        self._positions = self._find_positions(client)
-        status = client.status()
-        if status.lease_required or status.port:
-            self._lease = LeaseKeeper(client, config.lease_holder)
-        if client.mode() != config.mode:
-            client.set_mode(config.mode, sync=config.sync)
-        self._period_s = client.set_control_period(1.0 / config.fps).period_s
-        self._timestep_s = client.model_info().timestep_s
+        try:
+            self._take_control(client)
+        except BaseException:
+            with suppress(FakesimError):
+                self._release_lease()
+            client.close()
+            raise
         self.client = client
         # Cameras first: an episode in hil starts the watchdog, which a camera's warm-up would trip.
         for camera in self.lerobot_cameras.values():
@@ -115,21 +122,63 @@ class FakesimHil(Robot):
             self._start_episode(None)
             self._phases.install()
         else:
-            self._targets = list(client.robot_state(self.unit).ctrl_targets)
+            self._targets = self._read_targets()
         logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
 
-    def _find_positions(self, client: Client) -> list[int]:
-        """Where the daemon's observation vector holds each joint's position; closes the client
-        and raises ValueError when the daemon runs other arms than this robot drives."""
-        info = client.model_info()
-        if tuple(info.arms) != self.arms:
-            client.close()
+    def _take_control(self, client: Client) -> None:
+        """Checks the daemon's arms and mode, takes the lease if required, sets mode and period."""
+        config = self.config
+        client.wait_ready()
+        self._find_joints(client)
+        mode = client.mode()
+        if config.arm and mode != config.mode:
             raise ValueError(
-                f"{self} drives the arms {list(self.arms)}, the daemon at {self.config.address} runs {list(info.arms)} "
-                "(robot type fakesim_hil drives a lone arm, bi_fakesim_hil a pair: fakesim-hil --pair)"
+                f"{self} drives arm {config.arm!r} of the pair at {config.address}, which runs in {mode}, not {config.mode}: "
+                f"one arm cannot switch the pair's mode (SetMode needs both arms' leases); start the daemon with "
+                f"--mode {config.mode}, or switch it first with HardwareService/SetMode"
+            )
+        status = client.status(config.arm)
+        if status.lease_required or status.port:
+            self._lease = LeaseKeeper(client, config.lease_holder, config.arm)
+        if mode != config.mode:
+            client.set_mode(config.mode, sync=config.sync)
+        if config.arm:
+            self._period_s = self._tick_period_s = 1.0 / config.fps
+        else:
+            self._period_s = client.set_control_period(1.0 / config.fps).period_s
+        self._timestep_s = client.model_info().timestep_s
+
+    def _find_joints(self, client: Client) -> None:
+        """Finds this robot's joints in the daemon's vectors (ValueError: other arms than it drives)."""
+        info = client.model_info()
+        running, arm = tuple(info.arms), self.config.arm
+        if arm and running != PAIR:
+            raise ValueError(
+                f"{self} drives arm {arm!r} of a pair, the daemon at {self.config.address} runs {list(running) or 'one arm'} "
+                "(--robot.arm is for a pair: fakesim-hil --pair; leave it empty for the daemon's one arm)"
+            )
+        if not arm and running != self.arms:
+            raise ValueError(
+                f"{self} drives the arms {list(self.arms)}, the daemon at {self.config.address} runs {list(running)} "
+                "(robot type fakesim_hil drives a lone arm, or one arm of a pair with --robot.arm=left or right; "
+                "bi_fakesim_hil a pair: fakesim-hil --pair)"
             )
         keys = list(info.observation_keys)
-        return [keys.index(joint.observation_key) for joint in self.joints]
+        self._positions = [keys.index(joint.observation_key) for joint in self.joints]
+        side = f"{arm}/" if arm else ""
+        self._targets_at = [index for index, key in enumerate(info.action_keys) if key.startswith(side)]
+
+    def _read_targets(self) -> list[float]:
+        """This robot's joint targets in the daemon now, in its unit."""
+        assert self.client is not None
+        targets = self.client.robot_state(self.unit).ctrl_targets
+        return [targets[index] for index in self._targets_at]
+
+    def _release_lease(self) -> None:
+        """Gives the control lease back, if held."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.release()
 
     def _warm_up(self) -> None:
         """Two ticks holding the targets, outside any episode, with the twin's cameras: the
@@ -137,7 +186,7 @@ class FakesimHil(Robot):
         cost the first episode frames (LeRobot's clock runs on)."""
         assert self.client is not None
         if self.config.camera_names:
-            targets = list(self.client.robot_state(self.unit).ctrl_targets)
+            targets = self._read_targets()
             for _ in range(2):
                 self._tick(targets, None)
 
@@ -148,7 +197,7 @@ class FakesimHil(Robot):
         layout = (config.init_state_index + (episode or 0)) % self._n_layouts
         self.run = self.client.reset(config.suite, config.task_index, layout, max_steps=config.max_steps).run
         self._episode = episode
-        self._targets = list(self.client.robot_state(self.unit).ctrl_targets)
+        self._targets = self._read_targets()
         self._last = None
         self._advanced_s = 0.0
         logger.info("%s: run %s for episode %s on layout %d", self, self.run, episode if episode is not None else 0, layout)
@@ -195,8 +244,9 @@ class FakesimHil(Robot):
             width=config.image_width,
             height=config.image_height,
             unit=self.unit,
-            period_s=period_s,
+            period_s=self._tick_period_s if period_s is None else period_s,
             render_quality=config.render_quality,
+            arm=config.arm,
         )
         observation: dict[str, Any] = {
             joint.feature: float(result.observation[index]) for joint, index in zip(self.joints, self._positions)
@@ -240,8 +290,6 @@ class FakesimHil(Robot):
         for camera in self.lerobot_cameras.values():
             if camera.is_connected:
                 camera.disconnect()
-        if self._lease is not None:
-            self._lease.release()
-            self._lease = None
+        self._release_lease()
         self.client.close()
         self.client = None

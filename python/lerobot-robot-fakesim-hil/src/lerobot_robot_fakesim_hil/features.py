@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 #: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
 MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+#: The arms of a pair daemon (``fakesim-hil --pair``), as GetModelInfo's ``arms`` names them.
+PAIR = ("left", "right")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,11 @@ def joints(arms: tuple[str, ...]) -> list[Joint]:
     if not arms:
         return [Joint(f"{motor}.pos", f"pos.{motor}") for motor in MOTORS]
     return [Joint(f"{arm}_{motor}.pos", f"{arm}/pos.{motor}") for arm in arms for motor in MOTORS]
+
+
+def arm_joints(arm: str) -> list[Joint]:
+    """One arm of a pair's joints: so101_follower's features, observed as ``{arm}/pos.{motor}``."""
+    return [Joint(f"{motor}.pos", f"{arm}/pos.{motor}") for motor in MOTORS]
 
 
 def camera_feature(camera: str) -> str:

@@ -1,4 +1,4 @@
-"""The control lease held for as long as the robot is connected."""
+"""The control lease (of every arm, or of one arm of a pair) held for as long as the robot is connected."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ LEASE_TTL_MS = 5000
 class LeaseKeeper:
     """Takes the lease and renews it from a thread of its own, so LeRobot's pauses between
     calls (saving an episode, encoding its videos) do not lose it; it lapses within
-    `LEASE_TTL_MS` of the process ending."""
+    `LEASE_TTL_MS` of the process ending. On a pair, ``arm`` (``left``, ``right``) takes that
+    arm's lease only; empty takes every arm's."""
 
-    def __init__(self, client: Client, holder: str) -> None:
-        client.acquire_lease(holder, ttl_ms=LEASE_TTL_MS)
+    def __init__(self, client: Client, holder: str, arm: str = "") -> None:
+        client.acquire_lease(holder, ttl_ms=LEASE_TTL_MS, arm=arm)
         self._client = client
         self._released = threading.Event()
         self._thread = threading.Thread(target=self._renew, name="fakesim_hil lease", daemon=True)
