@@ -361,7 +361,11 @@ mod tests {
         assert_eq!(right.side, Some(Side::Right));
         assert_eq!("Right".parse::<Side>(), Ok(Side::Right));
         let long = "x".repeat(1 << 16).parse::<Side>().unwrap_err().to_string();
-        assert!(long.len() < 200, "a client's side name is quoted bounded: {} bytes", long.len());
+        assert!(
+            long.len() < 200,
+            "a client's side name is quoted bounded: {} bytes",
+            long.len()
+        );
     }
 
     #[test]
