@@ -378,4 +378,40 @@ mod tests {
             Err(TaskError::UnknownInitState { index: 12, count: 12 })
         );
     }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn lift_both_holds_only_with_both_cubes_up_each_laid_in_front_of_its_arm() {
+        use fakesim_twin::{ArmType, Scene};
+        let mut sim = Sim::load(
+            &Scene::Pair {
+                arm: ArmType::So101,
+                objects: true,
+            },
+            10,
+        )
+        .unwrap();
+        for index in 0..N_INIT_STATES {
+            let r = TaskRef {
+                suite: PAIR_SUITE.into(),
+                task_index: 0,
+                init_state_index: index,
+            };
+            let layout = r.layout();
+            assert!(layout.cube_red[1] > 0.1 && layout.cube_blue[1] < -0.1, "{layout:?}");
+            assert_eq!(layout, r.layout());
+        }
+        let r = TaskRef {
+            suite: PAIR_SUITE.into(),
+            task_index: 0,
+            init_state_index: 0,
+        };
+        let task = r.task_for(2).unwrap();
+        apply_layout(&mut sim, &r.layout()).unwrap();
+        assert!(!success(task, &sim).unwrap(), "both cubes on the table");
+        sim.place_body("cube_red", [0.2, 0.2, TABLE_Z + 0.1], 0.0).unwrap();
+        assert!(!success(task, &sim).unwrap(), "the red cube alone up");
+        sim.place_body("cube_blue", [0.2, -0.2, TABLE_Z + 0.1], 0.0).unwrap();
+        assert!(success(task, &sim).unwrap(), "both cubes up");
+    }
 }
