@@ -59,7 +59,7 @@ impl AppState {
             status::Reason::OneArmVerb,
             format!(
                 "{verb} drives one arm, and this daemon drives a pair: move both with Tick or TickChunk \
-                 (12 targets, left/1..left/6 then right/1..right/6)"
+                 (12 targets, the left arm's six then the right's), or one with Tick's arm"
             ),
         )
         .into())
