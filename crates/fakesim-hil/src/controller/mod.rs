@@ -137,12 +137,14 @@ impl AppState {
             Route::Arm => {
                 let mut after = Vec::with_capacity(self.arms.len());
                 for (arm, action) in self.arms.iter().zip(tick.actions) {
-                    after.push(match moves(&action) {
-                        true => run_action(&arm.bridge, &arm.twin, action, hold).await.map_err(bridge)?,
-                        // An arm this tick does not move is sent nothing (its watchdog stays its
-                        // own client's): the twin, mirroring it, with its goals in force.
-                        false => observe(arm).await?,
-                    });
+                    // An arm this tick does not move is sent nothing (its watchdog stays its own
+                    // client's): the twin, mirroring it, with its goals in force.
+                    let observed = if moves(&action) {
+                        run_action(&arm.bridge, &arm.twin, action, hold).await.map_err(bridge)?
+                    } else {
+                        observe(arm).await?
+                    };
+                    after.push(observed);
                 }
                 after
             }

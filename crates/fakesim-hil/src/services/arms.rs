@@ -111,9 +111,12 @@ impl AppState {
                 let side = self.arm_named(named)?.side;
                 self.arms
                     .iter()
-                    .map(|unit| match unit.side == side {
-                        true => values.clone(),
-                        false => JointValues::Named(Vec::new()),
+                    .map(|unit| {
+                        if unit.side == side {
+                            values.clone()
+                        } else {
+                            JointValues::Named(Vec::new())
+                        }
                     })
                     .collect()
             }
