@@ -24,7 +24,7 @@ async fn in_hil_an_elbow_driven_past_an_obstacle_stops_there_under_load() {
         degrees: OBSTACLE_DEG,
     };
     VirtualSo101::hinder(&mut servos, &calibration, &[], &[obstacle], &[]).unwrap();
-    // The shadow would hold the pushing elbow within 3 ticks (tests/tests/hil.rs); here it
+    // The shadow would hold the pushing elbow within 3 ticks (the `hil` module); here it
     // waits 1000 ticks, so the bus's own behaviour shows.
     let rig = VirtualArmServer::start(EmuConfig::new(servos), StartMode::Mirror, |s| {
         s.shadow.ticks = 1000;
