@@ -141,18 +141,34 @@ def test_a_saved_session_reads_back_with_its_ticks_move_and_robot_state(tmp_path
     assert any(text.startswith("reset_task ") for text in episode), episode
 
 
-def wait_for_drift(client: Client, joint: str, readings: int = 2000) -> float:
-    """Follows the arm's readings until the hardware status reports calibration drift on `joint`
-    (the shadow needs 0.5 s of steady readings), and returns it (rad)."""
+def wait_for_drift(client: Client, joint: str, readings: int = 2000, arm: str = "") -> float:
+    """Follows the readings until the hardware status of ``arm`` (a pair's; empty: the arm alone)
+    reports calibration drift on `joint` (the shadow needs 0.5 s of steady readings), and
+    returns it (rad)."""
     samples = client.joint_states(rate_hz=50)
     try:
         for _, _sample in zip(range(readings), samples):
-            for servo in client.status().servos:
+            for servo in client.status(arm).servos:
                 if servo.label == joint and servo.HasField("calibration_drift_rad"):
                     return servo.calibration_drift_rad
     finally:
         samples.close()
     pytest.fail(f"no calibration drift on {joint} within {readings} readings")
+
+
+def recorded_wrist_roll_drift(daemon, recording_file: Path, arm: str = "") -> tuple[float, Recording]:
+    """Waits, in mirror, for the drift of ``arm``'s wrist roll (emulated 12 degrees off), stops the
+    daemon, and returns the drift with the recording read back."""
+    try:
+        with Client(daemon.address) as client:
+            client.wait_ready()
+            assert client.mode() == "mirror"
+            drift = wait_for_drift(client, "wrist_roll", arm=arm)
+    finally:
+        daemon.stop()
+    assert daemon.process.returncode == 0
+    assert abs(drift) == pytest.approx(math.radians(12), abs=2 * math.tau / 4096)
+    return drift, Recording.read(recording_file)
 
 
 def test_a_mirrored_arm_with_an_offset_wrist_records_its_residual_and_the_drift(
@@ -168,16 +184,7 @@ def test_a_mirrored_arm_with_an_offset_wrist_records_its_residual_and_the_drift(
         "--live-view",
         f"save={recording_file}",
     )
-    try:
-        with Client(daemon.address) as client:
-            client.wait_ready()
-            assert client.mode() == "mirror"
-            drift = wait_for_drift(client, "wrist_roll")
-    finally:
-        daemon.stop()
-    assert daemon.process.returncode == 0
-    assert abs(drift) == pytest.approx(math.radians(12), abs=2 * math.tau / 4096)
-    rec = Recording.read(recording_file)
+    drift, rec = recorded_wrist_roll_drift(daemon, recording_file)
 
     residual = rec.scalars("/joints/wrist_roll/residual", "reading")
     assert len(residual) >= 20, "the readings are on the reading timeline"
@@ -193,3 +200,75 @@ def test_a_mirrored_arm_with_an_offset_wrist_records_its_residual_and_the_drift(
     safety = rec.texts("/events/safety")
     drifts = [text for text in safety if text.startswith("calibration_drift ")]
     assert len(drifts) == 1 and "wrist_roll" in drifts[0], safety
+
+
+def test_a_pair_logs_both_arms_under_lerobot_s_bimanual_names(tmp_path: Path, daemon_factory) -> None:
+    recording_file = tmp_path / "pair.rrd"
+    daemon = daemon_factory("--pair", "--live-view", f"save={recording_file}")
+    try:
+        with Client(daemon.address) as client:
+            client.wait_ready()
+            action = list(client.robot_state().ctrl_targets)
+            assert len(action) == 12
+            for _ in range(30):
+                action[0] += 0.004  # the left arm's pan one way,
+                action[6] -= 0.006  # the right arm's the other
+                client.tick(action)
+            state = client.robot_state()
+            degrees = client.robot_state("lerobot_degrees")
+    finally:
+        daemon.stop()
+    assert daemon.process.returncode == 0
+    rec = Recording.read(recording_file)
+
+    # Both arms' bodies in 3D (the model names them left/... and right/...), each its TCP path.
+    for side in ("left", "right"):
+        for body in ARM_BODIES:
+            assert f"/world/twin/{side}/{body}" in rec.rows, (side, body)
+        assert any(path.startswith(f"/world/twin/{side}/gripper/") for path in rec.static), side
+        assert f"/world/tcp_path/{side}" in rec.rows, side
+    # Joint scalars under LeRobot's bimanual keys (bi_so_follower's left_shoulder_pan.pos ...), the
+    # last tick's values GetRobotState's: left's six first, then right's.
+    for side_index, side in enumerate(("left", "right")):
+        for i, joint in enumerate(JOINTS):
+            key = f"{side}_{joint}"
+            at = 6 * side_index + i
+            assert rec.scalars(f"/joints/{key}/twin", "tick")[-1] == pytest.approx(state.positions[at], abs=1e-12), key
+            observed = rec.scalars(f"/observation.{key}.pos", "tick")[-1]
+            assert observed == pytest.approx(degrees.positions[at], abs=1e-9), key
+            action_logged = rec.scalars(f"/action.{key}.pos", "tick")[-1]
+            assert action_logged == pytest.approx(degrees.ctrl_targets[at], abs=1e-9), key
+    assert not any(path.startswith(("/observation.shoulder_pan", "/joints/shoulder_pan/")) for path in rec.rows)
+    # The two pans went apart, as ticked.
+    left_pan = rec.scalars("/action.left_shoulder_pan.pos", "tick")
+    right_pan = rec.scalars("/action.right_shoulder_pan.pos", "tick")
+    assert left_pan[-1] > left_pan[0] and right_pan[-1] < right_pan[0], (left_pan[::10], right_pan[::10])
+
+
+def test_a_mirrored_pair_records_each_arm_s_readings_and_names_the_arm_of_a_safety_event(
+    tmp_path: Path, daemon_factory, emulate
+) -> None:
+    left = emulate()
+    right = emulate("--joint-offset", "wrist_roll=12")
+    recording_file = tmp_path / "mirror_pair.rrd"
+    daemon = daemon_factory(
+        "--left-port", left.device, "--left-calibration", str(left.calibration_path),
+        "--right-port", right.device, "--right-calibration", str(right.calibration_path),
+        "--live-view", f"save={recording_file}",
+    )  # fmt: skip
+    drift, rec = recorded_wrist_roll_drift(daemon, recording_file, arm="right")
+
+    # Each arm's readings on the reading timeline under its own keys; only the right one is off.
+    right_residual = rec.scalars("/joints/right_wrist_roll/residual", "reading")
+    left_residual = rec.scalars("/joints/left_wrist_roll/residual", "reading")
+    assert len(right_residual) >= 20 and len(left_residual) >= 20
+    assert right_residual[-1] == pytest.approx(drift, abs=2 * math.tau / 4096)
+    assert abs(left_residual[-1]) < 0.005
+    for side in ("left", "right"):
+        assert len(rec.on(f"/observation.{side}_wrist_roll.pos", "reading")) > 0, side
+        for arm in ("real", "predicted"):
+            assert f"/world/{arm}/{side}/wrist" in rec.rows, (arm, side)
+            assert any(path.startswith(f"/world/{arm}/{side}/gripper/") for path in rec.static), (arm, side)
+
+    drifts = [text for text in rec.texts("/events/safety") if "calibration_drift " in text]
+    assert len(drifts) == 1 and drifts[0].startswith("right: calibration_drift ") and "wrist_roll" in drifts[0], drifts

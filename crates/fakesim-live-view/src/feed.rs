@@ -4,6 +4,7 @@
 use fakesim_bridge::hil::{Mode, Sample};
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TickSnapshot;
+use fakesim_twin::arms::Side;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,8 +19,10 @@ pub(crate) const CAPACITY: usize = 4096;
 pub(crate) enum Update {
     /// The twin after a physics advance.
     Tick(Box<TickSnapshot>),
-    /// A reading of the real arm, with the goals in force on it (in `hil`).
+    /// A reading of a real arm, with the goals in force on it (in `hil`).
     Sample {
+        /// Which of the twin's arms it is paired with.
+        arm: usize,
         /// The reading, the twin mirroring it, the shadow's prediction.
         sample: Box<Sample>,
         /// The goals in force on the real arm, in `hil`.
@@ -28,7 +31,12 @@ pub(crate) enum Update {
     /// The mode switched.
     Mode(Mode),
     /// A safety layer fired.
-    Safety(Box<SafetyEvent>),
+    Safety {
+        /// The arm whose layer it was, on a pair.
+        arm: Option<Side>,
+        /// What it did.
+        event: Box<SafetyEvent>,
+    },
     /// A line of the episode's journal.
     Journal(Arc<Value>),
     /// A camera frame the daemon drew (PNG).

@@ -29,6 +29,7 @@ use fakesim_bridge::hil::HardwareBridge;
 use fakesim_episode::tap::TapEntry;
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TwinHandle;
+use fakesim_twin::arms::Side;
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
@@ -45,11 +46,17 @@ pub type ToLeRobot = Arc<dyn Fn(&[f64; 6]) -> [f64; 6] + Send + Sync>;
 pub struct Sources {
     /// The twin: its model once, and a snapshot after every physics advance.
     pub twin: TwinHandle,
-    /// The pairing with the real arm: its readings (with the shadow's prediction) and modes.
-    pub bridge: HardwareBridge,
+    /// Each of the twin's arms, in [`TwinHandle::arms`]'s order (a pair's left first).
+    pub arms: Vec<ArmSource>,
     /// The engine's journal tap (`Engine::tap().subscribe()`): lines, frames, move targets.
     pub journal: broadcast::Receiver<TapEntry>,
-    /// The conversion into LeRobot's units.
+}
+
+/// What the live view reads of one arm.
+pub struct ArmSource {
+    /// Its pairing with the real arm: the readings (with the shadow's prediction) and modes.
+    pub bridge: HardwareBridge,
+    /// Its conversion into LeRobot's units.
     pub to_lerobot: ToLeRobot,
 }
 
@@ -100,13 +107,13 @@ impl LiveView {
         }
     }
 
-    /// Logs a safety event (the bridge hands those to one receiver, the daemon's journal
-    /// forwarder, which passes each on here).
-    pub fn safety_event(&self, event: &SafetyEvent) {
+    /// Logs a safety event of arm `arm` of a pair, or of the arm alone (a bridge hands those
+    /// to one receiver, the daemon's journal forwarder, which passes each on here).
+    pub fn safety_event(&self, arm: Option<Side>, event: &SafetyEvent) {
         #[cfg(feature = "rerun")]
-        self.running.safety_event(event);
+        self.running.safety_event(arm, event);
         #[cfg(not(feature = "rerun"))]
-        let _ = event;
+        let _ = (arm, event);
     }
 
     /// Updates dropped so far because the logger fell behind.

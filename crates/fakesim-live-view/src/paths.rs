@@ -2,6 +2,7 @@
 //! names (`observation.<joint>.pos`, `action.<joint>.pos`, `observation.<camera>`), so one
 //! viewer can show a LeRobot session and the daemon side by side.
 
+use fakesim_twin::ArmSpec;
 use fakesim_twin::joints::Joint;
 
 /// Timeline of the twin's control ticks (simulated time over the control period).
@@ -15,7 +16,7 @@ pub(crate) const WALL_TIME: &str = "wall_time";
 pub(crate) const WORLD: &str = "world";
 /// The table, the task objects and everything else that is not the arm.
 pub(crate) const SCENE: &str = "world/scene";
-/// The TCP's recent path (the twin's).
+/// The TCP's recent path (the twin's); a pair's arms have theirs below it.
 pub(crate) const TCP_PATH: &str = "world/tcp_path";
 /// The current `Move`'s target position.
 pub(crate) const MOVE_TARGET: &str = "world/move_target";
@@ -26,7 +27,8 @@ pub(crate) const EVENTS_SAFETY: &str = "events/safety";
 /// The episode's journal: resets, moves and gripper actions with their stop reasons.
 pub(crate) const EVENTS_EPISODE: &str = "events/episode";
 
-/// The three poses of the arm drawn in 3D.
+/// The three poses of the arm drawn in 3D; a pair's arms both under each, their bodies named
+/// `left/…` and `right/…` by the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arm {
     /// The twin.
@@ -65,24 +67,34 @@ impl Series {
     const NAMES: [&'static str; 4] = ["twin", "real", "predicted", "residual"];
 }
 
-/// Every per-joint path, made once.
-pub(crate) struct JointPaths {
+/// Every path of one arm, made once.
+pub(crate) struct ArmPaths {
     /// `observation.<joint>.pos`, action-key order.
     pub observation: [String; 6],
     /// `action.<joint>.pos`.
     pub action: [String; 6],
     /// `joints/<joint>/<series>`, by joint then [`Series`].
     series: [[String; 4]; 6],
+    /// The TCP's recent path: [`TCP_PATH`], or `world/tcp_path/<side>` for an arm of a pair.
+    pub tcp_path: String,
 }
 
-impl JointPaths {
-    /// The paths of an arm's six joints, by label.
-    pub fn new() -> Self {
-        let labels = Joint::ALL.map(Joint::label);
-        JointPaths {
-            observation: labels.map(|l| format!("observation.{l}.pos")),
-            action: labels.map(|l| format!("action.{l}.pos")),
+impl ArmPaths {
+    /// The paths of an arm's six joints, by label; an arm of a pair puts its side before
+    /// each label as LeRobot's bimanual robots do (`left_shoulder_pan`).
+    pub fn new(arm: &ArmSpec) -> Self {
+        let labels = Joint::ALL.map(|joint| match arm.side {
+            Some(side) => format!("{side}_{}", joint.label()),
+            None => joint.label().to_owned(),
+        });
+        ArmPaths {
+            observation: labels.clone().map(|l| format!("observation.{l}.pos")),
+            action: labels.clone().map(|l| format!("action.{l}.pos")),
             series: labels.map(|l| Series::NAMES.map(|s| format!("joints/{l}/{s}"))),
+            tcp_path: match arm.side {
+                Some(side) => format!("{TCP_PATH}/{side}"),
+                None => TCP_PATH.to_owned(),
+            },
         }
     }
 

@@ -2,13 +2,14 @@
 //! the bridge's readings and modes and the engine's journal tap. Each only hands updates on.
 
 use crate::feed::{Feed, Update};
-use crate::logger::{Logger, Opened};
+use crate::logger::{ArmSetup, Logger, Opened};
 use crate::{LiveViewError, Sources, Target};
 use fakesim_bridge::hil::{HardwareBridge, Mode};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::tap::TapEntry;
 use fakesim_safety::SafetyEvent;
 use fakesim_twin::TwinHandle;
+use fakesim_twin::arms::Side;
 use serde_json::Value;
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -36,29 +37,41 @@ pub(crate) struct Running {
 impl Running {
     /// Opens `target`, logs the static scene, starts the logger thread and the sources.
     pub async fn start(target: &Target, sources: Sources) -> Result<Self, LiveViewError> {
-        let Sources {
-            twin,
-            bridge,
-            journal,
-            to_lerobot,
-        } = sources;
+        let Sources { twin, arms, journal } = sources;
         let (model, start) = twin.with_sim(|sim| (sim.model().clone(), sim.tick_snapshot())).await?;
-        let arm = twin.arm();
+        let specs = twin.arms();
+        if specs.len() != arms.len() {
+            return Err(LiveViewError::Rerun {
+                target: target.to_string(),
+                message: format!(
+                    "the twin holds {} arms, the live view was given {}",
+                    specs.len(),
+                    arms.len()
+                ),
+            });
+        }
+        let setups = (specs.iter().zip(&arms))
+            .map(|(spec, arm)| ArmSetup {
+                spec,
+                has_arm: arm.bridge.port().is_some(),
+                to_lerobot: arm.to_lerobot.clone(),
+            })
+            .collect();
         let opened = Opened::new(target)?;
-        let has_arm = bridge.port().is_some();
-        let mode = bridge.mode();
+        // Every arm switches mode together: the first one's mode is the daemon's.
+        let modes = arms[0].bridge.clone();
+        let mode = modes.mode();
         // Posing and logging the static scene is CPU work: off the runtime.
-        let logger =
-            tokio::task::spawn_blocking(move || Logger::new(opened, (model, arm), &start, has_arm, to_lerobot, mode))
-                .await
-                .map_err(|e| LiveViewError::Rerun {
-                    target: target.to_string(),
-                    message: format!("the logger panicked while starting: {e}"),
-                })?
-                .map_err(|message| LiveViewError::Rerun {
-                    target: target.to_string(),
-                    message,
-                })?;
+        let logger = tokio::task::spawn_blocking(move || Logger::new(opened, model, setups, &start, mode))
+            .await
+            .map_err(|e| LiveViewError::Rerun {
+                target: target.to_string(),
+                message: format!("the logger panicked while starting: {e}"),
+            })?
+            .map_err(|message| LiveViewError::Rerun {
+                target: target.to_string(),
+                message,
+            })?;
         let (feed, updates) = Feed::new();
         let thread = std::thread::Builder::new()
             .name("live-view".to_owned())
@@ -70,11 +83,11 @@ impl Running {
             })));
         })
         .await?;
-        let tasks = vec![
-            tokio::spawn(follow_readings(bridge.clone(), feed.clone())),
-            tokio::spawn(follow_modes(bridge, feed.clone())),
-            tokio::spawn(follow_journal(journal, feed.clone())),
-        ];
+        let mut tasks: Vec<_> = (arms.into_iter().enumerate())
+            .map(|(index, arm)| tokio::spawn(follow_readings(index, arm.bridge, feed.clone())))
+            .collect();
+        tasks.push(tokio::spawn(follow_modes(modes, feed.clone())));
+        tasks.push(tokio::spawn(follow_journal(journal, feed.clone())));
         tracing::info!(%target, rerun = crate::RERUN_VERSION, "live view started");
         Ok(Running {
             feed,
@@ -83,9 +96,12 @@ impl Running {
         })
     }
 
-    /// Queues a safety event.
-    pub fn safety_event(&self, event: &SafetyEvent) {
-        self.feed.offer(Update::Safety(Box::new(event.clone())));
+    /// Queues a safety event of arm `arm` of a pair, or of the arm alone.
+    pub fn safety_event(&self, arm: Option<Side>, event: &SafetyEvent) {
+        self.feed.offer(Update::Safety {
+            arm,
+            event: Box::new(event.clone()),
+        });
     }
 
     /// Updates dropped so far.
@@ -120,8 +136,9 @@ impl Running {
     }
 }
 
-/// Hands on the real arm's readings, at most one per [`READING_GAP`], with the goals in force.
-async fn follow_readings(bridge: HardwareBridge, feed: Feed) {
+/// Hands on the readings of real arm `arm`, at most one per [`READING_GAP`], with the goals
+/// in force.
+async fn follow_readings(arm: usize, bridge: HardwareBridge, feed: Feed) {
     let mut readings = bridge.samples();
     let mut last = None;
     while readings.changed().await.is_ok() {
@@ -131,6 +148,7 @@ async fn follow_readings(bridge: HardwareBridge, feed: Feed) {
         }
         last = Some(sample.at);
         feed.offer(Update::Sample {
+            arm,
             sample: Box::new(sample),
             // Only `hil` drives the arm; goals left from an earlier `hil` are not in force.
             goals: bridge.last_goals().filter(|_| bridge.mode() == Mode::Hil),

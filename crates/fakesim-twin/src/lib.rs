@@ -30,7 +30,7 @@ pub use quality::RenderQuality;
 pub use render::Frame;
 pub use scene::Scene;
 pub use sim::{ModelInfo, Pose, RenderSnapshot, RobotState, Sim};
-pub use tap::{TickObserver, TickSnapshot};
+pub use tap::{ArmJoints, TickObserver, TickSnapshot};
 pub use values::JointValues;
 pub use watch::Watch;
 

@@ -13,11 +13,18 @@ pub struct TickSnapshot {
     /// Control ticks of simulated time since the model was loaded (`time` over the control
     /// period, rounded), the same count whoever drove the advance.
     pub tick: u64,
-    /// Every position of the scene: the arm's joints, the objects' free joints, mocap bodies.
+    /// Every position of the scene: the arms' joints, the objects' free joints, mocap bodies.
     pub positions: RenderSnapshot,
-    /// The arm's joints (rad), action-key order.
+    /// Each arm's joints and setpoints, in the order of `Sim::arms` (a pair's left first).
+    pub arms: Vec<ArmJoints>,
+}
+
+/// One arm's joints and servo setpoints (rad), action-key order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArmJoints {
+    /// The joint positions.
     pub joints: [f64; 6],
-    /// The arm's servo setpoints (rad), action-key order.
+    /// The servo setpoints.
     pub ctrl: [f64; 6],
 }
 
@@ -67,8 +74,9 @@ mod tests {
         let ticks: Vec<u64> = snapshots.iter().map(|s| s.tick).collect();
         assert_eq!(ticks, [1, 2, 2, 3]);
         let last = snapshots.last().unwrap();
-        assert_eq!((last.time, last.ctrl), (time, ctrl));
-        assert_eq!(last.joints, sim.arm_qpos());
+        assert_eq!(last.time, time);
+        let joints = sim.arm_qpos();
+        assert_eq!(last.arms, [ArmJoints { joints, ctrl }]);
 
         let mut copy = MjData::new(sim.model().clone());
         last.positions.pose(&mut copy).unwrap();

@@ -121,7 +121,7 @@ impl AppState {
         );
         let engine = Arc::new(engine);
         let live_view = match &settings.live_view {
-            Some(target) => Some(live_view::start(target, &twin, &bridge, &engine, &units).await?),
+            Some(target) => Some(live_view::start(target, &twin, &arms, &engine).await?),
             None => None,
         };
         for (arm, events) in arms.iter().zip(safety_events) {
@@ -238,7 +238,7 @@ async fn journal_safety_events(
 ) {
     while let Some(event) = events.recv().await {
         if let Some(live_view) = &live_view {
-            live_view.safety_event(&event);
+            live_view.safety_event(side, &event);
         }
         let fields = match side {
             Some(side) => serde_json::json!({ "safety": event, "arm": side.name() }),

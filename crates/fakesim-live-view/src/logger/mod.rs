@@ -9,13 +9,15 @@ pub(crate) use open::Opened;
 
 use crate::ToLeRobot;
 use crate::feed::{Stamped, Update};
-use crate::paths::{self, Arm, JointPaths, Series};
+use crate::paths::{self, Arm, ArmPaths, Series};
 use columns::{At, Clock, Columns};
 use fakesim_bridge::hil::{Mode, Sample};
 use fakesim_safety::SafetyEvent;
-use fakesim_twin::TickSnapshot;
+use fakesim_twin::arms::Side;
+use fakesim_twin::{ArmSpec, TickSnapshot};
 use rerun::{
-    Color, EncodedImage, LineStrips3D, Points3D, RecordingStreamResult, TextLog, TextLogLevel, ViewCoordinates,
+    Color, EncodedImage, LineStrips3D, Points3D, RecordingStream, RecordingStreamResult, TextLog, TextLogLevel,
+    ViewCoordinates,
 };
 use scene::Scene;
 use serde_json::Value;
@@ -42,56 +44,80 @@ fn tint([r, g, b, a]: [u8; 4]) -> Option<Color> {
     Some(Color::from_unmultiplied_rgba(r, g, b, a))
 }
 
+/// One of the twin's arms as the logger is given it.
+pub(crate) struct ArmSetup {
+    /// The arm.
+    pub spec: &'static ArmSpec,
+    /// Whether a real arm is paired with it: its real and predicted poses get geometry.
+    pub has_arm: bool,
+    /// Its conversion into LeRobot's units.
+    pub to_lerobot: ToLeRobot,
+}
+
+/// What the logger keeps of one arm.
+struct ArmView {
+    paths: ArmPaths,
+    has_arm: bool,
+    to_lerobot: ToLeRobot,
+    tcp_path: VecDeque<[f32; 3]>,
+    /// When the arm was last drawn at a reading of its real arm.
+    posed_at_reading: Option<Instant>,
+}
+
 /// What the logger thread owns.
 pub(crate) struct Logger {
     opened: Opened,
     scene: Scene,
-    joints: JointPaths,
+    /// Each of the twin's arms, in the scene's order.
+    arms: Vec<ArmView>,
     /// The joint scalars waiting to be sent.
     columns: Columns,
-    to_lerobot: ToLeRobot,
     /// The last tick seen: frames and text entries are placed there too.
     tick: Option<u64>,
     mode: Mode,
-    tcp_path: VecDeque<[f32; 3]>,
     /// When the twin's 3D scene was last logged, and the tick skipped since, if any.
     posed_at: Option<Instant>,
-    /// When the arms were last drawn at a reading of the real arm.
-    arms_posed_at: Option<Instant>,
     pending: Option<(SystemTime, Box<TickSnapshot>)>,
     /// Rerun errors met (logged once, then counted).
     errors: u64,
 }
 
 impl Logger {
-    /// A logger over `opened`, drawing the twin's model (of its arm) posed at `start`; with a real arm
-    /// attached the real and predicted poses get their geometry too. Logs the static parts.
+    /// A logger over `opened`, drawing the twin's model (holding `arms`) posed at `start`; an
+    /// arm with a real one attached gets the real and predicted poses' geometry too. Logs the
+    /// static parts.
     pub fn new(
         opened: Opened,
-        (model, arm): (std::sync::Arc<mujoco_rs::prelude::MjModel>, &fakesim_twin::ArmSpec),
+        model: std::sync::Arc<mujoco_rs::prelude::MjModel>,
+        arms: Vec<ArmSetup>,
         start: &TickSnapshot,
-        has_arm: bool,
-        to_lerobot: ToLeRobot,
         mode: Mode,
     ) -> Result<Self, String> {
-        let mut scene = Scene::new(model, arm)?;
+        let specs: Vec<&ArmSpec> = arms.iter().map(|arm| arm.spec).collect();
+        let mut scene = Scene::new(model, &specs)?;
         scene.pose(&start.positions)?;
+        let arms = (arms.into_iter())
+            .map(|arm| ArmView {
+                paths: ArmPaths::new(arm.spec),
+                has_arm: arm.has_arm,
+                to_lerobot: arm.to_lerobot,
+                tcp_path: VecDeque::with_capacity(TCP_PATH_POINTS),
+                posed_at_reading: None,
+            })
+            .collect();
         let mut logger = Logger {
             opened,
             scene,
-            joints: JointPaths::new(),
+            arms,
             columns: Columns::new(),
-            to_lerobot,
             tick: None,
             mode,
-            tcp_path: VecDeque::with_capacity(TCP_PATH_POINTS),
             posed_at: None,
-            arms_posed_at: None,
             pending: None,
             errors: 0,
         };
         let logged = logger
-            .log_static(has_arm)
+            .log_static()
             .and_then(|()| logger.tick(SystemTime::now(), Box::new(start.clone())));
         logger.check(logged);
         Ok(logger)
@@ -180,17 +206,19 @@ impl Logger {
         }
     }
 
-    fn log_static(&self, has_arm: bool) -> RecordingStreamResult<()> {
+    fn log_static(&self) -> RecordingStreamResult<()> {
         let rec = &self.opened.rec;
         rec.log_static(paths::WORLD, &ViewCoordinates::RIGHT_HAND_Z_UP())?;
         self.scene.log_geometry(rec, paths::SCENE, &self.scene.fixed, None)?;
         self.scene.log_geometry(rec, paths::SCENE, &self.scene.moving, None)?;
-        self.scene.log_geometry(rec, Arm::Twin.root(), &self.scene.arm, None)?;
-        if has_arm {
-            self.scene
-                .log_geometry(rec, Arm::Real.root(), &self.scene.arm, tint(REAL_TINT))?;
-            self.scene
-                .log_geometry(rec, Arm::Predicted.root(), &self.scene.arm, tint(PREDICTED_TINT))?;
+        for (view, arm) in self.arms.iter().zip(&self.scene.arms) {
+            self.scene.log_geometry(rec, Arm::Twin.root(), &arm.bodies, None)?;
+            if view.has_arm {
+                self.scene
+                    .log_geometry(rec, Arm::Real.root(), &arm.bodies, tint(REAL_TINT))?;
+                self.scene
+                    .log_geometry(rec, Arm::Predicted.root(), &arm.bodies, tint(PREDICTED_TINT))?;
+            }
         }
         for body in &self.scene.fixed {
             rec.log_static(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
@@ -198,46 +226,32 @@ impl Logger {
         Ok(())
     }
 
-    /// Sets the timelines of the next rows: the tick when there is one, the reading when
-    /// there is one, and the wall time.
-    fn at(&self, wall: SystemTime, tick: Option<u64>, reading: Option<u64>) {
-        let rec = &self.opened.rec;
-        rec.reset_time();
-        if let Some(tick) = tick {
-            rec.set_time_sequence(paths::TICK, i64::try_from(tick).unwrap_or(i64::MAX));
-        }
-        if let Some(reading) = reading {
-            rec.set_time_sequence(paths::READING, i64::try_from(reading).unwrap_or(i64::MAX));
-        }
-        rec.set_time(paths::WALL_TIME, wall);
-    }
-
     fn log(&mut self, wall: SystemTime, update: Update) -> RecordingStreamResult<()> {
         match update {
             Update::Tick(snapshot) => self.tick(wall, snapshot),
-            Update::Sample { sample, goals } => self.sample(wall, &sample, goals),
+            Update::Sample { arm, sample, goals } => self.sample(wall, arm, &sample, goals),
             Update::Mode(mode) => {
                 let from = std::mem::replace(&mut self.mode, mode);
-                self.at(wall, self.tick, None);
+                stamp(&self.opened.rec, wall, self.tick, None);
                 let text = format!("mode: {} -> {}", from.name(), mode.name());
                 self.text(paths::EVENTS_MODE, text, TextLogLevel::INFO)
             }
-            Update::Safety(event) => {
-                self.at(wall, self.tick, None);
-                self.text(paths::EVENTS_SAFETY, safety_text(&event), TextLogLevel::WARN)
+            Update::Safety { arm, event } => {
+                stamp(&self.opened.rec, wall, self.tick, None);
+                self.text(paths::EVENTS_SAFETY, safety_text(arm, &event), TextLogLevel::WARN)
             }
             Update::Journal(line) => {
-                self.at(wall, self.tick, None);
+                stamp(&self.opened.rec, wall, self.tick, None);
                 self.text(paths::EVENTS_EPISODE, journal_text(&line), TextLogLevel::INFO)
             }
             Update::Frame { camera, png } => {
-                self.at(wall, self.tick, None);
+                stamp(&self.opened.rec, wall, self.tick, None);
                 self.opened
                     .rec
                     .log(paths::camera(&camera), &EncodedImage::from_file_contents(png.to_vec()))
             }
             Update::MoveTarget(target) => {
-                self.at(wall, self.tick, None);
+                stamp(&self.opened.rec, wall, self.tick, None);
                 let point = target.map(|v| v as f32);
                 self.opened.rec.log(
                     paths::MOVE_TARGET,
@@ -253,17 +267,19 @@ impl Logger {
         self.opened.rec.log(path, &TextLog::new(text).with_level(level))
     }
 
-    /// The twin after a physics advance: its joints, and in `sim` LeRobot's observation and
-    /// action (the setpoints), every tick; its arm, the moving objects and the TCP's path in
-    /// 3D at most every [`POSE_GAP`] (the last tick's once the gap has passed).
+    /// The twin after a physics advance: its arms' joints, and in `sim` LeRobot's observation
+    /// and action (the setpoints), every tick; its arms, the moving objects and the TCP paths
+    /// in 3D at most every [`POSE_GAP`] (the last tick's once the gap has passed).
     fn tick(&mut self, wall: SystemTime, snapshot: Box<TickSnapshot>) -> RecordingStreamResult<()> {
         self.tick = Some(snapshot.tick);
         let at = (Clock::Tick, snapshot.tick, wall);
-        for (i, q) in snapshot.joints.iter().enumerate() {
-            self.columns.push(self.joints.series(i, Series::Twin), at, *q);
-        }
-        if self.mode == Mode::Sim {
-            self.lerobot(at, &snapshot.joints, Some(&snapshot.ctrl));
+        for (arm, twin) in self.arms.iter().zip(&snapshot.arms) {
+            for (i, q) in twin.joints.iter().enumerate() {
+                self.columns.push(arm.paths.series(i, Series::Twin), at, *q);
+            }
+            if self.mode == Mode::Sim {
+                lerobot(&mut self.columns, arm, at, &twin.joints, Some(&twin.ctrl));
+            }
         }
         self.pending = Some((wall, snapshot));
         if self.scene_due_in().is_some_and(|left| left.is_zero()) {
@@ -283,89 +299,111 @@ impl Logger {
             return Ok(());
         }
         self.posed_at = Some(Instant::now());
-        if self.tcp_path.len() == TCP_PATH_POINTS {
-            self.tcp_path.pop_front();
-        }
-        self.tcp_path.push_back(self.scene.tcp());
-        self.at(wall, Some(snapshot.tick), None);
+        stamp(&self.opened.rec, wall, Some(snapshot.tick), None);
         let rec = &self.opened.rec;
-        self.log_arm(Arm::Twin)?;
+        for (index, (view, arm)) in self.arms.iter_mut().zip(&self.scene.arms).enumerate() {
+            if view.tcp_path.len() == TCP_PATH_POINTS {
+                view.tcp_path.pop_front();
+            }
+            view.tcp_path.push_back(self.scene.tcp(arm));
+            log_arm(rec, &self.scene, index, Arm::Twin)?;
+            rec.log(
+                view.paths.tcp_path.as_str(),
+                &LineStrips3D::new([view.tcp_path.iter().copied()]).with_radii([0.002]),
+            )?;
+        }
         for body in &self.scene.moving {
             rec.log(format!("{}/{}", paths::SCENE, body.name), &self.scene.transform(body))?;
-        }
-        rec.log(
-            paths::TCP_PATH,
-            &LineStrips3D::new([self.tcp_path.iter().copied()]).with_radii([0.002]),
-        )
-    }
-
-    /// A reading of the real arm: every joint series (twin, real, predicted, residual) and, in
-    /// `mirror` and `hil`, LeRobot's observation (the reading) and action (the goals in force);
-    /// the twin, real and predicted arms in 3D at most every [`POSE_GAP`].
-    fn sample(&mut self, wall: SystemTime, sample: &Sample, goals: Option<[f64; 6]>) -> RecordingStreamResult<()> {
-        let Some(real) = sample.real_rad else {
-            return Ok(());
-        };
-        let at = (Clock::Reading, sample.seq, wall);
-        for (i, (twin, real)) in sample.twin_rad.iter().zip(&real).enumerate() {
-            self.columns.push(self.joints.series(i, Series::Twin), at, *twin);
-            self.columns.push(self.joints.series(i, Series::Real), at, *real);
-        }
-        if let Some(shadow) = &sample.shadow {
-            for (i, joint) in shadow.iter().enumerate() {
-                self.columns
-                    .push(self.joints.series(i, Series::Predicted), at, joint.predicted_rad);
-                self.columns
-                    .push(self.joints.series(i, Series::Residual), at, joint.residual_rad);
-            }
-        }
-        // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
-        if self.mode != Mode::Sim {
-            self.lerobot(at, &real, goals.as_ref());
-        }
-        // The arms in 3D at most every POSE_GAP: readings come about a thousand a second.
-        if self.arms_posed_at.is_some_and(|at| at.elapsed() < POSE_GAP) {
-            return Ok(());
-        }
-        self.arms_posed_at = Some(Instant::now());
-        self.at(wall, None, Some(sample.seq));
-        self.scene.pose_arm(&sample.twin_rad);
-        self.log_arm(Arm::Twin)?;
-        self.scene.pose_arm(&real);
-        self.log_arm(Arm::Real)?;
-        if let Some(shadow) = &sample.shadow {
-            self.scene.pose_arm(&shadow.map(|s| s.predicted_rad));
-            self.log_arm(Arm::Predicted)?;
         }
         Ok(())
     }
 
-    /// `observation.<joint>.pos` and, when given, `action.<joint>.pos`, in LeRobot's units.
-    fn lerobot(&mut self, at: At, observed: &[f64; 6], action: Option<&[f64; 6]>) {
-        for (path, value) in self.joints.observation.iter().zip((self.to_lerobot)(observed)) {
-            self.columns.push(path, at, value);
+    /// A reading of real arm `arm`: every joint series (twin, real, predicted, residual) and,
+    /// in `mirror` and `hil`, LeRobot's observation (the reading) and action (the goals in
+    /// force); the twin, real and predicted arms in 3D at most every [`POSE_GAP`].
+    fn sample(
+        &mut self,
+        wall: SystemTime,
+        arm: usize,
+        sample: &Sample,
+        goals: Option<[f64; 6]>,
+    ) -> RecordingStreamResult<()> {
+        let (Some(real), Some(view)) = (sample.real_rad, self.arms.get_mut(arm)) else {
+            return Ok(());
+        };
+        let at = (Clock::Reading, sample.seq, wall);
+        for (i, (twin, real)) in sample.twin_rad.iter().zip(&real).enumerate() {
+            self.columns.push(view.paths.series(i, Series::Twin), at, *twin);
+            self.columns.push(view.paths.series(i, Series::Real), at, *real);
         }
-        if let Some(action) = action {
-            for (path, value) in self.joints.action.iter().zip((self.to_lerobot)(action)) {
-                self.columns.push(path, at, value);
+        if let Some(shadow) = &sample.shadow {
+            for (i, joint) in shadow.iter().enumerate() {
+                self.columns
+                    .push(view.paths.series(i, Series::Predicted), at, joint.predicted_rad);
+                self.columns
+                    .push(view.paths.series(i, Series::Residual), at, joint.residual_rad);
             }
         }
-    }
-
-    /// The arm's bodies as posed, under the root of `arm`.
-    fn log_arm(&self, arm: Arm) -> RecordingStreamResult<()> {
-        for body in &self.scene.arm {
-            self.opened
-                .rec
-                .log(format!("{}/{}", arm.root(), body.name), &self.scene.transform(body))?;
+        // In `sim` the twin moves, not the arm: LeRobot's observation is the twin's then.
+        if self.mode != Mode::Sim {
+            lerobot(&mut self.columns, view, at, &real, goals.as_ref());
+        }
+        // The arms in 3D at most every POSE_GAP: readings come about a thousand a second.
+        if view.posed_at_reading.is_some_and(|at| at.elapsed() < POSE_GAP) {
+            return Ok(());
+        }
+        view.posed_at_reading = Some(Instant::now());
+        let rec = &self.opened.rec;
+        stamp(rec, wall, None, Some(sample.seq));
+        self.scene.pose_arm(arm, &sample.twin_rad);
+        log_arm(rec, &self.scene, arm, Arm::Twin)?;
+        self.scene.pose_arm(arm, &real);
+        log_arm(rec, &self.scene, arm, Arm::Real)?;
+        if let Some(shadow) = &sample.shadow {
+            self.scene.pose_arm(arm, &shadow.map(|s| s.predicted_rad));
+            log_arm(rec, &self.scene, arm, Arm::Predicted)?;
         }
         Ok(())
     }
 }
 
-/// A safety event as one line: its kind, then its fields as JSON.
-fn safety_text(event: &SafetyEvent) -> String {
-    match serde_json::to_value(event) {
+/// Sets the timelines of `rec`'s next rows: the tick when there is one, the reading when there
+/// is one, and the wall time.
+fn stamp(rec: &RecordingStream, wall: SystemTime, tick: Option<u64>, reading: Option<u64>) {
+    rec.reset_time();
+    if let Some(tick) = tick {
+        rec.set_time_sequence(paths::TICK, i64::try_from(tick).unwrap_or(i64::MAX));
+    }
+    if let Some(reading) = reading {
+        rec.set_time_sequence(paths::READING, i64::try_from(reading).unwrap_or(i64::MAX));
+    }
+    rec.set_time(paths::WALL_TIME, wall);
+}
+
+/// `observation.<joint>.pos` and, when given, `action.<joint>.pos` of `arm`, in LeRobot's
+/// units.
+fn lerobot(columns: &mut Columns, arm: &ArmView, at: At, observed: &[f64; 6], action: Option<&[f64; 6]>) {
+    for (path, value) in arm.paths.observation.iter().zip((arm.to_lerobot)(observed)) {
+        columns.push(path, at, value);
+    }
+    if let Some(action) = action {
+        for (path, value) in arm.paths.action.iter().zip((arm.to_lerobot)(action)) {
+            columns.push(path, at, value);
+        }
+    }
+}
+
+/// The bodies of the scene's arm `arm` as posed, under the root of `pose`.
+fn log_arm(rec: &RecordingStream, scene: &Scene, arm: usize, pose: Arm) -> RecordingStreamResult<()> {
+    for body in scene.arms.get(arm).map_or(&[][..], |arm| &arm.bodies) {
+        rec.log(format!("{}/{}", pose.root(), body.name), &scene.transform(body))?;
+    }
+    Ok(())
+}
+
+/// A safety event as one line: its kind, then its fields as JSON; on a pair the arm first.
+fn safety_text(arm: Option<Side>, event: &SafetyEvent) -> String {
+    let text = match serde_json::to_value(event) {
         Ok(Value::Object(mut fields)) => {
             let kind = fields
                 .remove("event")
@@ -374,6 +412,10 @@ fn safety_text(event: &SafetyEvent) -> String {
             format!("{kind} {}", Value::Object(fields))
         }
         _ => format!("{event:?}"),
+    };
+    match arm {
+        Some(side) => format!("{side}: {text}"),
+        None => text,
     }
 }
 
@@ -400,9 +442,10 @@ mod tests {
     #[test]
     fn safety_and_journal_lines_read_as_their_kind_first() {
         let drift = SafetyEvent::calibration_drift(Joint::WristRoll, 0.2);
-        let text = safety_text(&drift);
+        let text = safety_text(None, &drift);
         assert!(text.starts_with("calibration_drift {"), "{text}");
         assert!(text.contains("wrist_roll") && text.contains("0.2"), "{text}");
+        assert_eq!(safety_text(Some(Side::Right), &drift), format!("right: {text}"));
         let line = serde_json::json!({
             "t": 1.0, "kind": "move", "stop_reason": "reached", "executed_steps": 7, "state": {"q": 1}
         });

@@ -22,44 +22,71 @@ pub(crate) struct Body {
     pub name: String,
 }
 
-/// The model posed on the logger's thread.
-pub(crate) struct Scene {
-    data: MjData<Arc<MjModel>>,
-    /// qpos address of each arm joint, action-key order.
-    arm_qpos: [usize; 6],
+/// One arm of the model: where its joints are and which bodies it moves.
+pub(crate) struct ArmBodies {
+    /// qpos address of each joint, action-key order.
+    qpos: [usize; 6],
     /// The arm's bodies (the tree holding its first joint).
-    pub arm: Vec<Body>,
-    /// Bodies that move besides the arm: free objects and mocap bodies.
-    pub moving: Vec<Body>,
-    /// Bodies that never move (the table): logged once.
-    pub fixed: Vec<Body>,
+    pub bodies: Vec<Body>,
     tcp_site: usize,
 }
 
-impl Scene {
-    /// The scene of the twin's model of `arm`.
-    pub fn new(model: Arc<MjModel>, arm: &ArmSpec) -> Result<Self, String> {
-        let mut arm_qpos = [0; 6];
-        let mut arm_root = None;
-        for (slot, joint) in arm_qpos.iter_mut().zip(arm.joints) {
+impl ArmBodies {
+    /// Finds `arm`'s joints and TCP in `model`; its bodies are gathered by [`Scene::new`].
+    fn find(model: &MjModel, arm: &ArmSpec) -> Result<(Self, i32), String> {
+        let mut qpos = [0; 6];
+        let mut root = None;
+        for (slot, joint) in qpos.iter_mut().zip(fakesim_twin::joints::Joint::ALL) {
+            let name = arm.model_name(joint);
             let id = model
-                .name_to_id(MjtObjBase::mjOBJ_JOINT, joint.name)
-                .ok_or_else(|| format!("the model has no joint {:?}", joint.name))?;
+                .name_to_id(MjtObjBase::mjOBJ_JOINT, &name)
+                .ok_or_else(|| format!("the model has no joint {name:?}"))?;
             *slot = model.jnt_qposadr()[id] as usize;
-            let body = model.jnt_bodyid()[id] as usize;
-            arm_root.get_or_insert(model.body_rootid()[body]);
+            root.get_or_insert(model.body_rootid()[model.jnt_bodyid()[id] as usize]);
         }
+        let tcp = arm.part_name(TCP_SITE);
         let tcp_site = model
-            .name_to_id(MjtObjBase::mjOBJ_SITE, TCP_SITE)
-            .ok_or_else(|| format!("the model has no site {TCP_SITE:?}"))?;
-        let (mut arm, mut moving, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
+            .name_to_id(MjtObjBase::mjOBJ_SITE, &tcp)
+            .ok_or_else(|| format!("the model has no site {tcp:?}"))?;
+        let root = root.ok_or("an arm without joints")?;
+        Ok((
+            ArmBodies {
+                qpos,
+                bodies: Vec::new(),
+                tcp_site,
+            },
+            root,
+        ))
+    }
+}
+
+/// The model posed on the logger's thread.
+pub(crate) struct Scene {
+    data: MjData<Arc<MjModel>>,
+    /// Each arm, in the twin's order.
+    pub arms: Vec<ArmBodies>,
+    /// Bodies that move besides the arms: free objects and mocap bodies.
+    pub moving: Vec<Body>,
+    /// Bodies that never move (the table): logged once.
+    pub fixed: Vec<Body>,
+}
+
+impl Scene {
+    /// The scene of the twin's model holding `arms`.
+    pub fn new(model: Arc<MjModel>, arms: &[&ArmSpec]) -> Result<Self, String> {
+        let (mut found, roots): (Vec<ArmBodies>, Vec<i32>) = (arms.iter())
+            .map(|arm| ArmBodies::find(&model, arm))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .unzip();
+        let (mut moving, mut fixed) = (Vec::new(), Vec::new());
         for id in 0..model.ffi().nbody as usize {
             let name = model
                 .id_to_name(MjtObjBase::mjOBJ_BODY, id)
                 .map_or_else(|| format!("body{id}"), str::to_owned);
             let body = Body { id, name };
-            if Some(model.body_rootid()[id]) == arm_root {
-                arm.push(body);
+            if let Some(arm) = roots.iter().position(|root| *root == model.body_rootid()[id]) {
+                found[arm].bodies.push(body);
             } else if model.body_dofnum()[id] > 0 || model.body_mocapid()[id] >= 0 {
                 moving.push(body);
             } else {
@@ -68,11 +95,9 @@ impl Scene {
         }
         Ok(Scene {
             data: MjData::new(model),
-            arm_qpos,
-            arm,
+            arms: found,
             moving,
             fixed,
-            tcp_site,
         })
     }
 
@@ -81,10 +106,13 @@ impl Scene {
         snapshot.pose(&mut self.data)
     }
 
-    /// Poses the arm at these joints (rad, action-key order), the rest as last posed.
-    pub fn pose_arm(&mut self, joints: &[f64; 6]) {
+    /// Poses arm `arm` at these joints (rad, action-key order), the rest as last posed.
+    pub fn pose_arm(&mut self, arm: usize, joints: &[f64; 6]) {
+        let Some(ArmBodies { qpos: adrs, .. }) = self.arms.get(arm) else {
+            return;
+        };
         let qpos = self.data.qpos_mut();
-        for (adr, q) in self.arm_qpos.iter().zip(joints) {
+        for (adr, q) in adrs.iter().zip(joints) {
             qpos[*adr] = *q;
         }
         self.data.kinematics();
@@ -100,9 +128,9 @@ impl Scene {
         )
     }
 
-    /// The TCP's world position as posed.
-    pub fn tcp(&self) -> [f32; 3] {
-        self.data.site_xpos()[self.tcp_site].map(|v| v as f32)
+    /// Arm `arm`'s TCP world position as posed.
+    pub fn tcp(&self, arm: &ArmBodies) -> [f32; 3] {
+        self.data.site_xpos()[arm.tcp_site].map(|v| v as f32)
     }
 
     /// Logs, as static data, the geometry of `bodies` under `root/<body>/<geom>`, each geom

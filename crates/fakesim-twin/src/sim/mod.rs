@@ -3,7 +3,7 @@
 use crate::clock::TickClock;
 use crate::error::TwinError;
 use crate::scene::Scene;
-use crate::tap::{TickObserver, TickSnapshot};
+use crate::tap::{ArmJoints, TickObserver, TickSnapshot};
 use crate::values::{Bounds, Check, JointValues, resolve};
 use crate::watch::Watch;
 use arms::ArmSlot;
@@ -244,20 +244,23 @@ impl Sim {
         }
     }
 
-    /// The twin now, as a tick observer receives it: the joints of the first arm (a pair's
-    /// left), whichever arm is in focus.
+    /// The twin now, as a tick observer receives it: every arm's joints, whichever arm is in
+    /// focus.
     pub fn tick_snapshot(&self) -> TickSnapshot {
         let time = self.time();
         let period = self.model.opt().timestep * f64::from(self.substeps_per_tick);
-        let first = &self.arms[0].joints;
         let (qpos, ctrl) = (self.data.qpos(), self.data.ctrl());
         TickSnapshot {
             time,
             // Saturating float-to-int conversion; time is never negative.
             tick: (time / period).round() as u64,
             positions: self.render_snapshot(),
-            joints: std::array::from_fn(|i| qpos[first[i].qpos_adr]),
-            ctrl: std::array::from_fn(|i| ctrl[first[i].actuator]),
+            arms: (self.arms.iter())
+                .map(|arm| ArmJoints {
+                    joints: std::array::from_fn(|i| qpos[arm.joints[i].qpos_adr]),
+                    ctrl: std::array::from_fn(|i| ctrl[arm.joints[i].actuator]),
+                })
+                .collect(),
         }
     }
 
