@@ -1,6 +1,7 @@
 """The bi_fakesim_hil robot against LeRobot's own bimanual classes: bi_so_follower's features,
 each arm of a pair daemon (``fakesim-hil --pair``) reaching degrees of its own, and
-lerobot-record led by LeRobot's bi_so_leader on two virtual leader buses; and fakesim_hil with
+lerobot-record led by LeRobot's bi_so_leader on two virtual leader buses, and lerobot-replay of
+that episode; and fakesim_hil with
 ``arm`` set, one robot per arm of a pair, each under that arm's lease."""
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from lerobot.robots.robot import Robot
 from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig, SOFollowerConfig
 from lerobot.robots.utils import make_robot_from_config
 from lerobot.utils.import_utils import register_third_party_plugins
-from lerobot_support import MOTORS, leader_calibration, leader_reading, lerobot_home, lerobot_record, runs_of  # noqa: F401
+from lerobot_support import (  # noqa: F401
+    MOTORS, leader_calibration, leader_reading, lerobot_cli, lerobot_home, lerobot_record, runs_of,
+)
 
 from fakesim_hil import Client, FakesimError
 
@@ -166,6 +169,26 @@ def test_lerobot_record_led_by_bi_so_leader_records_both_arms_in_a_run_of_the_pa
     assert run.summary["status"] == "stopped"
     assert tuple(run.summary["task"][key] for key in ("suite", "task_index", "name")) == PAIR_TASK
     assert abs(run.twin_time_s - frames / FPS) <= timestep_s, (run.twin_time_s, frames)
+
+    # LeRobot's lerobot-replay of the episode on bi_fakesim_hil: from the pair's home pose, far
+    # from what the leaders read, both arms end at the episode's last action.
+    with Client(daemon.address) as twin:
+        twin.reset(*PAIR_TASK[:2], 0)
+        home = twin.robot_state("lerobot_degrees").ctrl_targets
+        twin.stop()
+    assert max(abs(a - b) for a, b in zip(home, readings)) > 10, (home, readings)
+    lerobot_cli(
+        "lerobot-replay",
+        "--robot.type=bi_fakesim_hil",
+        f"--robot.address={daemon.address}",
+        "--robot.camera_names=[]",
+        "--dataset.repo_id=local/fakesim_pair",
+        f"--dataset.root={root}",
+        "--dataset.episode=0",
+        "--play_sounds=false",
+    )
+    with Client(daemon.address) as twin:
+        np.testing.assert_allclose(twin.robot_state("lerobot_degrees").ctrl_targets, readings, atol=0.1)
 
 
 def test_each_robot_type_refuses_a_daemon_of_the_other_kind(daemon, pair, lerobot_home: Path) -> None:
