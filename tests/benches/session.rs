@@ -68,6 +68,7 @@ async fn figures(quality: RenderQuality) {
         let request = MoveRequest {
             delta_xyz: Some(Vec3 { x, y, z }),
             delta_rpy: None,
+            ..Default::default()
         };
         let start = Instant::now();
         let reply = session.r#move(request).await.unwrap().into_inner();

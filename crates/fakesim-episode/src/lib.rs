@@ -19,4 +19,4 @@ pub use actuation::{Actuation, SimActuation};
 pub use error::EpisodeError;
 pub use gripper::{GripperCommand, GripperStop};
 pub use motion::MoveStop;
-pub use session::{Engine, EngineConfig, ResetRequest, Status};
+pub use session::{ArmActuation, Engine, EngineConfig, ResetRequest, Status};

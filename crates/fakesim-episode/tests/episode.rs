@@ -54,7 +54,7 @@ async fn a_five_centimetre_move_is_reached_and_reported() {
     let reset: ResetOutcome = e.reset_task(ResetRequest::default()).await.unwrap();
     assert_eq!(reset.task.task_index, 0);
     let start = reset.observation.state.eef_pos_m;
-    let out = e.move_tcp([0.0, 0.05, 0.0], None).await.unwrap();
+    let out = e.move_tcp(0, [0.0, 0.05, 0.0], None).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::Reached, "{:?}", out.report);
     assert!(out.report.remaining_distance_m < 0.008);
     let moved = out.observation.state.eef_pos_m;
@@ -70,18 +70,18 @@ async fn pushing_into_the_table_stalls_and_a_long_move_hits_the_step_cap() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 300, None);
     e.reset_task(task(0, 1)).await.unwrap();
-    let out = e.move_tcp([0.0, 0.0, -0.3], None).await.unwrap();
+    let out = e.move_tcp(0, [0.0, 0.0, -0.3], None).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::Stalled, "{:?}", out.report);
     assert!(out.observation.state.eef_pos_m[2] > 0.78, "the table holds the TCP up");
     assert!(out.report.remaining_distance_m > 0.008);
 
     let e = engine_with_cap(dir.path(), 300, 3, None);
     e.reset_task(task(0, 1)).await.unwrap();
-    let out = e.move_tcp([0.0, 0.1, 0.0], None).await.unwrap();
+    let out = e.move_tcp(0, [0.0, 0.1, 0.0], None).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::StepCap, "{:?}", out.report);
     assert_eq!(out.report.executed_steps, 3);
     let again = e
-        .move_tcp([0.0, 0.1 - out.report.achieved_delta_xyz[1], 0.0], None)
+        .move_tcp(0, [0.0, 0.1 - out.report.achieved_delta_xyz[1], 0.0], None)
         .await
         .unwrap();
     assert_ne!(
@@ -96,13 +96,13 @@ async fn the_budget_ends_motion_and_then_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 4, None);
     e.reset_task(ResetRequest::default()).await.unwrap();
-    let out = e.move_tcp([0.0, 0.1, 0.0], None).await.unwrap();
+    let out = e.move_tcp(0, [0.0, 0.1, 0.0], None).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::Budget);
     assert_eq!(out.report.executed_steps, 4);
     assert_eq!(out.observation.steps_left, 0);
-    let err = e.move_tcp([0.0, 0.01, 0.0], None).await.unwrap_err();
+    let err = e.move_tcp(0, [0.0, 0.01, 0.0], None).await.unwrap_err();
     assert!(matches!(err, EpisodeError::StepLimit { .. }));
-    let err = e.gripper(GripperCommand::Close).await.unwrap_err();
+    let err = e.gripper(0, GripperCommand::Close).await.unwrap_err();
     assert!(matches!(err, EpisodeError::StepLimit { .. }));
     let info = e.session_info().await.unwrap();
     assert_eq!(
@@ -118,11 +118,11 @@ async fn gripper_settles_then_repeats_are_no_ops() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 300, None);
     e.reset_task(ResetRequest::default()).await.unwrap();
-    let no_op = e.gripper(GripperCommand::Open).await.unwrap();
+    let no_op = e.gripper(0, GripperCommand::Open).await.unwrap();
     assert_eq!(no_op.report.stop, GripperStop::NoOp);
     assert_eq!(no_op.report.executed_steps, 0);
     assert_eq!(no_op.observation.step, 0);
-    let close = e.gripper(GripperCommand::Close).await.unwrap();
+    let close = e.gripper(0, GripperCommand::Close).await.unwrap();
     assert_eq!(close.report.stop, GripperStop::Settled, "{:?}", close.report);
     assert!(close.report.executed_steps >= 10);
     assert!(
@@ -131,10 +131,10 @@ async fn gripper_settles_then_repeats_are_no_ops() {
         close.report
     );
     assert_eq!(
-        e.gripper(GripperCommand::Close).await.unwrap().report.stop,
+        e.gripper(0, GripperCommand::Close).await.unwrap().report.stop,
         GripperStop::NoOp
     );
-    let open = e.gripper(GripperCommand::Open).await.unwrap();
+    let open = e.gripper(0, GripperCommand::Open).await.unwrap();
     assert_eq!(open.report.stop, GripperStop::Settled);
     assert!(open.report.opening_after_m() > close.report.opening_after_m() + 0.02);
 }
@@ -148,7 +148,7 @@ async fn states_and_refusals_follow_the_contract() {
     assert!(info.task.is_none() && info.state.is_none());
     assert_eq!(info.default_scene.unwrap().task_index, 0);
     assert!(matches!(
-        e.move_tcp([0.0; 3], None).await.unwrap_err(),
+        e.move_tcp(0, [0.0; 3], None).await.unwrap_err(),
         EpisodeError::NotRunning { .. }
     ));
     assert!(matches!(
@@ -182,11 +182,11 @@ async fn states_and_refusals_follow_the_contract() {
     ));
     for bad in [[f64::NAN, 0.0, 0.0], [0.0, 0.0, 50.0]] {
         assert!(matches!(
-            e.move_tcp(bad, None).await.unwrap_err(),
+            e.move_tcp(0, bad, None).await.unwrap_err(),
             EpisodeError::BadRequest(_)
         ));
     }
-    let err = e.move_tcp([0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
+    let err = e.move_tcp(0, [0.0; 3], Some([0.0, 0.0, 90.0])).await.unwrap_err();
     assert!(err.to_string().contains("radians, not degrees"), "{err}");
     let info = e.session_info().await.unwrap();
     assert_eq!(
@@ -225,8 +225,8 @@ async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 300, None);
     let reset = e.reset_task(ResetRequest::default()).await.unwrap();
-    e.move_tcp([0.02, 0.0, 0.0], None).await.unwrap();
-    e.gripper(GripperCommand::Close).await.unwrap();
+    e.move_tcp(0, [0.02, 0.0, 0.0], None).await.unwrap();
+    e.gripper(0, GripperCommand::Close).await.unwrap();
     e.observation(None).await.unwrap();
     let stop = e.stop_episode().await.unwrap();
     assert_eq!(stop.run, reset.run);
@@ -287,15 +287,15 @@ async fn scripted_lift(e: &Engine, init_state_index: u32) -> bool {
     for target in [[cube[0], cube[1], 0.87], [cube[0], cube[1], 0.818]] {
         for _ in 0..4 {
             let delta = [target[0] - tcp[0], target[1] - tcp[1], target[2] - tcp[2]];
-            let out = e.move_tcp(delta, None).await.unwrap();
+            let out = e.move_tcp(0, delta, None).await.unwrap();
             tcp = out.observation.state.eef_pos_m;
             if out.report.stop != MoveStop::StepCap {
                 break;
             }
         }
     }
-    e.gripper(GripperCommand::Close).await.unwrap();
-    e.move_tcp([0.0, 0.0, 0.08], None).await.unwrap();
+    e.gripper(0, GripperCommand::Close).await.unwrap();
+    e.move_tcp(0, [0.0, 0.0, 0.08], None).await.unwrap();
     let stop = e.stop_episode().await.unwrap();
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stop.artifacts.summary).unwrap()).unwrap();
@@ -323,7 +323,7 @@ async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 300, None);
     e.reset_task(ResetRequest::default()).await.unwrap();
-    let out = e.move_tcp([0.0, 0.0, 0.0], Some([0.6, 0.0, 0.0])).await.unwrap();
+    let out = e.move_tcp(0, [0.0, 0.0, 0.0], Some([0.6, 0.0, 0.0])).await.unwrap();
     assert_eq!(out.report.stop, MoveStop::Stalled, "{:?}", out.report);
     let state = &out.observation.state;
     assert!(
@@ -338,7 +338,7 @@ async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
         "position comes first: {:?}",
         out.report
     );
-    let after = e.move_tcp([0.0, 0.03, 0.0], None).await.unwrap();
+    let after = e.move_tcp(0, [0.0, 0.03, 0.0], None).await.unwrap();
     assert_eq!(
         after.report.stop,
         MoveStop::Reached,

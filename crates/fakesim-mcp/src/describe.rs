@@ -42,8 +42,9 @@ Error: not_running (call reset_task).";
 pub const MOVE: &str = "\
 Move the TCP (the point between the fingertips) by delta_xyz = [dx, dy, dz] metres in the world \
 frame, optionally rotating it by delta_rpy (roll_x, pitch_y, yaw_z radians about the base axes; \
-omit it to keep the current orientation). The server steers toward the target tick by tick and \
-returns when a stop condition holds; action.stop_reason says which:
+omit it to keep the current orientation); on a server driving two arms, arm (left or right) says \
+which arm's TCP moves, and the answer's state is that arm's. The server steers toward the target \
+tick by tick and returns when a stop condition holds; action.stop_reason says which:
 - reached: within 8 mm and 0.02 rad of the target. Done.
 - stalled: under 1 mm of travel over the last 3 ticks without arriving. Something blocks the \
 motion (the table, an object, a joint limit, or an orientation this 5-joint arm cannot take). The \
@@ -62,7 +63,8 @@ error names the layer).";
 
 /// `gripper`.
 pub const GRIPPER: &str = "\
-Open or close the gripper (command: open or close). The server keeps commanding it and watches \
+Open or close the gripper (command: open or close; on a server driving two arms, arm: left or \
+right says whose). The server keeps commanding it and watches \
 the jaw opening; action.stop_reason says why it returned:
 - settled: the same command ran at least 10 ticks and the opening changed under 0.5 mm over the \
 last 2. The jaws are still, which is not proof of a firm grasp, a full opening or a released \

@@ -79,6 +79,8 @@ pub struct MoveArgs {
     pub delta_xyz: [f64; 3],
     /// Optional rotation of the TCP about the base axes, radians; omit to keep the orientation.
     pub delta_rpy: Option<DeltaRpy>,
+    /// On a daemon driving two arms, the arm that moves: left or right; omit for one arm.
+    pub arm: Option<String>,
 }
 
 /// A gripper target.
@@ -97,6 +99,8 @@ pub enum GripperTarget {
 pub struct GripperArgs {
     /// open or close.
     pub command: GripperTarget,
+    /// On a daemon driving two arms, the arm whose gripper acts: left or right; omit for one arm.
+    pub arm: Option<String>,
 }
 
 /// Where a session's motion tools get the control lease they carry (the daemon's own MCP
@@ -264,6 +268,7 @@ impl EpisodeTools {
                 pitch_y: r.pitch_y,
                 yaw_z: r.yaw_z,
             }),
+            arm: args.arm.unwrap_or_default(),
         };
         let call = Self::answer(client.r#move(self.motion(&peer, request)), results::moved);
         Ok(Self::tracked("move", &peer, &meta, call).await)
@@ -287,6 +292,7 @@ impl EpisodeTools {
         };
         let request = v1::GripperRequest {
             command: command.into(),
+            arm: args.arm.unwrap_or_default(),
         };
         let call = Self::answer(client.gripper(self.motion(&peer, request)), results::gripper);
         Ok(Self::tracked("gripper", &peer, &meta, call).await)

@@ -78,11 +78,13 @@ async fn an_arm_calibrated_narrower_than_the_home_pose_runs_a_whole_hil_episode(
             z: 0.02,
         }),
         delta_rpy: None,
+        ..Default::default()
     };
     let action = session.r#move(moved).await.unwrap().into_inner().action.unwrap();
     assert!(action.executed_steps > 0, "{action:?}");
     let close = GripperRequest {
         command: GripperCommand::Close.into(),
+        ..Default::default()
     };
     session.gripper(close).await.unwrap();
     session.stop_episode(StopEpisodeRequest::default()).await.unwrap();

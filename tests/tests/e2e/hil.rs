@@ -88,6 +88,7 @@ fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
     MoveRequest {
         delta_xyz: Some(Vec3 { x, y, z }),
         delta_rpy: None,
+        ..Default::default()
     }
 }
 
@@ -255,6 +256,7 @@ async fn script(conn: Conn) -> Vec<String> {
     let out = session
         .gripper(GripperRequest {
             command: GripperCommand::Close.into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -43,6 +43,8 @@ fn hostile_string(long: bool) -> impl Strategy<Value = String> {
             "robot0_eye_in_hand",
             "so101_tabletop",
             "world",
+            "left",
+            "right",
         ])
         .prop_map(str::to_owned),
         "[a-z0-9_/\\\\%\"]{0,24}",
@@ -157,13 +159,20 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
             )),
         prop::option::of(hostile_i32())
             .prop_map(|render_quality| Request::GetObservation(GetObservationRequest { render_quality })),
-        (vec3(), prop::option::of((hostile_f64(), hostile_f64(), hostile_f64()))).prop_map(|(delta_xyz, rpy)| {
-            Request::Move(MoveRequest {
-                delta_xyz,
-                delta_rpy: rpy.map(|(roll_x, pitch_y, yaw_z)| Rpy { roll_x, pitch_y, yaw_z }),
-            })
-        }),
-        hostile_i32().prop_map(|command| Request::Gripper(GripperRequest { command })),
+        (
+            vec3(),
+            prop::option::of((hostile_f64(), hostile_f64(), hostile_f64())),
+            hostile_string(long)
+        )
+            .prop_map(|(delta_xyz, rpy, arm)| {
+                Request::Move(MoveRequest {
+                    delta_xyz,
+                    delta_rpy: rpy.map(|(roll_x, pitch_y, yaw_z)| Rpy { roll_x, pitch_y, yaw_z }),
+                    arm,
+                })
+            }),
+        (hostile_i32(), hostile_string(long))
+            .prop_map(|(command, arm)| Request::Gripper(GripperRequest { command, arm })),
         Just(Request::StopEpisode),
         Just(Request::GetSessionInfo),
     ];

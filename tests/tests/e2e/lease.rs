@@ -84,6 +84,7 @@ async fn with_lease_in_sim_one_client_drives_and_renewal_keeps_the_lease() {
             z: 0.0,
         }),
         delta_rpy: None,
+        ..Default::default()
     };
     let refused = anyone.r#move(nudge).await.unwrap_err();
     assert_reason(&refused, Code::FailedPrecondition, "lease_held");

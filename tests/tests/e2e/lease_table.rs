@@ -110,10 +110,12 @@ async fn without_the_lease_exactly_the_calls_the_readme_names_are_refused() {
             z: 0.01,
         }),
         delta_rpy: None,
+        ..Default::default()
     };
     outcome("Move", refused_for_the_lease(session.r#move(r#move).await));
     let close = GripperRequest {
         command: GripperCommand::Close.into(),
+        ..Default::default()
     };
     outcome("Gripper", refused_for_the_lease(session.gripper(close).await));
     outcome(

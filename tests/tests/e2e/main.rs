@@ -14,6 +14,7 @@ mod lease;
 mod lease_table;
 mod mapping_units;
 mod pair;
+mod pair_moves;
 mod preview;
 mod preview_gate;
 mod real_arms;

@@ -175,20 +175,17 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
         .unwrap()
         .into_inner();
     assert_eq!(state.positions[0], 0.3, "a refused write moved the left arm");
-    // A verb that drives one arm's tool is refused, naming what to use instead.
-    let moved = session
-        .r#move(MoveRequest {
-            delta_xyz: Some(Vec3 {
-                x: 0.0,
-                y: 0.0,
-                z: 0.01,
-            }),
-            delta_rpy: None,
+    // A verb that drives one arm's joints is refused, naming what to use instead (a move
+    // names its arm: pair_moves).
+    let sent = robot
+        .send_action(SendActionRequest {
+            action: Some(named(&[("left/shoulder_pan", 0.1)])),
+            ..Default::default()
         })
         .await
         .unwrap_err();
-    assert_reason(&moved, Code::FailedPrecondition, "one_arm_verb");
-    assert!(moved.message().contains("TickChunk"), "{}", moved.message());
+    assert_reason(&sent, Code::FailedPrecondition, "one_arm_verb");
+    assert!(sent.message().contains("TickChunk"), "{}", sent.message());
     server.stop().await.unwrap();
 }
 

@@ -189,6 +189,7 @@ async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
                 z: 0.0,
             }),
             delta_rpy: None,
+            ..Default::default()
         })
         .await
         .unwrap_or_else(|e| panic!("{name}: {e:?}"))

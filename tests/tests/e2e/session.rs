@@ -24,12 +24,14 @@ fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
     MoveRequest {
         delta_xyz: Some(Vec3 { x, y, z }),
         delta_rpy: None,
+        ..Default::default()
     }
 }
 
 fn gripper(command: GripperCommand) -> GripperRequest {
     GripperRequest {
         command: command.into(),
+        ..Default::default()
     }
 }
 
@@ -193,6 +195,7 @@ async fn every_session_error_has_its_code_and_reason() {
     let missing = MoveRequest {
         delta_xyz: None,
         delta_rpy: None,
+        ..Default::default()
     };
     assert_error(
         session.r#move(missing).await.unwrap_err(),
@@ -206,12 +209,14 @@ async fn every_session_error_has_its_code_and_reason() {
             pitch_y: 0.0,
             yaw_z: 45.0,
         }),
+        ..Default::default()
     };
     let err = session.r#move(degrees).await.unwrap_err();
     assert_error(err.clone(), Code::InvalidArgument, "invalid_argument");
     assert!(err.message().contains("radians, not degrees"), "{}", err.message());
     let unspecified = GripperRequest {
         command: GripperCommand::Unspecified.into(),
+        ..Default::default()
     };
     assert_error(
         session.gripper(unspecified).await.unwrap_err(),

@@ -148,6 +148,7 @@ async fn a_scripted_lift_runs_to_the_end_on_the_so100() {
                 .r#move(MoveRequest {
                     delta_xyz: Some(delta),
                     delta_rpy: None,
+                    ..Default::default()
                 })
                 .await
                 .unwrap()
@@ -160,6 +161,7 @@ async fn a_scripted_lift_runs_to_the_end_on_the_so100() {
     }
     let close = GripperRequest {
         command: GripperCommand::Close.into(),
+        ..Default::default()
     };
     session.gripper(close).await.unwrap();
     let lift = MoveRequest {
@@ -169,6 +171,7 @@ async fn a_scripted_lift_runs_to_the_end_on_the_so100() {
             z: 0.08,
         }),
         delta_rpy: None,
+        ..Default::default()
     };
     session.r#move(lift).await.unwrap();
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();

@@ -1,15 +1,15 @@
 //! The verbs inside a live episode: observe, move the end effector, open or close the gripper.
 
-use super::Engine;
 use super::events::Event;
 use super::requests::check_delta;
 use super::results::{EefState, GripperOutcome, MoveOutcome, Observation};
 use super::run::{gripper_stop_name, move_stop_name};
+use super::{ArmActuation, Engine};
 use crate::error::EpisodeError;
-use crate::gripper::{GripperCommand, GripperReport};
+use crate::gripper::{GripperCommand, GripperReport, GripperState};
 use crate::motion::MoveTarget;
 use crate::tap::TapEntry;
-use fakesim_twin::RenderQuality;
+use fakesim_twin::{RenderQuality, TwinHandle};
 
 impl Engine {
     /// Images (drawn at `quality`, `None`: the twin's own) and state now, using no budget.
@@ -17,7 +17,7 @@ impl Engine {
         let snapped = {
             let mut session = self.lock().await;
             let run = session.running()?;
-            let command = run.gripper.command();
+            let command = run.gripper_command(0);
             let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
             let shot = self.shoot(run, "observe", quality).await?;
             run.journal(&Event::Observe {
@@ -29,31 +29,32 @@ impl Engine {
         self.develop(snapped).await
     }
 
-    /// Moves the end effector by `delta_xyz` (m), optionally rotating by `delta_rpy` (rad).
+    /// Moves arm `arm`'s end effector (the engine's arms in the twin's order, 0 for an arm
+    /// alone) by `delta_xyz` (m), optionally rotating by `delta_rpy` (rad).
     pub async fn move_tcp(
         &self,
+        arm: usize,
         delta_xyz: [f64; 3],
         delta_rpy: Option<[f64; 3]>,
     ) -> Result<MoveOutcome, EpisodeError> {
         check_delta(delta_xyz, delta_rpy)?;
+        let ArmActuation { twin, actuation } = self.arm(arm)?;
         let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let steps_left = run.budget.check(run.step)?;
             let cap = self.config.max_steps_per_call;
-            let command = run.gripper.command();
+            let command = run.gripper_command(arm);
             if self.tap.is_watched() {
-                let start = self.twin.with_sim(|sim| sim.tcp_pose()).await?;
+                let start = twin.with_sim(|sim| sim.tcp_pose()).await?;
                 let target = MoveTarget::from_delta(&start, delta_xyz, delta_rpy).position;
                 self.tap.offer(|| TapEntry::MoveTarget(target.into()));
             }
-            let report = self
-                .actuation
-                .run_move(&self.twin, delta_xyz, delta_rpy, cap, steps_left)
-                .await?;
-            let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
+            let report = actuation.run_move(twin, delta_xyz, delta_rpy, cap, steps_left).await?;
+            let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
             run.charge(u64::from(report.executed_steps), "move", move_stop_name(&report.stop));
             run.journal(&Event::Move {
+                arm: arm_name(twin),
                 delta_xyz,
                 delta_rpy,
                 executed_steps: report.executed_steps,
@@ -76,17 +77,22 @@ impl Engine {
         })
     }
 
-    /// Opens or closes the gripper.
-    pub async fn gripper(&self, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
+    /// Opens or closes arm `arm`'s gripper (as [`Engine::move_tcp`] numbers the arms).
+    pub async fn gripper(&self, arm: usize, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
+        let ArmActuation { twin, actuation } = self.arm(arm)?;
         let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let steps_left = run.budget.check(run.step)?;
             let cap = self.config.max_steps_per_call;
-            let mut gripper = run.gripper.clone();
+            let mut gripper = run
+                .grippers
+                .get(arm)
+                .cloned()
+                .unwrap_or_else(|| GripperState::settled(command));
             let report = match gripper.begin(command) {
                 Some(no_op) => {
-                    let opening = self.twin.with_sim(|sim| sim.gripper_opening_m()).await?;
+                    let opening = twin.with_sim(|sim| sim.gripper_opening_m()).await?;
                     GripperReport {
                         executed_steps: 0,
                         stop: no_op,
@@ -95,19 +101,22 @@ impl Engine {
                     }
                 }
                 None => {
-                    let (report, after) = self.actuation.run_gripper(&self.twin, gripper, cap, steps_left).await?;
+                    let (report, after) = actuation.run_gripper(twin, gripper, cap, steps_left).await?;
                     gripper = after;
                     report
                 }
             };
-            run.gripper = gripper;
-            let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
+            if let Some(slot) = run.grippers.get_mut(arm) {
+                *slot = gripper;
+            }
+            let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
             run.charge(
                 u64::from(report.executed_steps),
                 "gripper",
                 gripper_stop_name(&report.stop),
             );
             run.journal(&Event::Gripper {
+                arm: arm_name(twin),
                 command,
                 executed_steps: report.executed_steps,
                 stop_reason: report.stop,
@@ -127,4 +136,16 @@ impl Engine {
             report,
         })
     }
+
+    /// Arm `arm` of the engine's, or a refusal naming how many it has.
+    fn arm(&self, arm: usize) -> Result<&ArmActuation, EpisodeError> {
+        self.arms.get(arm).ok_or_else(|| {
+            EpisodeError::BadRequest(format!("there is no arm {arm}: the engine drives {}", self.arms.len()))
+        })
+    }
+}
+
+/// The side of a pair's arm as its journal lines name it; `None` for an arm alone.
+fn arm_name(twin: &TwinHandle) -> Option<&'static str> {
+    twin.arm().side.map(|side| side.name())
 }

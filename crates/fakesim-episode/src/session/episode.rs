@@ -54,7 +54,7 @@ impl Engine {
                 task,
                 budget,
                 step: 0,
-                gripper: GripperState::settled(GripperCommand::Open),
+                grippers: vec![GripperState::settled(GripperCommand::Open); self.arms.len()],
                 journal,
                 started: Instant::now(),
                 calls: BTreeMap::new(),

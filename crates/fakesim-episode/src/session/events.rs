@@ -24,8 +24,10 @@ pub(super) enum Event<'a> {
     },
     /// An observation was taken.
     Observe { step: u64, state: &'a EefState },
-    /// An end-effector move ran.
+    /// An end-effector move ran (of arm `arm` of a pair).
     Move {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arm: Option<&'static str>,
         delta_xyz: [f64; 3],
         delta_rpy: Option<[f64; 3]>,
         executed_steps: u32,
@@ -36,8 +38,10 @@ pub(super) enum Event<'a> {
         step: u64,
         state: &'a EefState,
     },
-    /// A gripper action ran.
+    /// A gripper action ran (of arm `arm` of a pair).
     Gripper {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arm: Option<&'static str>,
         command: GripperCommand,
         executed_steps: u32,
         stop_reason: GripperStop,
@@ -101,6 +105,7 @@ mod tests {
             "gripper_command": "open", "opening_m": 0.06,
         });
         let moved = Event::Move {
+            arm: None,
             delta_xyz: [0.0, 0.05, 0.0],
             delta_rpy: None,
             executed_steps: 2,
@@ -112,6 +117,7 @@ mod tests {
             state: &state,
         };
         let gripped = Event::Gripper {
+            arm: Some("right"),
             command: GripperCommand::Close,
             executed_steps: 0,
             stop_reason: GripperStop::NoOp,
@@ -142,7 +148,7 @@ mod tests {
                 gripped,
                 Kind::Gripper,
                 json!({
-                    "command": "close", "executed_steps": 0, "stop_reason": "no_op",
+                    "arm": "right", "command": "close", "executed_steps": 0, "stop_reason": "no_op",
                     "opening_before_m": 0.001, "opening_after_m": 0.001, "openings_m": [],
                     "step": 7, "state": state_json,
                 }),

@@ -28,7 +28,7 @@ impl Progress {
             budget: run.map(|r| r.budget),
             step: run.map_or(0, |r| r.step),
             task: run.map(|r| TaskInfo::new(&r.task_ref, r.task)),
-            command: run.map_or(GripperCommand::Open, |r| r.gripper.command()),
+            command: run.map_or(GripperCommand::Open, |r| r.gripper_command(0)),
         }
     }
 }

@@ -41,8 +41,17 @@ pub struct Engine {
     config: EngineConfig,
     session: Mutex<Session>,
     progress: watch::Sender<Progress>,
-    actuation: Arc<dyn Actuation>,
+    /// Each arm's moves and gripper actions, in the twin's order (a pair's left first).
+    arms: Vec<ArmActuation>,
     tap: JournalTap,
+}
+
+/// How one arm's moves and gripper actions run.
+pub struct ArmActuation {
+    /// The twin, its per-arm calls acting on this arm.
+    pub twin: TwinHandle,
+    /// Where the arm's per-tick loops run.
+    pub actuation: Arc<dyn Actuation>,
 }
 
 impl Engine {
@@ -53,6 +62,15 @@ impl Engine {
 
     /// An idle engine whose moves and gripper actions run through `actuation`.
     pub fn with_actuation(twin: TwinHandle, config: EngineConfig, actuation: Arc<dyn Actuation>) -> Self {
+        let arm = ArmActuation {
+            twin: twin.clone(),
+            actuation,
+        };
+        Self::with_arms(twin, config, vec![arm])
+    }
+
+    /// An idle engine over a twin of several arms, each moved through its own actuation.
+    pub fn with_arms(twin: TwinHandle, config: EngineConfig, arms: Vec<ArmActuation>) -> Self {
         let session = Session {
             status: Status::Idle,
             run: None,
@@ -62,7 +80,7 @@ impl Engine {
             config,
             progress: watch::Sender::new(Progress::of(&session)),
             session: Mutex::new(session),
-            actuation,
+            arms,
             tap: JournalTap::default(),
         }
     }

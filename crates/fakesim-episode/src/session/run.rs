@@ -5,7 +5,7 @@ use super::events::Event;
 use super::results::Status;
 use crate::budget::Budget;
 use crate::error::EpisodeError;
-use crate::gripper::{GripperState, GripperStop};
+use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::Journal;
 use crate::motion::MoveStop;
 use crate::tasks::{TaskDef, TaskRef};
@@ -31,7 +31,8 @@ pub(super) struct Run {
     pub(super) task: &'static TaskDef,
     pub(super) budget: Budget,
     pub(super) step: u64,
-    pub(super) gripper: GripperState,
+    /// Each arm's gripper, in the engine's arm order.
+    pub(super) grippers: Vec<GripperState>,
     pub(super) journal: Journal,
     pub(super) started: Instant,
     pub(super) calls: Tally,
@@ -40,6 +41,13 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// What arm `arm`'s gripper was last told (open for an arm the engine does not have).
+    pub(super) fn gripper_command(&self, arm: usize) -> GripperCommand {
+        self.grippers
+            .get(arm)
+            .map_or(GripperCommand::Open, GripperState::command)
+    }
+
     /// Journals one of the engine's events.
     pub(super) fn journal(&self, event: &Event) -> Result<(), EpisodeError> {
         Ok(self.journal.event(event.kind(), event)?)

@@ -13,6 +13,7 @@ pub use motion::{Done, Motion, TickMotion, Ticked};
 
 use crate::state::{AppState, ArmUnit};
 use crate::wire::status;
+use fakesim_arm::Side;
 use fakesim_bridge::hil::{Mode, Route, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::ticks::{Hold, Observed, tick_arms};
@@ -50,19 +51,21 @@ impl AppState {
         bridge.route(VerbKind::Motion)
     }
 
-    /// Refuses `verb`, which drives one arm, on a daemon driving a pair.
-    pub fn refuse_on_pair(&self, verb: &str) -> Result<(), Status> {
+    /// Refuses `verb`, which drives one arm without naming it, on a daemon driving a pair;
+    /// `takes_arm`: the verb can name its arm.
+    pub fn refuse_on_pair(&self, verb: &str, takes_arm: bool) -> Result<(), Status> {
         if !self.is_pair() {
             return Ok(());
         }
-        Err(status::refusal(
-            status::Reason::OneArmVerb,
+        let message = if takes_arm {
+            format!("{verb} drives one arm's tool, and this daemon drives a pair: name the arm (arm: left or right)")
+        } else {
             format!(
                 "{verb} drives one arm, and this daemon drives a pair: move both with Tick or TickChunk \
                  (12 targets, the left arm's six then the right's), or one with Tick's arm"
-            ),
-        )
-        .into())
+            )
+        };
+        Err(status::refusal(status::Reason::OneArmVerb, message).into())
     }
 
     /// Admits a call of this kind carrying `metadata` that moves the arms at `arms`, or
@@ -81,7 +84,7 @@ impl AppState {
     pub async fn run(&self, metadata: &MetadataMap, motion: Motion) -> Result<Done, Status> {
         let call = motion.call();
         if motion.one_arm() {
-            self.refuse_on_pair(call.journal_name())?;
+            self.refuse_on_pair(call.journal_name(), motion.takes_arm())?;
         }
         let _drive = self.lock_drive().await;
         self.admit(metadata, call.need(), &motion.arms_moved(self.arms.len()))?;
@@ -181,12 +184,20 @@ impl AppState {
                 let outcome = self.engine.reset_task(request).await.map_err(episode)?;
                 (Done::Reset(Box::new(outcome)), 0, none)
             }
-            Motion::Move { delta_xyz, delta_rpy } => {
-                let outcome = self.engine.move_tcp(delta_xyz, delta_rpy).await.map_err(episode)?;
+            Motion::Move {
+                arm,
+                delta_xyz,
+                delta_rpy,
+            } => {
+                let arm = arm.map_or(0, Side::index);
+                let outcome = self.engine.move_tcp(arm, delta_xyz, delta_rpy).await.map_err(episode)?;
                 (Done::Moved(Box::new(outcome)), 0, none)
             }
-            Motion::Gripper(command) => {
-                let outcome = self.engine.gripper(command).await.map_err(episode)?;
+            Motion::Gripper { arm, command } => {
+                let outcome = (self.engine)
+                    .gripper(arm.map_or(0, Side::index), command)
+                    .await
+                    .map_err(episode)?;
                 (Done::Gripped(Box::new(outcome)), 0, none)
             }
             Motion::StopEpisode => {

@@ -27,15 +27,22 @@ pub struct TickMotion {
 pub enum Motion {
     /// Starts an episode (in `hil` the arm goes home first).
     ResetTask(ResetRequest),
-    /// Moves the end effector.
+    /// Moves the end effector (of one arm of a pair).
     Move {
+        /// The arm of a pair; `None` for an arm alone.
+        arm: Option<Side>,
         /// Translation (m).
         delta_xyz: [f64; 3],
         /// Rotation (rad), if asked.
         delta_rpy: Option<[f64; 3]>,
     },
-    /// Opens or closes the gripper.
-    Gripper(GripperCommand),
+    /// Opens or closes the gripper (of one arm of a pair).
+    Gripper {
+        /// The arm of a pair; `None` for an arm alone.
+        arm: Option<Side>,
+        /// Open or close.
+        command: GripperCommand,
+    },
     /// Ends the episode.
     StopEpisode,
     /// Writes joint targets and holds them for some physics steps.
@@ -96,7 +103,7 @@ impl Motion {
         match self {
             Motion::ResetTask(_) => Call::ResetTask,
             Motion::Move { .. } => Call::Move,
-            Motion::Gripper(_) => Call::Gripper,
+            Motion::Gripper { .. } => Call::Gripper,
             Motion::StopEpisode => Call::StopEpisode,
             Motion::SendAction { .. } => Call::SendAction,
             Motion::Tick(_) => Call::Tick,
@@ -122,13 +129,22 @@ impl Motion {
         )
     }
 
-    /// Whether it drives one arm's joints or tool: refused on a pair, whose arms move
-    /// together through `Tick` and `TickChunk`.
+    /// Whether it drives one arm's joints or tool without naming the arm: refused on a pair,
+    /// whose arms move together through `Tick` and `TickChunk` (a move or a gripper action
+    /// names its arm).
     pub fn one_arm(&self) -> bool {
         matches!(
             self,
-            Motion::Move { .. } | Motion::Gripper(_) | Motion::SendAction { .. } | Motion::SetJointVelocities { .. }
+            Motion::Move { arm: None, .. }
+                | Motion::Gripper { arm: None, .. }
+                | Motion::SendAction { .. }
+                | Motion::SetJointVelocities { .. }
         )
+    }
+
+    /// Whether it can name the arm it drives (`Move`, `Gripper`).
+    pub fn takes_arm(&self) -> bool {
+        matches!(self, Motion::Move { .. } | Motion::Gripper { .. })
     }
 
     /// The arms it moves, as indices into the daemon's `count` arms: those a tick, a chunk or a
@@ -142,6 +158,7 @@ impl Motion {
                 Motion::TickChunk(ticks) => ticks.iter().any(|tick| given(&tick.actions, arm)),
                 Motion::SetJointPositions { positions, .. } => given(positions, arm),
                 Motion::ResetEmergencyStop(sides) => sides.iter().any(|side| side.map_or(0, Side::index) == arm),
+                Motion::Move { arm: Some(side), .. } | Motion::Gripper { arm: Some(side), .. } => side.index() == arm,
                 _ => true,
             })
             .collect();

@@ -34,6 +34,15 @@ impl AppState {
         Ok(found)
     }
 
+    /// The arm a `Move` or `Gripper` names: `None` for empty (refused on a pair as the
+    /// controller admits the call), else the side, which the daemon must drive.
+    pub fn tool_arm(&self, arm: &str) -> Result<Option<Side>, Status> {
+        if arm.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.arm_named(arm)?.side)
+    }
+
     /// The one arm a status request names: the side asked for, else the first arm.
     pub fn arm_named(&self, arm: &str) -> Result<&ArmUnit, Status> {
         let named = self.arms_named(arm)?;

@@ -203,7 +203,7 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
-        self.state.refuse_on_pair("GetObservation")?;
+        self.state.refuse_on_pair("GetObservation", false)?;
         let quality = render_quality(request.into_inner().render_quality)?;
         let c = common(
             self.engine
@@ -224,7 +224,11 @@ impl SessionApi for SessionService {
         let (metadata, _, r) = request.into_parts();
         let delta_xyz = required_vec3(r.delta_xyz, "delta_xyz")?;
         let delta_rpy = r.delta_rpy.map(|v| [v.roll_x, v.pitch_y, v.yaw_z]);
-        let motion = Motion::Move { delta_xyz, delta_rpy };
+        let motion = Motion::Move {
+            arm: self.state.tool_arm(&r.arm)?,
+            delta_xyz,
+            delta_rpy,
+        };
         let Done::Moved(outcome) = self.state.run(&metadata, motion).await? else {
             return Err(mismatched());
         };
@@ -255,7 +259,11 @@ impl SessionApi for SessionService {
             Ok(v1::GripperCommand::Close) => GripperCommand::Close,
             _ => return Err(status::invalid_argument("command", "command must be OPEN or CLOSE")),
         };
-        let Done::Gripped(outcome) = self.state.run(&metadata, Motion::Gripper(command)).await? else {
+        let motion = Motion::Gripper {
+            arm: self.state.tool_arm(&request.arm)?,
+            command,
+        };
+        let Done::Gripped(outcome) = self.state.run(&metadata, motion).await? else {
             return Err(mismatched());
         };
         let report = outcome.report;

@@ -15,7 +15,7 @@ use fakesim_arm::Side;
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::session::within_limits;
-use fakesim_episode::{Engine, EngineConfig};
+use fakesim_episode::{ArmActuation, Engine, EngineConfig};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_live_view::LiveView;
 use fakesim_safety::SafetyEvent;
@@ -107,7 +107,13 @@ impl AppState {
         let ArmUnit {
             bridge, units, model, ..
         } = first;
-        let engine = Engine::with_actuation(
+        let actuations = (arms.iter())
+            .map(|arm| ArmActuation {
+                twin: arm.twin.clone(),
+                actuation: Arc::new(BridgeActuation::new(arm.bridge.clone())),
+            })
+            .collect();
+        let engine = Engine::with_arms(
             twin.clone(),
             EngineConfig {
                 max_steps: u64::from(settings.max_steps),
@@ -117,7 +123,7 @@ impl AppState {
                 locked_task: settings.lock_task.clone(),
                 home_pose: within_limits(settings.arm.spec().home, &bridge.limits()),
             },
-            Arc::new(BridgeActuation::new(bridge.clone())),
+            actuations,
         );
         let engine = Arc::new(engine);
         let live_view = match &settings.live_view {

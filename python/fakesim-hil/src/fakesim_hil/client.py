@@ -271,19 +271,22 @@ class Client:
         answer = self.call(self.session.GetObservation, request)
         return Observation.from_proto(answer.images, answer.state, answer.step, answer.steps_left)
 
-    def move(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0, *, rpy: Sequence[float] | None = None) -> session_pb2.MoveResponse:
-        """Moves the TCP by a Cartesian delta (metres), optionally rotating it (radians)."""
-        request = session_pb2.MoveRequest(delta_xyz=common_pb2.Vec3(x=dx, y=dy, z=dz))
+    def move(
+        self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0, *, rpy: Sequence[float] | None = None, arm: str = ""
+    ) -> session_pb2.MoveResponse:
+        """Moves the TCP by a Cartesian delta (metres), optionally rotating it (radians); on a
+        pair daemon, the TCP of ``arm`` (``left`` or ``right``)."""
+        request = session_pb2.MoveRequest(delta_xyz=common_pb2.Vec3(x=dx, y=dy, z=dz), arm=arm)
         if rpy is not None:
             roll, pitch, yaw = rpy
             request.delta_rpy.CopyFrom(common_pb2.Rpy(roll_x=roll, pitch_y=pitch, yaw_z=yaw))
         return self.call(self.session.Move, request)
 
-    def gripper(self, command: Literal["open", "close"]) -> session_pb2.GripperResponse:
-        """Opens or closes the gripper until it settles."""
+    def gripper(self, command: Literal["open", "close"], *, arm: str = "") -> session_pb2.GripperResponse:
+        """Opens or closes the gripper until it settles; on a pair daemon, ``arm``'s."""
         if command not in _GRIPPER:
             raise ValueError(f"gripper command must be 'open' or 'close', not {command!r}")
-        return self.call(self.session.Gripper, session_pb2.GripperRequest(command=_GRIPPER[command]))
+        return self.call(self.session.Gripper, session_pb2.GripperRequest(command=_GRIPPER[command], arm=arm))
 
     def stop(self) -> session_pb2.StopEpisodeResponse:
         """Ends the episode; the answer holds the daemon's judgement (``success``), the

@@ -193,12 +193,14 @@ class GetObservationResponse(_message.Message):
     def __init__(self, images: _Optional[_Union[Images, _Mapping]] = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., step: _Optional[int] = ..., steps_left: _Optional[int] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ...) -> None: ...
 
 class MoveRequest(_message.Message):
-    __slots__ = ("delta_xyz", "delta_rpy")
+    __slots__ = ("delta_xyz", "delta_rpy", "arm")
     DELTA_XYZ_FIELD_NUMBER: _ClassVar[int]
     DELTA_RPY_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     delta_xyz: _common_pb2.Vec3
     delta_rpy: _common_pb2.Rpy
-    def __init__(self, delta_xyz: _Optional[_Union[_common_pb2.Vec3, _Mapping]] = ..., delta_rpy: _Optional[_Union[_common_pb2.Rpy, _Mapping]] = ...) -> None: ...
+    arm: str
+    def __init__(self, delta_xyz: _Optional[_Union[_common_pb2.Vec3, _Mapping]] = ..., delta_rpy: _Optional[_Union[_common_pb2.Rpy, _Mapping]] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class MoveAction(_message.Message):
     __slots__ = ("delta_xyz", "delta_rpy", "executed_steps", "stop_reason", "achieved_delta_xyz", "remaining_distance_m")
@@ -233,10 +235,12 @@ class MoveResponse(_message.Message):
     def __init__(self, images: _Optional[_Union[Images, _Mapping]] = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., action: _Optional[_Union[MoveAction, _Mapping]] = ..., step: _Optional[int] = ..., steps_left: _Optional[int] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ...) -> None: ...
 
 class GripperRequest(_message.Message):
-    __slots__ = ("command",)
+    __slots__ = ("command", "arm")
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     command: GripperCommand
-    def __init__(self, command: _Optional[_Union[GripperCommand, str]] = ...) -> None: ...
+    arm: str
+    def __init__(self, command: _Optional[_Union[GripperCommand, str]] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class GripperAction(_message.Message):
     __slots__ = ("command", "executed_steps", "stop_reason", "opening_before_m", "opening_after_m")
