@@ -190,7 +190,7 @@ async fn a_pair_in_the_twin_names_both_arms_and_ticks_them_in_one_physics_step()
 }
 
 /// Takes the lease of `arm` (empty: both) as `holder`, on a connection of its own.
-async fn take_lease(server: &TestServer, holder: &str, arm: &str) -> Result<String, tonic::Status> {
+pub(crate) async fn take_lease(server: &TestServer, holder: &str, arm: &str) -> Result<String, tonic::Status> {
     let mut hw = HardwareServiceClient::new(server.channel().await.unwrap());
     let request = AcquireLeaseRequest {
         holder: holder.into(),

@@ -1,14 +1,17 @@
 //! End-effector moves and gripper actions of one arm of a pair, named by `arm`: a scripted
 //! client lifts both cubes of the pair's task (the left arm the red, the right arm the blue)
 //! and each run is judged a success; a move without an arm, or naming an arm a daemon alone does
-//! not have, is refused; in `hil` a move of one arm writes goals to that arm's bus only.
+//! not have, is refused; a named move needs that arm's lease only; in `hil` a move of one arm
+//! writes goals to that arm's bus only.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::pair::take_lease;
 use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
-use fakesim_e2e::{Conn, TestServer};
+use fakesim_e2e::{CallMetadata, Conn, TestServer};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_hil::Mode as StartMode;
 use fakesim_proto::errors::error_reason;
+use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
@@ -198,4 +201,47 @@ async fn in_hil_a_move_of_one_arm_writes_goals_to_that_arm_s_bus_only() {
     let left_shift = (0..3).map(|i| (after[0][i] - before[0][i]).abs()).fold(0.0, f64::max);
     assert!(left_shift < 0.005, "the left TCP moved {left_shift} m");
     pair.server.stop().await.unwrap();
+}
+
+/// A session client carrying the lease `lease_id`.
+async fn session_with(server: &TestServer, lease_id: &str) -> SessionServiceClient<Conn> {
+    let conn = server
+        .with_metadata(CallMetadata::lease(lease_id).unwrap())
+        .await
+        .unwrap();
+    SessionServiceClient::new(conn)
+}
+
+#[tokio::test]
+async fn a_named_move_needs_that_arm_s_lease_only() {
+    let server = TestServer::start_with(|s| {
+        s.pair = true;
+        s.lease_in_sim = true;
+    })
+    .await
+    .unwrap();
+    // The episode starts under both arms' lease, which is then let go.
+    let both = take_lease(&server, "starter", "").await.unwrap();
+    session_with(&server, &both)
+        .await
+        .reset_task(lift_both(0))
+        .await
+        .unwrap();
+    let mut hw = HardwareServiceClient::new(server.channel().await.unwrap());
+    hw.release_lease(ReleaseLeaseRequest { lease_id: both }).await.unwrap();
+    let left = take_lease(&server, "left hand", "left").await.unwrap();
+    let right = take_lease(&server, "right hand", "right").await.unwrap();
+    let (mut left_session, mut right_session) =
+        (session_with(&server, &left).await, session_with(&server, &right).await);
+    left_session.r#move(move_by("left", [0.0, 0.0, 0.02])).await.unwrap();
+    right_session.gripper(close("right")).await.unwrap();
+    let other = left_session
+        .r#move(move_by("right", [0.0, 0.0, 0.02]))
+        .await
+        .unwrap_err();
+    assert_eq!(error_reason(&other).as_deref(), Some("lease_held"), "{other:?}");
+    assert!(other.message().contains("right hand"), "{}", other.message());
+    let other = right_session.gripper(close("left")).await.unwrap_err();
+    assert_eq!(error_reason(&other).as_deref(), Some("lease_held"), "{other:?}");
+    server.stop().await.unwrap();
 }
