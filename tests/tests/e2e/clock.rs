@@ -332,7 +332,10 @@ async fn each_request_draws_at_the_quality_it_asks_for() {
 
     let (mut session, _) = clients(&full).await;
     session.reset_task(reset(None)).await.unwrap();
-    let observe = |render_quality| GetObservationRequest { render_quality };
+    let observe = |render_quality| GetObservationRequest {
+        render_quality,
+        ..Default::default()
+    };
     let fast_png = session
         .get_observation(observe(Some(RenderQuality::Fast.into())))
         .await

@@ -157,8 +157,9 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
                     max_steps,
                 }
             )),
-        prop::option::of(hostile_i32())
-            .prop_map(|render_quality| Request::GetObservation(GetObservationRequest { render_quality })),
+        (prop::option::of(hostile_i32()), hostile_string(long)).prop_map(|(render_quality, arm)| {
+            Request::GetObservation(GetObservationRequest { render_quality, arm })
+        }),
         (
             vec3(),
             prop::option::of((hostile_f64(), hostile_f64(), hostile_f64())),

@@ -12,13 +12,15 @@ use crate::tap::TapEntry;
 use fakesim_twin::{RenderQuality, TwinHandle};
 
 impl Engine {
-    /// Images (drawn at `quality`, `None`: the twin's own) and state now, using no budget.
-    pub async fn observation(&self, quality: Option<RenderQuality>) -> Result<Observation, EpisodeError> {
+    /// Images (drawn at `quality`, `None`: the twin's own) and arm `arm`'s state now (as
+    /// [`Engine::move_tcp`] numbers the arms), using no budget.
+    pub async fn observation(&self, arm: usize, quality: Option<RenderQuality>) -> Result<Observation, EpisodeError> {
+        let ArmActuation { twin, .. } = self.arm(arm)?;
         let snapped = {
             let mut session = self.lock().await;
             let run = session.running()?;
-            let command = run.gripper_command(0);
-            let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
+            let command = run.gripper_command(arm);
+            let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
             let shot = self.shoot(run, "observe", quality).await?;
             run.journal(&Event::Observe {
                 step: run.step,

@@ -58,7 +58,7 @@ impl AppState {
             return Ok(());
         }
         let message = if takes_arm {
-            format!("{verb} drives one arm's tool, and this daemon drives a pair: name the arm (arm: left or right)")
+            format!("{verb} acts on one arm, and this daemon drives a pair: name the arm (arm: left or right)")
         } else {
             format!(
                 "{verb} drives one arm, and this daemon drives a pair: move both with Tick or TickChunk \

@@ -4,6 +4,7 @@ use crate::controller::{Done, Motion, mismatched};
 use crate::state::AppState;
 use crate::wire::convert::{image_timing, render_quality};
 use crate::wire::status;
+use fakesim_arm::Side;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
 use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetRequest, Status as EpisodeStatus};
 use fakesim_proto::v1;
@@ -203,11 +204,15 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
-        self.state.refuse_on_pair("GetObservation", false)?;
-        let quality = render_quality(request.into_inner().render_quality)?;
+        let request = request.into_inner();
+        let arm = self.state.tool_arm(&request.arm)?;
+        if arm.is_none() {
+            self.state.refuse_on_pair("GetObservation", true)?;
+        }
+        let quality = render_quality(request.render_quality)?;
         let c = common(
             self.engine
-                .observation(quality)
+                .observation(arm.map_or(0, Side::index), quality)
                 .await
                 .map_err(|e| status::from_episode(&e))?,
         );

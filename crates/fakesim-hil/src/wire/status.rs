@@ -62,7 +62,7 @@ reasons! {
     UnknownTask => ("unknown_task", OutOfRange, "task index past the end of the suite"),
     UnknownInitState => ("unknown_init_state", OutOfRange, "layout index past the end of the task's layouts"),
     NeedsPair => ("needs_pair", FailedPrecondition, "a task for two arms asked of a daemon driving one (start it with --pair)"),
-    OneArmVerb => ("one_arm_verb", FailedPrecondition, "a verb that drives one arm asked of a daemon driving a pair without naming the arm; name it (Move, Gripper) or drive the pair with Tick or TickChunk"),
+    OneArmVerb => ("one_arm_verb", FailedPrecondition, "a verb that drives one arm asked of a daemon driving a pair without naming the arm; name it (Move, Gripper, GetObservation) or drive the pair with Tick or TickChunk"),
     InvalidArgument => ("invalid_argument", InvalidArgument, "a request field is missing or malformed"),
     UnknownName => ("unknown_name", NotFound, "a joint, body, site, camera or saved state the model does not have"),
     DuplicateJoint => ("duplicate_joint", InvalidArgument, "the same joint given twice"),

@@ -264,10 +264,11 @@ class Client:
         )
         return self.call(self.session.ResetTask, request)
 
-    def observe(self, render_quality: RenderQualityName | None = None) -> Observation:
+    def observe(self, render_quality: RenderQualityName | None = None, *, arm: str = "") -> Observation:
         """The current images and end-effector state, without advancing anything; the images
-        drawn at ``render_quality`` (None: the daemon's ``--render-quality``)."""
-        request = session_pb2.GetObservationRequest(render_quality=_quality(render_quality))
+        drawn at ``render_quality`` (None: the daemon's ``--render-quality``); on a pair daemon,
+        ``arm``'s end effector."""
+        request = session_pb2.GetObservationRequest(render_quality=_quality(render_quality), arm=arm)
         answer = self.call(self.session.GetObservation, request)
         return Observation.from_proto(answer.images, answer.state, answer.step, answer.steps_left)
 

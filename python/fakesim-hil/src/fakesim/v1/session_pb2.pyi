@@ -173,10 +173,12 @@ class ResetTaskResponse(_message.Message):
     def __init__(self, run: _Optional[str] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., images: _Optional[_Union[Images, _Mapping]] = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., step: _Optional[int] = ..., steps_left: _Optional[int] = ...) -> None: ...
 
 class GetObservationRequest(_message.Message):
-    __slots__ = ("render_quality",)
+    __slots__ = ("render_quality", "arm")
     RENDER_QUALITY_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
     render_quality: _common_pb2.RenderQuality
-    def __init__(self, render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ...) -> None: ...
+    arm: str
+    def __init__(self, render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class GetObservationResponse(_message.Message):
     __slots__ = ("images", "state", "step", "steps_left", "status")
