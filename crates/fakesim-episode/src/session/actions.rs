@@ -6,7 +6,7 @@ use super::results::{EefState, GripperOutcome, MoveOutcome, Observation};
 use super::run::{gripper_stop_name, move_stop_name};
 use super::{ArmActuation, Engine};
 use crate::error::EpisodeError;
-use crate::gripper::{GripperCommand, GripperReport, GripperState};
+use crate::gripper::{GripperCommand, GripperReport};
 use crate::motion::MoveTarget;
 use crate::tap::TapEntry;
 use fakesim_twin::{RenderQuality, TwinHandle};
@@ -87,11 +87,7 @@ impl Engine {
             let run = session.running()?;
             let steps_left = run.budget.check(run.step)?;
             let cap = self.config.max_steps_per_call;
-            let mut gripper = run
-                .grippers
-                .get(arm)
-                .cloned()
-                .unwrap_or_else(|| GripperState::settled(command));
+            let mut gripper = run.grippers.get(arm).cloned().ok_or_else(|| self.no_such_arm(arm))?;
             let report = match gripper.begin(command) {
                 Some(no_op) => {
                     let opening = twin.with_sim(|sim| sim.gripper_opening_m()).await?;
@@ -139,11 +135,14 @@ impl Engine {
         })
     }
 
-    /// Arm `arm` of the engine's, or a refusal naming how many it has.
+    /// Arm `arm` of the engine's, or [`Engine::no_such_arm`].
     fn arm(&self, arm: usize) -> Result<&ArmActuation, EpisodeError> {
-        self.arms.get(arm).ok_or_else(|| {
-            EpisodeError::BadRequest(format!("there is no arm {arm}: the engine drives {}", self.arms.len()))
-        })
+        self.arms.get(arm).ok_or_else(|| self.no_such_arm(arm))
+    }
+
+    /// The refusal of an arm the engine does not have, naming how many it has.
+    fn no_such_arm(&self, arm: usize) -> EpisodeError {
+        EpisodeError::BadRequest(format!("there is no arm {arm}: the engine drives {}", self.arms.len()))
     }
 }
 
