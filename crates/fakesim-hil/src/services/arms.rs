@@ -34,8 +34,8 @@ impl AppState {
         Ok(found)
     }
 
-    /// The arm a `Move`, `Gripper` or `GetObservation` names: `None` for empty (refused on a pair: the
-    /// caller says so), else the side, which the daemon must drive.
+    /// The arm a `Move`, `Gripper` or `GetObservation` names: `None` for empty (refused on a
+    /// pair: the caller says so), else the side, which the daemon must drive.
     pub fn tool_arm(&self, arm: &str) -> Result<Option<Side>, Status> {
         if arm.is_empty() {
             return Ok(None);
