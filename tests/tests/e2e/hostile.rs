@@ -397,12 +397,30 @@ async fn check(c: &mut Clients, call: Call) -> Result<(String, String), TestCase
 
 #[test]
 fn no_request_kills_the_twin_or_escapes_the_error_table() {
-    suite(false);
+    on_a_deep_stack(|| suite(false));
 }
 
 #[test]
 fn one_megabyte_client_strings_keep_refusals_under_8_kib() {
-    suite(true);
+    on_a_deep_stack(|| suite(true));
+}
+
+/// Stack of the thread the suite runs on: the strategy for one request of every RPC nests
+/// unions of tuples of unions, and in a debug build generating from it takes more than the
+/// 2 MiB a test thread has (it overflowed once `Move`, `Gripper` and `GetObservation` took
+/// hostile arm names).
+const SUITE_STACK: usize = 16 << 20;
+
+/// Runs `run` on a thread with [`SUITE_STACK`], passing its panic on.
+fn on_a_deep_stack(run: impl FnOnce() + Send + 'static) {
+    let thread = std::thread::Builder::new()
+        .name("hostile-suite".into())
+        .stack_size(SUITE_STACK)
+        .spawn(run)
+        .unwrap();
+    if let Err(panic) = thread.join() {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 /// Runs the generated requests against one server, with or without the longest strings.
