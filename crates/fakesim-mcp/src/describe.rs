@@ -35,7 +35,8 @@ unknown_init_state.";
 /// `get_observation`.
 pub const GET_OBSERVATION: &str = "\
 Look without acting: both camera images and the state (eef_pos_m, eef_rpy_rad, gripper), with \
-step, steps_left and status. Does not advance the simulation and uses no step budget. \
+step, steps_left and status; on a server driving two arms, arm (left or right) says whose state \
+and wrist camera. Does not advance the simulation and uses no step budget. \
 Error: not_running (call reset_task).";
 
 /// `move`.

@@ -93,6 +93,15 @@ pub enum GripperTarget {
     Close,
 }
 
+/// Arguments of `get_observation`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveArgs {
+    /// On a daemon driving two arms, the arm whose state and wrist camera answer: left or
+    /// right; omit for one arm.
+    pub arm: Option<String>,
+}
+
 /// Arguments of `gripper`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -242,9 +251,19 @@ impl EpisodeTools {
     }
 
     #[tool(description = describe::GET_OBSERVATION, annotations(read_only_hint = true))]
-    async fn get_observation(&self) -> Result<CallToolResult, ErrorData> {
+    async fn get_observation(
+        &self,
+        Parameters(Checked(args)): Parameters<Checked<ObserveArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = match args {
+            Ok(args) => args,
+            Err(detail) => return Ok(refusal::invalid_arguments(&detail)),
+        };
         let mut client = self.client.clone();
-        let call = client.get_observation(v1::GetObservationRequest::default());
+        let call = client.get_observation(v1::GetObservationRequest {
+            arm: args.arm.unwrap_or_default(),
+            ..Default::default()
+        });
         Ok(Self::answer(call, results::get_observation).await)
     }
 

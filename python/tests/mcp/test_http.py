@@ -34,6 +34,9 @@ async def test_on_a_pair_daemon_move_and_gripper_name_their_arm(daemon):
     async with http_session(started["mcp_url"]) as session:
         episode = ok(await session.call_tool("reset_task", {"suite": "pair_tabletop"}))
         assert episode["task"]["name"] == "lift_both"
+        assert error_name(await session.call_tool("get_observation", {})) == "one_arm_verb"
+        seen = ok(await session.call_tool("get_observation", {"arm": "right"}))
+        assert seen["state"]["eef_pos_m"][1] < -0.1, seen["state"]
         unnamed = await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.02]})
         assert error_name(unnamed) == "one_arm_verb" and "name the arm" in unnamed.structured_content["message"]
         left = ok(await session.call_tool("move", {"delta_xyz": [0.0, 0.0, 0.02], "arm": "left"}))

@@ -159,13 +159,14 @@ async fn a_move_names_its_arm_on_a_pair_and_only_on_a_pair() {
     let middle = session.r#move(move_by("middle", [0.0, 0.0, 0.01])).await.unwrap_err();
     assert_eq!(middle.code(), Code::InvalidArgument, "{middle:?}");
     // An observation names its arm too, and answers that arm's TCP (the left arm stands at
-    // y = +0.2 m, the right at -0.2 m).
+    // y = +0.2 m, the right at -0.2 m) and wrist camera; the shared view is the same.
     let observe = |arm: &str| GetObservationRequest {
         arm: arm.into(),
         ..Default::default()
     };
     let unnamed = session.get_observation(observe("")).await.unwrap_err();
     assert_eq!(error_reason(&unnamed).as_deref(), Some("one_arm_verb"));
+    let mut seen_by = Vec::new();
     for (arm, sign) in [("left", 1.0), ("right", -1.0)] {
         let seen = session.get_observation(observe(arm)).await.unwrap().into_inner();
         let tcp = seen.state.unwrap().eef_pos_m.unwrap();
@@ -175,7 +176,13 @@ async fn a_move_names_its_arm_on_a_pair_and_only_on_a_pair() {
             !images.agentview.is_empty() && !images.robot0_eye_in_hand.is_empty(),
             "{arm}"
         );
+        seen_by.push(images);
     }
+    assert_eq!(seen_by[0].agentview, seen_by[1].agentview);
+    assert_ne!(
+        seen_by[0].robot0_eye_in_hand, seen_by[1].robot0_eye_in_hand,
+        "each arm's own wrist camera"
+    );
     pair.stop().await.unwrap();
 
     let alone = TestServer::start().await.unwrap();

@@ -21,7 +21,7 @@ impl Engine {
             let run = session.running()?;
             let command = run.gripper_command(arm);
             let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
-            let shot = self.shoot(run, "observe", quality).await?;
+            let shot = self.shoot(run, "observe", quality, twin).await?;
             run.journal(&Event::Observe {
                 step: run.step,
                 state: &state,
@@ -68,7 +68,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "move", None).await?;
+            let shot = self.shoot(run, "move", None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(MoveOutcome {
@@ -125,7 +125,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "gripper", None).await?;
+            let shot = self.shoot(run, "gripper", None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(GripperOutcome {

@@ -67,7 +67,7 @@ impl Engine {
                 max_steps: budget.ticks(),
                 control_period_s: period_s,
             })?;
-            let snapped = self.shoot(&mut run, "reset", None).await?.of(&run, state);
+            let snapped = self.shoot(&mut run, "reset", None, &self.twin).await?.of(&run, state);
             tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
             session.status = Status::Running;
             session.run = Some(run);

@@ -9,7 +9,7 @@ use super::run::{Run, Steps};
 use crate::error::EpisodeError;
 use crate::journal::{self, Flushed, Frames};
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
-use fakesim_twin::{CameraSnapshot, RenderQuality};
+use fakesim_twin::{CameraSnapshot, RenderQuality, TwinHandle};
 use std::time::Instant;
 
 /// Cameras every observation carries, in order.
@@ -44,20 +44,23 @@ pub(super) struct Snapped {
 }
 
 impl Engine {
-    /// Takes the cameras' state now (drawn at `quality`, `None`: the twin's own) and names
-    /// their frames `label` in `run`'s journal.
+    /// Takes the cameras' state now (drawn at `quality`, `None`: the twin's own), the wrist
+    /// camera `arm`'s (a handle on the arm the call is about), and names their frames `label`
+    /// in `run`'s journal.
     pub(super) async fn shoot(
         &self,
         run: &mut Run,
         label: &str,
         quality: Option<RenderQuality>,
+        arm: &TwinHandle,
     ) -> Result<Shot, EpisodeError> {
         let started = Instant::now();
         let size = self.config.image_size;
-        // The wrist camera of the engine's arm (a pair's left): `left/robot0_eye_in_hand`.
+        // The wrist camera of the arm the call is about (on a pair `left/robot0_eye_in_hand`
+        // or `right/…`).
         let cameras = CAMERAS.map(|camera| match camera {
             "agentview" => camera.to_owned(),
-            _ => self.twin.arm().part_name(camera),
+            _ => arm.arm().part_name(camera),
         });
         let snapshot = self
             .twin
