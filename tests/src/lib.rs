@@ -3,12 +3,14 @@
 
 use anyhow::Context;
 use fakesim_hil::{Settings, serve};
+use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::joint_values::Form;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::{
-    AcquireLeaseRequest, JointStatesSample, JointValues, NamedJointValues, OrderedJointValues, StreamJointStatesRequest,
+    AcquireLeaseRequest, JointStatesSample, JointValues, MoveRequest, NamedJointValues, OrderedJointValues,
+    StreamJointStatesRequest, Vec3,
 };
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
@@ -149,6 +151,20 @@ impl TestServer {
     pub async fn stop(mut self) -> anyhow::Result<()> {
         self.request_stop();
         self.task.await.context("the server task panicked")?
+    }
+}
+
+/// Asserts that a refusal has gRPC code `code` and `ErrorInfo` reason `reason`.
+pub fn assert_reason(status: &tonic::Status, code: tonic::Code, reason: &str) {
+    assert_eq!(status.code(), code, "{status:?}");
+    assert_eq!(error_reason(status).as_deref(), Some(reason), "{status:?}");
+}
+
+/// A `Move` of the TCP by (`x`, `y`, `z`) metres, keeping its orientation.
+pub fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
+    MoveRequest {
+        delta_xyz: Some(Vec3 { x, y, z }),
+        ..Default::default()
     }
 }
 

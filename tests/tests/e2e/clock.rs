@@ -4,7 +4,7 @@
 //! `StopEpisode` returns the judgement and the validation report; frames at the quality asked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_e2e::TestServer;
+use fakesim_e2e::{TestServer, assert_reason};
 use fakesim_proto::errors::error_info;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
@@ -15,15 +15,6 @@ use tonic::transport::Channel;
 
 /// The physics timestep of the tabletop scene (s).
 const TIMESTEP: f64 = 0.005;
-
-fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
-    assert_eq!(status.code(), code, "{status:?}");
-    assert_eq!(
-        error_info(status).map(|i| i.reason).as_deref(),
-        Some(reason),
-        "{status:?}"
-    );
-}
 
 async fn clients(server: &TestServer) -> (SessionServiceClient<Channel>, RobotServiceClient<Channel>) {
     (server.session().await.unwrap(), server.robot().await.unwrap())

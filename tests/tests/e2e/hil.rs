@@ -5,7 +5,7 @@
 
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::VirtualArmServer;
-use fakesim_e2e::{CallMetadata, Conn, TestServer, named, until_sample};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, assert_reason, move_by, named, until_sample};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::MAX_TTL_MS;
 use fakesim_hil::Mode as StartMode;
@@ -84,19 +84,6 @@ async fn acquire(server: &TestServer, holder: &str, ttl_ms: u32, takeover: bool)
     Ok(hw.acquire_lease(request).await?.into_inner().lease.unwrap())
 }
 
-fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
-    MoveRequest {
-        delta_xyz: Some(Vec3 { x, y, z }),
-        delta_rpy: None,
-        ..Default::default()
-    }
-}
-
-fn assert_reason(status: tonic::Status, code: Code, reason: &str) {
-    assert_eq!(status.code(), code, "{status:?}");
-    assert_eq!(error_reason(&status).as_deref(), Some(reason), "{status:?}");
-}
-
 /// Reads the hardware status once per joint-state sample until `done` holds.
 async fn until_status(
     hw: &mut HardwareServiceClient<Conn>,
@@ -159,7 +146,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
     let mut session = rig.session().await;
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
     assert_reason(
-        session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
+        &session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
         Code::FailedPrecondition,
         "mirror_mode",
     );
@@ -170,7 +157,7 @@ async fn mirror_follows_scripted_hand_motion_and_refuses_motion() {
         unit: 0,
     };
     assert_reason(
-        robot.send_action(action).await.unwrap_err(),
+        &robot.send_action(action).await.unwrap_err(),
         Code::FailedPrecondition,
         "mirror_mode",
     );
@@ -286,13 +273,13 @@ async fn an_episode_in_hil_ends_as_in_sim_but_the_table_layer_refuses_a_move_int
         .into_inner();
     let mut hw = rig.hardware().await;
     let refused = hw.set_mode(set_mode(Mode::Hil, SyncOption::None)).await.unwrap_err();
-    assert_reason(refused, Code::FailedPrecondition, "arm_twin_disagree");
+    assert_reason(&refused, Code::FailedPrecondition, "arm_twin_disagree");
     let zero_speed = SetModeRequest {
         sync_max_speed_rad_s: Some(0.0),
         ..set_mode(Mode::Hil, SyncOption::MoveArmToTwin)
     };
     assert_reason(
-        hw.set_mode(zero_speed).await.unwrap_err(),
+        &hw.set_mode(zero_speed).await.unwrap_err(),
         Code::InvalidArgument,
         "invalid_argument",
     );
@@ -306,7 +293,7 @@ async fn an_episode_in_hil_ends_as_in_sim_but_the_table_layer_refuses_a_move_int
         "the refusal names the sync's duration: {}",
         refused.message()
     );
-    assert_reason(refused, Code::InvalidArgument, "invalid_argument");
+    assert_reason(&refused, Code::InvalidArgument, "invalid_argument");
     let switched = hw
         .set_mode(set_mode(Mode::Hil, SyncOption::MoveArmToTwin))
         .await
@@ -320,7 +307,7 @@ async fn an_episode_in_hil_ends_as_in_sim_but_the_table_layer_refuses_a_move_int
     assert_eq!(in_hil, ["Reached", "below_table", "Settled"]);
     let mut robot = rig.robot().await;
     assert_reason(
-        robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(),
+        &robot.step(StepRequest { n_steps: 1 }).await.unwrap_err(),
         Code::FailedPrecondition,
         "sim_only_verb",
     );
@@ -364,12 +351,12 @@ async fn the_emergency_stop_latches_torque_off_until_reset() {
     assert!(stop.estop_latched && !stop.was_latched);
     assert!((1..=6).all(|id| torque(id) == 0), "torque off on every servo");
     assert_reason(
-        session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err(),
+        &session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err(),
         Code::FailedPrecondition,
         "estop_latched",
     );
     assert_reason(
-        hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
+        &hw.set_mode(set_mode(Mode::Hil, SyncOption::MoveTwinToArm))
             .await
             .unwrap_err(),
         Code::FailedPrecondition,
@@ -430,7 +417,7 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(!status.bus_connected);
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
-    assert_reason(refused, Code::FailedPrecondition, "estop_latched");
+    assert_reason(&refused, Code::FailedPrecondition, "estop_latched");
     let info = session
         .get_session_info(GetSessionInfoRequest {})
         .await
@@ -487,10 +474,10 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         unit: 0,
     };
     let err = robot.send_action(degrees).await.unwrap_err();
-    assert_reason(err.clone(), Code::OutOfRange, "out_of_range");
+    assert_reason(&err.clone(), Code::OutOfRange, "out_of_range");
     assert!(err.message().contains("radians, not degrees"), "{}", err.message());
     assert_reason(
-        robot
+        &robot
             .load_state(LoadStateRequest { name: "x".into() })
             .await
             .unwrap_err(),
@@ -504,7 +491,7 @@ async fn robot_verbs_drive_the_real_arm_in_hil_through_the_safety_layers() {
         })
         .await
         .unwrap_err();
-    assert_reason(rate, Code::InvalidArgument, "invalid_argument");
+    assert_reason(&rate, Code::InvalidArgument, "invalid_argument");
     assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 1));
     rig.arm.server.stop().await.unwrap();
     assert!(
@@ -525,7 +512,7 @@ async fn fault_latches_the_stop(inject: impl FnOnce(&feetech_emu::ServoBus), jou
         assert_eq!(torque, 0, "servo {id} still listens, so its torque is off");
     }
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
-    assert_reason(refused, Code::FailedPrecondition, "estop_latched");
+    assert_reason(&refused, Code::FailedPrecondition, "estop_latched");
     let info = session
         .get_session_info(GetSessionInfoRequest {})
         .await
@@ -681,7 +668,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
     let mut other_hw = HardwareServiceClient::new(rig.arm.server.channel().await.unwrap());
 
     let refused = other_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err();
-    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert_reason(&refused.clone(), Code::FailedPrecondition, "lease_held");
     assert!(refused.message().contains("\"hil-test\""), "{}", refused.message());
     assert_eq!(
         fakesim_proto::errors::error_info(&refused).unwrap().metadata["holder"],
@@ -692,12 +679,12 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
         ..TickRequest::default()
     };
     assert_reason(
-        other_robot.tick(tick).await.unwrap_err(),
+        &other_robot.tick(tick).await.unwrap_err(),
         Code::FailedPrecondition,
         "lease_held",
     );
     assert_reason(
-        other_hw
+        &other_hw
             .set_mode(set_mode(Mode::Mirror, SyncOption::None))
             .await
             .unwrap_err(),
@@ -727,7 +714,7 @@ async fn without_the_lease_a_client_may_read_and_stop_the_arm_but_not_move_it() 
     assert!(stop.estop_latched);
     assert!((1..=6).all(|id| rig.arm.bus.servos().register(id, &TORQUE_ENABLE).unwrap() == 0));
     assert_reason(
-        other_hw
+        &other_hw
             .reset_emergency_stop(ResetEmergencyStopRequest::default())
             .await
             .unwrap_err(),
@@ -750,7 +737,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap();
 
     let refused = acquire(&rig.arm.server, "laptop", 1000, false).await.unwrap_err();
-    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert_reason(&refused.clone(), Code::FailedPrecondition, "lease_held");
     assert!(refused.message().contains("\"hil-test\""), "{}", refused.message());
     let mut hw = HardwareServiceClient::new(rig.leased("none").await);
     let taken = hw
@@ -766,7 +753,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     assert_eq!(taken.previous_holder.as_deref(), Some("hil-test"));
     let laptop = taken.lease.unwrap().lease_id;
     let refused = session.r#move(move_by(0.0, -0.02, 0.0)).await.unwrap_err();
-    assert_reason(refused.clone(), Code::FailedPrecondition, "lease_held");
+    assert_reason(&refused.clone(), Code::FailedPrecondition, "lease_held");
     assert!(refused.message().contains("\"laptop\""), "{}", refused.message());
     let mut laptop_session = SessionServiceClient::new(rig.leased(&laptop).await);
     laptop_session.r#move(move_by(0.0, -0.02, 0.0)).await.unwrap();
@@ -774,12 +761,12 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
     // The laptop goes quiet: no renewal.
     until_status(&mut hw, 500, |s| s.lease_holder.is_none()).await;
     assert_reason(
-        laptop_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
+        &laptop_session.r#move(move_by(0.0, 0.02, 0.0)).await.unwrap_err(),
         Code::FailedPrecondition,
         "lease_expired",
     );
     assert_reason(
-        SessionServiceClient::new(rig.arm.server.channel().await.unwrap())
+        &SessionServiceClient::new(rig.arm.server.channel().await.unwrap())
             .r#move(move_by(0.0, 0.02, 0.0))
             .await
             .unwrap_err(),

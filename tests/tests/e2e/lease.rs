@@ -2,19 +2,14 @@
 //! the arm (one holder; others refused with the holder named; renewal keeps it; release ends it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_e2e::{CallMetadata, TestServer};
-use fakesim_proto::errors::{error_info, error_reason};
+use fakesim_e2e::{CallMetadata, TestServer, assert_reason};
+use fakesim_proto::errors::error_info;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
 use fakesim_proto::v1::*;
 use tokio_stream::StreamExt;
 use tonic::Code;
-
-fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
-    assert_eq!(status.code(), code, "{status:?}");
-    assert_eq!(error_reason(status).as_deref(), Some(reason), "{status:?}");
-}
 
 async fn status(hw: &mut HardwareServiceClient<tonic::transport::Channel>) -> GetHardwareStatusResponse {
     hw.get_hardware_status(GetHardwareStatusRequest::default())

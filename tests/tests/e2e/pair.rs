@@ -5,10 +5,9 @@
 
 use fakesim_arm::Joint;
 use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
-use fakesim_e2e::{CallMetadata, Conn, TestServer, named};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, assert_reason, named};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_hil::Mode as StartMode;
-use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
@@ -17,11 +16,6 @@ use feetech_emu::VirtualSo101;
 use tokio_stream::StreamExt;
 use tonic::Code;
 use uom::si::angle::radian;
-
-fn assert_reason(status: &tonic::Status, code: Code, reason: &str) {
-    assert_eq!(status.code(), code, "{status:?}");
-    assert_eq!(error_reason(status).as_deref(), Some(reason), "{status:?}");
-}
 
 fn tick(action: Vec<f64>) -> TickRequest {
     TickRequest {

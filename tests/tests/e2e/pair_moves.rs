@@ -7,10 +7,9 @@
 
 use super::pair::take_lease;
 use fakesim_e2e::virtual_arm::{VirtualPairServer, goal_writes};
-use fakesim_e2e::{CallMetadata, Conn, TestServer};
+use fakesim_e2e::{CallMetadata, Conn, TestServer, assert_reason, move_by};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_hil::Mode as StartMode;
-use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::hardware_service_client::HardwareServiceClient;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
@@ -27,11 +26,11 @@ fn lift_both(layout: u32) -> ResetTaskRequest {
     }
 }
 
-fn move_by(arm: &str, [x, y, z]: [f64; 3]) -> MoveRequest {
+/// A `Move` of `arm`'s TCP by `delta` metres.
+fn arm_move(arm: &str, [x, y, z]: [f64; 3]) -> MoveRequest {
     MoveRequest {
-        delta_xyz: Some(Vec3 { x, y, z }),
-        delta_rpy: None,
         arm: arm.into(),
+        ..move_by(x, y, z)
     }
 }
 
@@ -59,7 +58,7 @@ async fn tcp_of(robot: &mut RobotServiceClient<Conn>, arm: &str) -> [f64; 3] {
 async fn move_to(session: &mut SessionServiceClient<Conn>, arm: &str, mut tcp: [f64; 3], target: [f64; 3]) -> [f64; 3] {
     for _ in 0..4 {
         let delta = std::array::from_fn(|i| target[i] - tcp[i]);
-        let out = session.r#move(move_by(arm, delta)).await.unwrap().into_inner();
+        let out = session.r#move(arm_move(arm, delta)).await.unwrap().into_inner();
         let p = out.state.unwrap().eef_pos_m.unwrap();
         tcp = [p.x, p.y, p.z];
         if out.action.unwrap().stop_reason() != MoveStopReason::StepCap {
@@ -109,7 +108,7 @@ async fn scripted_lift_both(server: &TestServer, layout: u32) -> serde_json::Val
             GripperStopReason::Settled,
             "{arm}"
         );
-        session.r#move(move_by(arm, [0.0, 0.0, 0.08])).await.unwrap();
+        session.r#move(arm_move(arm, [0.0, 0.0, 0.08])).await.unwrap();
     }
     let stopped = session.stop_episode(StopEpisodeRequest {}).await.unwrap().into_inner();
     let artifacts = stopped.artifacts.unwrap();
@@ -150,13 +149,12 @@ async fn a_move_names_its_arm_on_a_pair_and_only_on_a_pair() {
     let pair = TestServer::start_with(|s| s.pair = true).await.unwrap();
     let mut session = SessionServiceClient::new(pair.leased().await.unwrap());
     session.reset_task(lift_both(0)).await.unwrap();
-    let unnamed = session.r#move(move_by("", [0.0, 0.0, 0.01])).await.unwrap_err();
-    assert_eq!(unnamed.code(), Code::FailedPrecondition, "{unnamed:?}");
-    assert_eq!(error_reason(&unnamed).as_deref(), Some("one_arm_verb"));
+    let unnamed = session.r#move(arm_move("", [0.0, 0.0, 0.01])).await.unwrap_err();
+    assert_reason(&unnamed, Code::FailedPrecondition, "one_arm_verb");
     assert!(unnamed.message().contains("name the arm"), "{}", unnamed.message());
     let unnamed = session.gripper(close("")).await.unwrap_err();
-    assert_eq!(error_reason(&unnamed).as_deref(), Some("one_arm_verb"));
-    let middle = session.r#move(move_by("middle", [0.0, 0.0, 0.01])).await.unwrap_err();
+    assert_reason(&unnamed, Code::FailedPrecondition, "one_arm_verb");
+    let middle = session.r#move(arm_move("middle", [0.0, 0.0, 0.01])).await.unwrap_err();
     assert_eq!(middle.code(), Code::InvalidArgument, "{middle:?}");
     // An observation names its arm too, and answers that arm's TCP (the left arm stands at
     // y = +0.2 m, the right at -0.2 m) and wrist camera; the shared view is the same.
@@ -165,7 +163,7 @@ async fn a_move_names_its_arm_on_a_pair_and_only_on_a_pair() {
         ..Default::default()
     };
     let unnamed = session.get_observation(observe("")).await.unwrap_err();
-    assert_eq!(error_reason(&unnamed).as_deref(), Some("one_arm_verb"));
+    assert_reason(&unnamed, Code::FailedPrecondition, "one_arm_verb");
     let mut seen_by = Vec::new();
     for (arm, sign) in [("left", 1.0), ("right", -1.0)] {
         let seen = session.get_observation(observe(arm)).await.unwrap().into_inner();
@@ -188,11 +186,11 @@ async fn a_move_names_its_arm_on_a_pair_and_only_on_a_pair() {
     let alone = TestServer::start().await.unwrap();
     let mut session = SessionServiceClient::new(alone.leased().await.unwrap());
     session.reset_task(ResetTaskRequest::default()).await.unwrap();
-    let named = session.r#move(move_by("left", [0.0, 0.0, 0.01])).await.unwrap_err();
+    let named = session.r#move(arm_move("left", [0.0, 0.0, 0.01])).await.unwrap_err();
     assert_eq!(named.code(), Code::InvalidArgument, "{named:?}");
     assert!(named.message().contains("leave arm empty"), "{}", named.message());
     let moved = session
-        .r#move(move_by("", [0.0, 0.0, 0.01]))
+        .r#move(arm_move("", [0.0, 0.0, 0.01]))
         .await
         .unwrap()
         .into_inner();
@@ -211,7 +209,7 @@ async fn in_hil_a_move_of_one_arm_writes_goals_to_that_arm_s_bus_only() {
         bus.servos().clear_write_log();
     }
     let moved = session
-        .r#move(move_by("right", [0.0, 0.0, 0.03]))
+        .r#move(arm_move("right", [0.0, 0.0, 0.03]))
         .await
         .unwrap()
         .into_inner();
@@ -258,15 +256,15 @@ async fn a_named_move_needs_that_arm_s_lease_only() {
     let right = take_lease(&server, "right hand", "right").await.unwrap();
     let (mut left_session, mut right_session) =
         (session_with(&server, &left).await, session_with(&server, &right).await);
-    left_session.r#move(move_by("left", [0.0, 0.0, 0.02])).await.unwrap();
+    left_session.r#move(arm_move("left", [0.0, 0.0, 0.02])).await.unwrap();
     right_session.gripper(close("right")).await.unwrap();
     let other = left_session
-        .r#move(move_by("right", [0.0, 0.0, 0.02]))
+        .r#move(arm_move("right", [0.0, 0.0, 0.02]))
         .await
         .unwrap_err();
-    assert_eq!(error_reason(&other).as_deref(), Some("lease_held"), "{other:?}");
+    assert_reason(&other, Code::FailedPrecondition, "lease_held");
     assert!(other.message().contains("right hand"), "{}", other.message());
     let other = right_session.gripper(close("left")).await.unwrap_err();
-    assert_eq!(error_reason(&other).as_deref(), Some("lease_held"), "{other:?}");
+    assert_reason(&other, Code::FailedPrecondition, "lease_held");
     server.stop().await.unwrap();
 }

@@ -2,7 +2,7 @@
 //! with its code and reason, many concurrent clients, and a scripted solution over gRPC.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_e2e::TestServer;
+use fakesim_e2e::{TestServer, move_by};
 use fakesim_episode::tasks;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
@@ -17,14 +17,6 @@ fn reset(task_index: u32, init_state_index: u32) -> ResetTaskRequest {
         task_index: Some(task_index),
         init_state_index: Some(init_state_index),
         max_steps: None,
-    }
-}
-
-fn move_by(x: f64, y: f64, z: f64) -> MoveRequest {
-    MoveRequest {
-        delta_xyz: Some(Vec3 { x, y, z }),
-        delta_rpy: None,
-        ..Default::default()
     }
 }
 
