@@ -40,16 +40,20 @@ impl Running {
         let Sources { twin, arms, journal } = sources;
         let (model, start) = twin.with_sim(|sim| (sim.model().clone(), sim.tick_snapshot())).await?;
         let specs = twin.arms();
-        if specs.len() != arms.len() {
-            return Err(LiveViewError::Rerun {
-                target: target.to_string(),
-                message: format!(
-                    "the twin holds {} arms, the live view was given {}",
-                    specs.len(),
-                    arms.len()
-                ),
-            });
-        }
+        // Every arm switches mode together: the first one's mode is the daemon's.
+        let modes = match arms.first() {
+            Some(first) if specs.len() == arms.len() => first.bridge.clone(),
+            _ => {
+                return Err(LiveViewError::Rerun {
+                    target: target.to_string(),
+                    message: format!(
+                        "the twin holds {} arms, the live view was given {}",
+                        specs.len(),
+                        arms.len()
+                    ),
+                });
+            }
+        };
         let setups = (specs.iter().zip(&arms))
             .map(|(spec, arm)| ArmSetup {
                 spec,
@@ -58,8 +62,6 @@ impl Running {
             })
             .collect();
         let opened = Opened::new(target)?;
-        // Every arm switches mode together: the first one's mode is the daemon's.
-        let modes = arms[0].bridge.clone();
         let mode = modes.mode();
         // Posing and logging the static scene is CPU work: off the runtime.
         let logger = tokio::task::spawn_blocking(move || Logger::new(opened, model, setups, &start, mode))
