@@ -24,7 +24,8 @@ use crate::write_log::WriteRecord;
 #[derive(Debug, Clone)]
 pub struct ServoBus {
     state: Arc<Mutex<BusState>>,
-    unplugged: CancellationToken,
+    /// Cancelled when the adapter is unplugged; replaced by a fresh token on replug.
+    plug: Arc<Mutex<CancellationToken>>,
 }
 
 impl ServoBus {
@@ -32,7 +33,7 @@ impl ServoBus {
     pub fn new(config: &EmuConfig, clock: Arc<dyn Clock>) -> Self {
         Self {
             state: Arc::new(Mutex::new(BusState::new(config, clock))),
-            unplugged: CancellationToken::new(),
+            plug: Arc::new(Mutex::new(CancellationToken::new())),
         }
     }
 
@@ -202,19 +203,30 @@ impl ServoBus {
         self.lock().baud = baud;
     }
 
-    /// The port goes away (adapter unplugged): the serving transport closes.
+    /// The port goes away (adapter unplugged): the serving transport closes. The servos keep
+    /// their state (they keep power); see [`ServoBus::replug`].
     pub fn unplug(&self) {
-        self.unplugged.cancel();
+        self.plug_token().cancel();
     }
 
-    /// Whether [`ServoBus::unplug`] was called.
+    /// After [`ServoBus::unplug`], the adapter is plugged in again: the bus may be served anew
+    /// (on a new transport). Does nothing while the bus is plugged in.
+    pub fn replug(&self) {
+        let mut plug = self.plug.lock().unwrap_or_else(PoisonError::into_inner);
+        if plug.is_cancelled() {
+            *plug = CancellationToken::new();
+        }
+    }
+
+    /// Whether the adapter is unplugged now ([`ServoBus::unplug`] and no replug since).
     pub fn is_unplugged(&self) -> bool {
-        self.unplugged.is_cancelled()
+        self.plug_token().is_cancelled()
     }
 
-    /// Completes once the port has been unplugged.
-    pub(crate) async fn wait_unplugged(&self) {
-        self.unplugged.cancelled().await;
+    /// The token of the current plug-in: a transport serves until it is cancelled, so a
+    /// replug does not revive a transport served before the unplug.
+    pub(crate) fn plug_token(&self) -> CancellationToken {
+        self.plug.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, BusState> {

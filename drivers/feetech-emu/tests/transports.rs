@@ -1,6 +1,8 @@
 //! The serve loop on the in-memory duplex and on a real pseudo-terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use feetech::control_table as ct;
@@ -9,25 +11,10 @@ use feetech::protocol::frame::Frame;
 use feetech::protocol::instruction;
 use feetech_emu::wire_timing::{return_delay, transfer_time};
 use feetech_emu::{ServoBus, VirtualSo101, serve_pty, spawn_duplex};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_serial::SerialPortBuilderExt;
 
-/// Generous bound so a broken emulator fails the test instead of hanging it.
-const NO_HANG: Duration = Duration::from_secs(10);
-
-async fn read_n<R: AsyncRead + Unpin>(reader: &mut R, n: usize) -> Vec<u8> {
-    let mut bytes = vec![0; n];
-    tokio::time::timeout(NO_HANG, reader.read_exact(&mut bytes))
-        .await
-        .expect("reply within the time bound")
-        .unwrap();
-    bytes
-}
-
-async fn request<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, frame: &Frame, reply_len: usize) -> Vec<u8> {
-    stream.write_all(&frame.encode()).await.unwrap();
-    read_n(stream, reply_len).await
-}
+use common::{NO_HANG, read_n, request};
 
 fn state_block_request() -> Frame {
     instruction::sync_read(ct::STATE_BLOCK_ADDRESS, ct::STATE_BLOCK_LEN, &[1, 2, 3, 4, 5, 6])

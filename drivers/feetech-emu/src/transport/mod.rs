@@ -41,14 +41,32 @@ impl Link for tokio::io::DuplexStream {}
 /// Serves the bus on `link` until `shutdown` is cancelled, the bus is unplugged or the peer
 /// closes the stream. The link is dropped on return, which the peer sees as the port going
 /// away. A link that reports the host's line rate sets the bus baud rate before each frame.
-pub async fn serve<T: Link>(mut link: T, bus: ServoBus, shutdown: CancellationToken) -> Result<(), EmuError> {
+///
+/// The serving belongs to the bus's current plug-in, taken when this is called: after an
+/// unplug it ends for good, even when the bus is replugged before it noticed.
+pub fn serve<T: Link>(
+    link: T,
+    bus: ServoBus,
+    shutdown: CancellationToken,
+) -> impl Future<Output = Result<(), EmuError>> {
+    let unplugged = bus.plug_token();
+    serve_plugged(link, bus, shutdown, unplugged)
+}
+
+/// [`serve`] until `unplugged` is cancelled too.
+async fn serve_plugged<T: Link>(
+    mut link: T,
+    bus: ServoBus,
+    shutdown: CancellationToken,
+    unplugged: CancellationToken,
+) -> Result<(), EmuError> {
     let mut decoder = FrameDecoder::new();
     let mut chunk = [0_u8; READ_CHUNK];
     loop {
         let read = tokio::select! {
             biased;
             () = shutdown.cancelled() => return Ok(()),
-            () = bus.wait_unplugged() => return Ok(()),
+            () = unplugged.cancelled() => return Ok(()),
             read = link.read(&mut chunk) => read?,
         };
         let received_at = Instant::now();
@@ -76,7 +94,7 @@ pub async fn serve<T: Link>(mut link: T, bus: ServoBus, shutdown: CancellationTo
             tokio::select! {
                 biased;
                 () = shutdown.cancelled() => return Ok(()),
-                () = bus.wait_unplugged() => return Ok(()),
+                () = unplugged.cancelled() => return Ok(()),
                 sent = transmit(&mut link, &bus, replies, request_done) => sent?,
             }
         }

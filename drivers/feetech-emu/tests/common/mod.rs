@@ -1,8 +1,30 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::time::Duration;
+
 use feetech::protocol::frame::{Frame, FrameDecoder};
 use feetech_emu::{EmuConfig, ManualClock, ServoBus, ServoConfig, VirtualSo101};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Generous bound so a broken emulator fails the test instead of hanging it.
+pub const NO_HANG: Duration = Duration::from_secs(10);
+
+/// Reads exactly `n` bytes, failing the test instead of hanging.
+pub async fn read_n<R: AsyncRead + Unpin>(reader: &mut R, n: usize) -> Vec<u8> {
+    let mut bytes = vec![0; n];
+    tokio::time::timeout(NO_HANG, reader.read_exact(&mut bytes))
+        .await
+        .expect("reply within the time bound")
+        .unwrap();
+    bytes
+}
+
+/// Sends `frame` and reads `reply_len` bytes back.
+pub async fn request<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, frame: &Frame, reply_len: usize) -> Vec<u8> {
+    stream.write_all(&frame.encode()).await.unwrap();
+    read_n(stream, reply_len).await
+}
 
 /// Feeds raw request bytes to the bus and returns every reply byte, in order.
 pub fn exchange(bus: &ServoBus, request: &[u8]) -> Vec<u8> {
