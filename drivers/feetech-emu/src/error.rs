@@ -11,6 +11,14 @@ pub enum EmuError {
         /// The operating-system error.
         source: std::io::Error,
     },
+    /// The symbolic link to the pseudo-terminal could not be made or moved.
+    #[error("link {}: {source}", path.display())]
+    Link {
+        /// The link's path.
+        path: std::path::PathBuf,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
     /// Reading from or writing to the transport failed.
     #[error("transport i/o: {0}")]
     Io(#[from] std::io::Error),

@@ -59,5 +59,5 @@ pub use hindrance::LOAD_PER_BLOCKED_STEP;
 pub use motion::{ACCEL_STEPS_PER_S2_PER_UNIT, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S};
 pub use script::{Push, Script};
 pub use so101::VirtualSo101;
-pub use transport::{Link, PtyBus, RunningBus, serve, serve_pty, serve_pty_bus, spawn_duplex};
+pub use transport::{Link, PtyBus, RunningBus, serve, serve_pty, serve_pty_bus, serve_pty_linked, spawn_duplex};
 pub use write_log::WriteRecord;

@@ -4,12 +4,16 @@
 
 mod common;
 
+use std::path::Path;
+
 use feetech::control_table as ct;
 use feetech::protocol::instruction;
-use feetech_emu::{ServoBus, VirtualSo101, spawn_duplex};
+use feetech_emu::{EmuError, ServoBus, VirtualSo101, serve_pty_linked, spawn_duplex};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
-use common::request;
+use tokio_serial::SerialPortBuilderExt;
+
+use common::{NO_HANG, request};
 
 /// Reads Acceleration of servo `id` over `stream`.
 async fn read_acceleration<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, id: u8) -> u8 {
@@ -56,4 +60,95 @@ async fn a_transport_served_before_an_unplug_stays_gone_after_a_quick_replug() {
     assert_eq!(request(&mut new, &instruction::ping(1), 6).await.len(), 6);
     assert!(!new_running.is_finished());
     new_running.shutdown().await.unwrap();
+}
+
+/// Opens `path` like a serial adapter at 1 Mbaud.
+fn open_port(path: &Path) -> tokio_serial::SerialStream {
+    tokio_serial::new(path.to_string_lossy(), 1_000_000)
+        .open_native_async()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_linked_pty_comes_back_at_the_same_link_with_the_same_servos() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ttyARM");
+    std::os::unix::fs::symlink("/dev/pts/stale-from-an-earlier-run", &link).unwrap();
+    let mut pty = serve_pty_linked(ServoBus::real_time(&VirtualSo101::config()), &link).unwrap();
+    assert_eq!(pty.link(), Some(link.as_path()));
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        pty.path(),
+        "the stale link is replaced"
+    );
+    let mut port = open_port(&link);
+    request(&mut port, &instruction::write(2, ct::ACCELERATION.address, &[77]), 6).await;
+
+    let old_device = pty.path().to_path_buf();
+    pty.unplug();
+    pty.wait_finished().await.unwrap();
+    assert!(pty.is_finished() && pty.servos().is_unplugged());
+    assert!(!old_device.exists(), "{} still exists", old_device.display());
+    assert!(
+        std::fs::symlink_metadata(&link).is_err(),
+        "the link went with the device"
+    );
+    let mut buf = [0; 8];
+    let read = tokio::time::timeout(NO_HANG, port.read(&mut buf))
+        .await
+        .expect("no hang");
+    assert!(matches!(read, Ok(0) | Err(_)), "the held port vanished: {read:?}");
+    assert!(
+        tokio_serial::new(link.to_string_lossy(), 1_000_000)
+            .open_native_async()
+            .is_err()
+    );
+
+    pty.replug().await.unwrap();
+    assert!(!pty.is_finished() && !pty.servos().is_unplugged());
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        pty.path(),
+        "the link points to the new device"
+    );
+    let mut again = open_port(&link);
+    assert_eq!(read_acceleration(&mut again, 2).await, 77, "the servos kept power");
+    pty.shutdown().await.unwrap();
+    assert!(
+        std::fs::symlink_metadata(&link).is_err(),
+        "shutting down removes the link"
+    );
+}
+
+#[tokio::test]
+async fn replugging_a_served_pty_unplugs_it_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ttyARM");
+    let mut pty = serve_pty_linked(ServoBus::real_time(&VirtualSo101::config()), &link).unwrap();
+    let mut port = open_port(pty.path());
+    request(&mut port, &instruction::ping(1), 6).await;
+    pty.replug().await.unwrap();
+    let mut buf = [0; 8];
+    let read = tokio::time::timeout(NO_HANG, port.read(&mut buf))
+        .await
+        .expect("no hang");
+    assert!(matches!(read, Ok(0) | Err(_)), "the old port vanished: {read:?}");
+    let mut again = open_port(&link);
+    assert_eq!(request(&mut again, &instruction::ping(1), 6).await.len(), 6);
+    pty.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_link_is_never_put_over_a_file_that_is_not_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "keep me").unwrap();
+    let refused = serve_pty_linked(ServoBus::real_time(&VirtualSo101::config()), &file);
+    assert!(matches!(refused, Err(EmuError::Link { .. })), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary link left"
+    );
 }

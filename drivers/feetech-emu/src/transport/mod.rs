@@ -5,7 +5,7 @@ mod duplex;
 mod pty;
 
 pub use duplex::spawn_duplex;
-pub use pty::{PtyBus, PtyPort, serve_pty, serve_pty_bus};
+pub use pty::{PtyBus, PtyPort, serve_pty, serve_pty_bus, serve_pty_linked};
 
 use std::time::{Duration, Instant};
 
