@@ -116,6 +116,15 @@ impl ServoBus {
         self.modify(id, Servo::power_on)
     }
 
+    /// The servo resets (a brown-out the adapter survives): its RAM returns to the power-on
+    /// values exactly as after [`ServoBus::power_cycle`] (torque off, Lock 1 as at every
+    /// power-on, Goal_Position = present position, Torque_Limit = Max_Torque_Limit, every
+    /// other RAM register at its default, a buffered REG_WRITE forgotten); the persisted
+    /// EEPROM is unchanged, and unpersisted EEPROM writes are lost.
+    pub fn reset_ram(&self, id: u8) -> Result<(), EmuError> {
+        self.modify(id, Servo::power_on)
+    }
+
     /// Reads a register as the host would see it now.
     pub fn register(&self, id: u8, register: &Register) -> Result<i32, EmuError> {
         self.inspect(id, |servo| servo.register(register))
