@@ -1,23 +1,9 @@
-//! Embeds run paths in the `fakesim-hil` binary so it finds libmujoco without
-//! `LD_LIBRARY_PATH`: `$ORIGIN` (a library installed beside the binary) and the
-//! directory `fakesim-mujoco-runtime` provided at build time.
+//! Embeds run paths relative to the binary in `fakesim-hil-daemon`, so it finds libmujoco
+//! beside itself (`$ORIGIN`) or in `../lib` (`cargo install --root DIR` puts binaries in
+//! `DIR/bin`) without `LD_LIBRARY_PATH`. No absolute path into the build directory: the
+//! `fakesim-hil` launcher finds the library everywhere else (see src/launcher/) and gives the
+//! daemon its directory.
 
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    println!("cargo::rerun-if-env-changed=DEP_FAKESIM_MUJOCO_LIBDIR");
-    println!("cargo::rustc-link-arg-bins=-Wl,-rpath,$ORIGIN");
-    match std::env::var("DEP_FAKESIM_MUJOCO_LIBDIR") {
-        Ok(dir) => {
-            println!("cargo::rustc-link-arg-bins=-Wl,-rpath,{dir}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!(
-                "error: DEP_FAKESIM_MUJOCO_LIBDIR is not available ({e}); \
-                 fakesim-hil must depend directly on fakesim-mujoco-runtime"
-            );
-            ExitCode::FAILURE
-        }
-    }
+fn main() {
+    println!("cargo::rustc-link-arg-bins=-Wl,-rpath,$ORIGIN:$ORIGIN/../lib");
 }

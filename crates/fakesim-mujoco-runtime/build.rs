@@ -1,10 +1,12 @@
 //! Provides libmujoco 3.17.0 for linking and running.
 //!
 //! With `MUJOCO_DYNAMIC_LINK_DIR` set, that directory is used as it is. Otherwise the
-//! pinned `mujoco==3.17.0` wheel is fetched from PyPI with pip, its sha256 is checked,
-//! and `libmujoco.so.3.17.0` is unpacked into `OUT_DIR/lib`. The directory is then
-//! announced as a native search path (cargo puts it on the library path of `cargo run`
-//! and `cargo test`) and as `DEP_FAKESIM_MUJOCO_LIBDIR` for binaries that embed an rpath.
+//! pinned `mujoco==3.17.0` wheel is fetched from PyPI with pip into a per-user cache (reused
+//! by every later build, of any checkout or target directory), its sha256 is checked, and
+//! `libmujoco.so.3.17.0` is unpacked into `OUT_DIR/lib` and into the cache's `lib`. `OUT_DIR/lib`
+//! is announced as a native search path (cargo puts it on the library path of `cargo run` and
+//! `cargo test`); the cache's `lib` outlives the build directory, so an installed binary's
+//! launcher can find the library there after `cargo install` deleted its target directory.
 
 use sha2::{Digest, Sha256};
 use std::env;
@@ -41,11 +43,12 @@ fn main() -> ExitCode {
     println!("cargo::rerun-if-env-changed=MUJOCO_DYNAMIC_LINK_DIR");
     println!("cargo::rerun-if-env-changed=FAKESIM_MUJOCO_WHEEL");
     println!("cargo::rerun-if-env-changed=PYTHON");
+    println!("cargo::rerun-if-env-changed=FAKESIM_MUJOCO_CACHE");
     match provide_library() {
-        Ok(dir) => {
+        Ok(Provided { dir, kept }) => {
             println!("cargo::rustc-link-search=native={}", dir.display());
-            println!("cargo::metadata=libdir={}", dir.display());
             println!("cargo::rustc-env=FAKESIM_MUJOCO_LIBDIR={}", dir.display());
+            println!("cargo::rustc-env=FAKESIM_MUJOCO_KEPT_LIBDIR={}", kept.display());
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -60,7 +63,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn provide_library() -> Result<PathBuf, String> {
+/// Where the library is for linking (`dir`), and where a copy stays after the build
+/// directory is gone (`kept`).
+struct Provided {
+    dir: PathBuf,
+    kept: PathBuf,
+}
+
+fn provide_library() -> Result<Provided, String> {
     if let Some(dir) = env::var_os("MUJOCO_DYNAMIC_LINK_DIR") {
         let dir = PathBuf::from(dir);
         if !dir.join("libmujoco.so").is_file() {
@@ -69,25 +79,71 @@ fn provide_library() -> Result<PathBuf, String> {
                 dir.display()
             ));
         }
-        return Ok(dir);
+        return Ok(Provided { kept: dir.clone(), dir });
     }
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
     let lib_dir = out_dir.join("lib");
-    if lib_dir.join(LIBRARY).is_file() && lib_dir.join("libmujoco.so").exists() {
-        return Ok(lib_dir);
-    }
     let arch = env::var("CARGO_CFG_TARGET_ARCH").map_err(|e| e.to_string())?;
+    let cache = cache_dir(&arch).unwrap_or_else(|| out_dir.clone());
+    let kept = cache.join("lib");
+    let unpacked = |dir: &Path| dir.join(LIBRARY).is_file() && dir.join("libmujoco.so").exists();
+    if unpacked(&lib_dir) && unpacked(&kept) {
+        return Ok(Provided { dir: lib_dir, kept });
+    }
     let pinned = WHEELS
         .iter()
         .find(|w| w.arch == arch)
         .ok_or_else(|| format!("no pinned MuJoCo wheel for architecture {arch}"))?;
     let wheel = match env::var_os("FAKESIM_MUJOCO_WHEEL") {
         Some(path) => PathBuf::from(path),
-        None => download_wheel(pinned, &out_dir.join("wheel"))?,
+        None => cached_wheel(pinned, &cache.join("wheel"))?,
     };
     verify_sha256(&wheel, pinned.sha256)?;
     unpack_library(&wheel, &lib_dir)?;
-    Ok(lib_dir)
+    if let Err(message) = unpack_library(&wheel, &kept) {
+        println!("cargo::warning=keeping no copy of {LIBRARY} outside the build directory: {message}");
+        return Ok(Provided {
+            kept: lib_dir.clone(),
+            dir: lib_dir,
+        });
+    }
+    Ok(Provided { dir: lib_dir, kept })
+}
+
+/// The per-user cache of the pinned wheel and its library: `$FAKESIM_MUJOCO_CACHE`, else
+/// `$XDG_CACHE_HOME/fakesim-hil/mujoco-3.17.0-ARCH`, else under `$HOME/.cache`; `None` without
+/// either (the build then keeps nothing outside `OUT_DIR`).
+fn cache_dir(arch: &str) -> Option<PathBuf> {
+    if let Some(dir) = env::var_os("FAKESIM_MUJOCO_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("fakesim-hil").join(format!("mujoco-{VERSION}-{arch}")))
+}
+
+/// The pinned wheel in `into`: the one already there if its sha256 matches, else downloaded.
+fn cached_wheel(pinned: &PinnedWheel, into: &Path) -> Result<PathBuf, String> {
+    if let Some(wheel) = find_wheel(into)
+        && verify_sha256(&wheel, pinned.sha256).is_ok()
+    {
+        return Ok(wheel);
+    }
+    download_wheel(pinned, into)
+}
+
+/// The first `mujoco-*.whl` in `dir`, if any.
+fn find_wheel(dir: &Path) -> Option<PathBuf> {
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("mujoco-") && name.ends_with(".whl"))
+        })
 }
 
 fn download_wheel(pinned: &PinnedWheel, into: &Path) -> Result<PathBuf, String> {
@@ -106,16 +162,7 @@ fn download_wheel(pinned: &PinnedWheel, into: &Path) -> Result<PathBuf, String> 
             "`{python} -m pip download mujoco=={VERSION}` failed ({status})"
         ));
     }
-    let entries = fs::read_dir(into).map_err(|e| format!("listing {}: {e}", into.display()))?;
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .find(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with("mujoco-") && name.ends_with(".whl"))
-        })
-        .ok_or_else(|| format!("pip left no mujoco wheel in {}", into.display()))
+    find_wheel(into).ok_or_else(|| format!("pip left no mujoco wheel in {}", into.display()))
 }
 
 fn verify_sha256(wheel: &Path, expected: &str) -> Result<(), String> {
@@ -141,12 +188,16 @@ fn unpack_library(wheel: &Path, lib_dir: &Path) -> Result<(), String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("unpacking {LIBRARY}: {e}"))?;
     fs::create_dir_all(lib_dir).map_err(|e| format!("creating {}: {e}", lib_dir.display()))?;
-    let partial = lib_dir.join(format!("{LIBRARY}.partial"));
+    // Named per process: two builds (two target directories) may fill the shared cache at once.
+    let partial = lib_dir.join(format!("{LIBRARY}.partial-{}", std::process::id()));
     fs::write(&partial, &bytes).map_err(|e| format!("writing {}: {e}", partial.display()))?;
     fs::rename(&partial, lib_dir.join(LIBRARY)).map_err(|e| format!("installing {LIBRARY}: {e}"))?;
     let link = lib_dir.join("libmujoco.so");
-    if link.symlink_metadata().is_ok() {
-        fs::remove_file(&link).map_err(|e| format!("replacing {}: {e}", link.display()))?;
+    let partial_link = lib_dir.join(format!("libmujoco.so.partial-{}", std::process::id()));
+    if partial_link.symlink_metadata().is_ok() {
+        fs::remove_file(&partial_link).map_err(|e| format!("replacing {}: {e}", partial_link.display()))?;
     }
-    std::os::unix::fs::symlink(LIBRARY, &link).map_err(|e| format!("linking {}: {e}", link.display()))
+    std::os::unix::fs::symlink(LIBRARY, &partial_link)
+        .map_err(|e| format!("linking {}: {e}", partial_link.display()))?;
+    fs::rename(&partial_link, &link).map_err(|e| format!("linking {}: {e}", link.display()))
 }

@@ -2,6 +2,7 @@
 //! daemon with the library's options; the hardware tools' subcommands are why the binary, not
 //! the library, depends on `fakesim-hardware-tools` (and through it on `feetech-emu`).
 
+use crate::service::InstallServiceArgs;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use fakesim_hardware_tools::align::AlignArgs;
 use fakesim_hardware_tools::calibrate::CalibrateArgs;
@@ -56,6 +57,8 @@ pub enum Command {
     Teleop(TeleopArgs),
     /// Serve the episode tools over MCP on stdin/stdout, for an agent host that launches it.
     Mcp(McpArgs),
+    /// Install the udev rules and a systemd unit serving one arm after every boot.
+    InstallService(InstallServiceArgs),
     /// Print every setting (config key, flag, default, meaning) as the manual's Markdown table.
     #[command(hide = true)]
     ConfigTable,

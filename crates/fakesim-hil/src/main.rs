@@ -1,6 +1,8 @@
-//! `fakesim-hil`: parses the command line and runs the daemon or one of the hardware tools.
+//! `fakesim-hil-daemon` (started as `fakesim-hil` by the launcher beside it): parses the command
+//! line and runs the daemon, one of the hardware tools or `install-service`.
 
 mod cli;
+mod service;
 
 use cli::{Cli, Command};
 use fakesim_hardware_tools::{self as hardware_tools, Console};
@@ -34,6 +36,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
             Command::Mcp(args) => fakesim_hil::mcp_stdio(args).await,
+            Command::InstallService(args) => service::run(&args),
             Command::ConfigTable => {
                 print!("{}", config::markdown());
                 Ok(())

@@ -1,9 +1,11 @@
 //! How the daemon is reached and run: the gRPC server and its listeners, the MCP endpoints
-//! (streamable HTTP, and stdio for `fakesim-hil mcp`), the stop signals and logging.
+//! (streamable HTTP, and stdio for `fakesim-hil mcp`), the stop signals, the service manager's
+//! readiness notification and logging.
 
 pub mod listen;
 pub mod logging;
 pub mod mcp_http;
 pub mod mcp_stdio;
+mod notify;
 pub mod server;
 mod signal;

@@ -13,6 +13,7 @@ use crate::services::session::SessionService;
 use crate::state::AppState;
 use crate::transport::listen::Listener;
 use crate::transport::mcp_http;
+use crate::transport::notify::notify;
 use crate::transport::signal::shutdown_signal;
 use crate::wire::status;
 use anyhow::Context;
@@ -37,11 +38,21 @@ use tonic_health::server::HealthReporter;
 /// How long calls still open after a shutdown request (a health watch, say) are waited for.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
-/// Binds `settings.listen` and serves until SIGINT or SIGTERM.
+/// Binds `settings.listen` and serves until SIGINT or SIGTERM. Under a service manager
+/// (`$NOTIFY_SOCKET` set, systemd's `Type=notify`) it sends `READY=1` once the port is bound
+/// and serving, and `STOPPING=1` at the stop signal.
 pub async fn run(settings: Settings) -> anyhow::Result<()> {
-    let shutdown = shutdown_signal()?;
+    let signal = shutdown_signal()?;
+    let shutdown = async move {
+        signal.await;
+        notify("STOPPING=1");
+    };
     let listener = Listener::bind(&settings.listen).await?;
-    serve(settings, listener, shutdown).await
+    serve_with(settings, listener, shutdown, |addr| {
+        announce(&addr);
+        notify("READY=1");
+    })
+    .await
 }
 
 /// Serves the daemon's services on `listener` until `shutdown` completes, then stops accepting,
@@ -53,7 +64,12 @@ pub async fn serve(
     listener: impl Into<Listener>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    serve_with(settings, listener, shutdown, |addr| println!("{addr}")).await
+    serve_with(settings, listener, shutdown, |addr| announce(&addr)).await
+}
+
+/// Prints the bound address alone on a line of stdout.
+fn announce(addr: &ListenAddr) {
+    println!("{addr}");
 }
 
 /// [`serve`], telling `ready` the bound address instead of printing it (stdout may be another
