@@ -39,6 +39,8 @@ pub(crate) struct BusState {
     rng: SeededRng,
     clock: Arc<dyn Clock>,
     synced_at: Duration,
+    /// Bus time up to which overloads were checked for lock-ups.
+    lockups_checked_at: Duration,
     /// The hand's script and the bus time it started at.
     script: Option<(Script, Duration)>,
     pushes: Vec<Pushing>,
@@ -62,6 +64,7 @@ impl BusState {
             writes: WriteLog::default(),
             rng: SeededRng::new(config.seed),
             synced_at: clock.elapsed(),
+            lockups_checked_at: clock.elapsed(),
             script: None,
             pushes: config.pushes.iter().cloned().map(Pushing::new).collect(),
             clock,
@@ -125,22 +128,29 @@ impl BusState {
         self.refresh();
     }
 
-    /// Rewrites every servo's present readings (after any change of state).
+    /// Rewrites every servo's present readings (after any change of state) and locks up the
+    /// servos an overload has locked up since the last time.
     pub(crate) fn refresh(&mut self) {
+        let since = self.lockups_checked_at;
+        self.lockups_checked_at = self.synced_at;
         for servo in &mut self.servos {
-            let forced = self.faults.forced(servo.id(), self.synced_at);
-            servo.refresh(forced);
+            let id = servo.id();
+            if !servo.locked_up && self.faults.locks_up(id, since, self.synced_at) {
+                tracing::debug!(id, "servo locked up after an overload");
+                servo.locked_up = true;
+            }
+            servo.refresh(self.faults.forced(id, self.synced_at));
         }
     }
 
-    /// Indices of the servos that hear a frame sent to `id` (silent servos and servos at
-    /// another baud rate hear nothing).
+    /// Indices of the servos that hear a frame sent to `id` (silent or locked-up servos and
+    /// servos at another baud rate hear nothing).
     fn listeners(&self, id: u8) -> Vec<usize> {
         self.servos
             .iter()
             .enumerate()
             .filter(|(_, s)| id == BROADCAST_ID || s.id() == id)
-            .filter(|(_, s)| s.baud() == Some(self.baud) && !self.faults.is_silent(s.id()))
+            .filter(|(_, s)| s.baud() == Some(self.baud) && !self.faults.is_silent(s.id()) && !s.locked_up)
             .map(|(index, _)| index)
             .collect()
     }

@@ -20,6 +20,9 @@ pub struct FaultConfig {
     pub windows: Vec<FaultWindow>,
     /// Send every received byte straight back, as adapters that echo transmissions do.
     pub echo: bool,
+    /// Servos that lock up once they have an overload (forced or in a window): from then on
+    /// they neither execute instructions nor reply, until their power is cycled.
+    pub lockup_after_overload: BTreeSet<u8>,
 }
 
 /// Error bits that start and clear at given times.
@@ -55,6 +58,24 @@ impl FaultConfig {
             .iter()
             .filter(|window| window.id == id && window.is_active(at))
             .fold(always, |bits, window| bits | window.error)
+    }
+
+    /// Whether servo `id` locks up from an overload it has at some time in `from..=to`.
+    pub fn locks_up(&self, id: u8, from: Duration, to: Duration) -> bool {
+        if !self.lockup_after_overload.contains(&id) {
+            return false;
+        }
+        let always = self
+            .forced_errors
+            .get(&id)
+            .is_some_and(|error| error.contains(ServoError::OVERLOAD));
+        always
+            || self.windows.iter().any(|window| {
+                window.id == id
+                    && window.error.contains(ServoError::OVERLOAD)
+                    && window.from <= to
+                    && window.until.is_none_or(|until| until > from)
+            })
     }
 
     /// Whether servo `id` has stopped answering.

@@ -111,18 +111,29 @@ impl ServoBus {
         self.modify(id, |servo| servo.set_supply(decivolts))
     }
 
-    /// Power-cycles a servo: RAM back to defaults, EEPROM as persisted.
+    /// Power-cycles a servo: RAM back to defaults, EEPROM as persisted, a lock-up freed
+    /// (it locks up again if it still has an overload and is set to lock up).
     pub fn power_cycle(&self, id: u8) -> Result<(), EmuError> {
-        self.modify(id, Servo::power_on)
+        self.modify(id, |servo| {
+            servo.power_on();
+            servo.locked_up = false;
+        })
     }
 
     /// The servo resets (a brown-out the adapter survives): its RAM returns to the power-on
     /// values exactly as after [`ServoBus::power_cycle`] (torque off, Lock 1 as at every
     /// power-on, Goal_Position = present position, Torque_Limit = Max_Torque_Limit, every
     /// other RAM register at its default, a buffered REG_WRITE forgotten); the persisted
-    /// EEPROM is unchanged, and unpersisted EEPROM writes are lost.
+    /// EEPROM is unchanged, and unpersisted EEPROM writes are lost. A locked-up servo stays
+    /// locked up: only [`ServoBus::power_cycle`] frees it.
     pub fn reset_ram(&self, id: u8) -> Result<(), EmuError> {
         self.modify(id, Servo::power_on)
+    }
+
+    /// Whether the servo locked up after an overload ([`FaultConfig::lockup_after_overload`]):
+    /// it neither executes instructions nor replies until [`ServoBus::power_cycle`].
+    pub fn is_locked_up(&self, id: u8) -> Result<bool, EmuError> {
+        self.inspect(id, |servo| servo.locked_up)
     }
 
     /// Reads a register as the host would see it now.

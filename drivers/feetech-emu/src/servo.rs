@@ -57,6 +57,8 @@ pub(crate) struct Servo {
     hindrance: Hindrance,
     /// Signed load (0.1 % units) of a servo with torque on straining against a hand.
     hand_load: f64,
+    /// Locked up after an overload: deaf and mute until its power is cycled.
+    pub(crate) locked_up: bool,
 }
 
 impl Servo {
@@ -78,6 +80,7 @@ impl Servo {
             temperature: AMBIENT_CELSIUS,
             supply_decivolts: config.supply_decivolts,
             hand_load: 0.0,
+            locked_up: false,
         };
         servo.power_on();
         servo

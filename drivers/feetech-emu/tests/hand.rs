@@ -8,19 +8,10 @@ mod common;
 use std::time::Duration;
 
 use clap::Parser;
-use common::send;
+use common::{read, write};
 use feetech::control_table as ct;
-use feetech::protocol::instruction;
 use feetech_emu::cli::{ArmArgs, ScriptArgs};
 use feetech_emu::{EmuConfig, LOAD_PER_BLOCKED_STEP, ManualClock, Push, Script, ServoBus, VirtualSo101};
-
-fn write(bus: &ServoBus, id: u8, register: &ct::Register, value: i32) {
-    send(bus, &instruction::write(id, register.address, &register.encode(value)));
-}
-
-fn read(bus: &ServoBus, id: u8, register: &ct::Register) -> i32 {
-    bus.register(id, register).unwrap()
-}
 
 /// The virtual arm on a simulated clock with a hand sweeping half of every range at 60 deg/s.
 fn swept() -> (ServoBus, ManualClock, Script) {

@@ -7,21 +7,12 @@ mod common;
 use std::time::Duration;
 
 use clap::Parser;
-use common::send;
+use common::{read, write};
 use feetech::control_table as ct;
-use feetech::protocol::instruction;
 use feetech::units::degrees_to_steps;
 use feetech_emu::cli::ArmArgs;
 use feetech_emu::so101::JOINTS;
 use feetech_emu::{EmuConfig, LOAD_PER_BLOCKED_STEP, ManualClock, ServoBus, ServoConfig};
-
-fn write(bus: &ServoBus, id: u8, register: &ct::Register, value: i32) {
-    send(bus, &instruction::write(id, register.address, &register.encode(value)));
-}
-
-fn read(bus: &ServoBus, id: u8, register: &ct::Register) -> i32 {
-    bus.register(id, register).unwrap()
-}
 
 /// Servo 1 at 2048 behind an obstacle at `obstacle`, torque on.
 fn blocked(obstacle: u16) -> (ServoBus, ManualClock) {

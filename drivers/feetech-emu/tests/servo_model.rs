@@ -5,19 +5,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{bus_with, send, so101};
+use common::{bus_with, read, send, so101, write};
 use feetech::control_table as ct;
 use feetech::protocol::instruction;
 use feetech::protocol::status::ServoError;
 use feetech_emu::{EmuConfig, ServoBus, ServoConfig};
-
-fn write(bus: &ServoBus, id: u8, register: &ct::Register, value: i32) {
-    send(bus, &instruction::write(id, register.address, &register.encode(value)));
-}
-
-fn read(bus: &ServoBus, id: u8, register: &ct::Register) -> i32 {
-    bus.register(id, register).unwrap()
-}
 
 #[test]
 fn locked_eeprom_writes_apply_until_power_off_only() {

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use feetech::control_table as ct;
 use feetech::protocol::frame::{Frame, FrameDecoder};
+use feetech::protocol::instruction;
 use feetech_emu::{EmuConfig, ManualClock, ServoBus, ServoConfig, VirtualSo101};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -61,4 +63,14 @@ pub fn bus_with(ids: &[u8]) -> (ServoBus, ManualClock) {
 /// The virtual SO-101 arm on a simulated clock.
 pub fn so101() -> (ServoBus, ManualClock) {
     ServoBus::simulated(&VirtualSo101::config())
+}
+
+/// Writes a register of servo `id` with a WRITE instruction.
+pub fn write(bus: &ServoBus, id: u8, register: &ct::Register, value: i32) {
+    send(bus, &instruction::write(id, register.address, &register.encode(value)));
+}
+
+/// A register of servo `id` as the host would read it now.
+pub fn read(bus: &ServoBus, id: u8, register: &ct::Register) -> i32 {
+    bus.register(id, register).unwrap()
 }
