@@ -34,9 +34,10 @@ def daemon_binary() -> str:
 
 
 def start_daemon(runs_dir: Path, *args: str) -> Daemon:
-    """Starts a sim-only daemon on 127.0.0.1:0 (its bound address read from stdout's first line)."""
+    """Starts a sim-only daemon on 127.0.0.1:0 (its bound address read from stdout's first line;
+    TCP, as the LeRobot commands and other processes of the tests are given it)."""
     try:
-        return LocalDaemon.start(runs_dir, *args, binary=daemon_binary())
+        return LocalDaemon.start(runs_dir, *args, binary=daemon_binary(), listen="127.0.0.1:0")
     except RuntimeError as ended:
         pytest.fail(str(ended))
 

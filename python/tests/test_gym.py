@@ -17,7 +17,8 @@ LAYOUT = 2
 
 def test_registered_ids_make_envs_on_their_tasks(daemon) -> None:
     assert set(ENV_IDS.values()) <= set(gym.registry)
-    env = gym.make(ENV_IDS[1], address=daemon.address, image_size=(64, 48), episode_ticks=3)
+    cameras = ["agentview", "robot0_eye_in_hand"]
+    env = gym.make(ENV_IDS[1], address=daemon.address, image_size=(64, 48), cameras=cameras, episode_ticks=3)
     try:
         obs, info = env.reset(seed=0)
         assert info["task"] == "cube_in_bowl"
@@ -84,11 +85,14 @@ def test_step_before_reset_and_a_wrong_action_shape_are_refused(daemon) -> None:
         env.close()
 
 
-def test_gymnasiums_check_env_passes_with_an_env_that_starts_its_own_daemon(fakesim_bin: str) -> None:
+@pytest.mark.parametrize("cameras", [["agentview"], []], ids=["a camera", "no camera"])
+def test_gymnasiums_check_env_passes_with_an_env_that_starts_its_own_daemon(fakesim_bin: str, cameras: list[str]) -> None:
     from gymnasium.utils.env_checker import check_env
 
     # Made without an address, as check_env makes its second env: each starts a daemon of its own.
-    env = gym.make(ENV_IDS[0], daemon_bin=fakesim_bin, image_size=(32, 32), cameras=["agentview"], episode_ticks=5)
+    env = gym.make(ENV_IDS[0], daemon_bin=fakesim_bin, image_size=(32, 32), cameras=cameras, episode_ticks=5)
+    assert env.unwrapped.client.connection.address.startswith("unix:"), "its own daemon on a Unix socket"
+    assert ("pixels" in env.observation_space.spaces) == bool(cameras)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # gymnasium reports its findings as warnings
@@ -115,3 +119,44 @@ def test_two_envs_run_episodes_side_by_side(fakesim_bin: str) -> None:
     finally:
         for env in envs:
             env.close()
+
+
+def test_an_env_without_cameras_draws_nothing_and_has_no_image_keys(fakesim_bin: str, tmp_path) -> None:
+    env = FakesimEnv(0, daemon_bin=fakesim_bin, runs_dir=str(tmp_path), episode_ticks=4)
+    try:
+        assert set(env.observation_space.spaces) == {"joint_pos", "joint_vel"}
+        for seed in range(2):
+            obs, info = env.reset(seed=seed)
+            assert set(obs) == {"joint_pos", "joint_vel"} and env.observation_space.contains(obs)
+            truncated = False
+            while not truncated:
+                obs, _, _, truncated, info = env.step(obs["joint_pos"])
+            assert set(obs) == {"joint_pos", "joint_vel"}
+            frames = tmp_path / info["run"] / "frames"
+            assert frames.is_dir() and not any(frames.iterdir()), "the run journaled no frame"
+        assert env.render() is None
+    finally:
+        env.close()
+
+
+def test_an_episode_is_the_same_bit_for_bit_with_and_without_images(daemon) -> None:
+    def episode(cameras: list[str]) -> tuple[np.ndarray, str]:
+        env = FakesimEnv(0, address=daemon.address, cameras=cameras, image_size=(32, 24), episode_ticks=12)
+        try:
+            obs, _ = env.reset(seed=5)
+            trace = [np.concatenate([obs["joint_pos"], obs["joint_vel"]])]
+            truncated = False
+            k = 0
+            while not truncated:
+                obs, _, _, truncated, info = env.step(obs["joint_pos"] + 0.02 * np.sin(np.arange(6) + k))
+                trace.append(np.concatenate([obs["joint_pos"], obs["joint_vel"]]))
+                k += 1
+            assert ("pixels" in obs) == bool(cameras)
+            return np.array(trace), info["validation_json"]
+        finally:
+            env.close()
+
+    plain, plain_report = episode([])
+    pictured, pictured_report = episode(["agentview", "robot0_eye_in_hand"])
+    assert plain.tobytes() == pictured.tobytes()
+    assert plain_report == pictured_report

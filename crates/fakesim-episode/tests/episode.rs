@@ -2,7 +2,7 @@
 //! scripted solution of the lift task over several layouts, on the SO-101 and the SO-100.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use fakesim_episode::session::{Images, ResetOutcome};
+use fakesim_episode::session::{CAMERAS, Images, ResetOutcome};
 use fakesim_episode::tasks::{self, TaskError, TaskRef};
 use fakesim_episode::{
     Engine, EngineConfig, EpisodeError, GripperCommand, GripperStop, MoveStop, ResetRequest, Status,
@@ -43,7 +43,8 @@ fn task(task_index: u32, init_state_index: u32) -> ResetRequest {
         suite: Some(tasks::SUITE.into()),
         task_index: Some(task_index),
         init_state_index: Some(init_state_index),
-        max_steps: None,
+        cameras: CAMERAS.map(str::to_owned).to_vec(),
+        ..ResetRequest::default()
     }
 }
 
@@ -62,7 +63,7 @@ async fn a_five_centimetre_move_is_reached_and_reported() {
     assert!((out.report.achieved_delta_xyz[1] - (moved[1] - start[1])).abs() < 1e-9);
     assert_eq!(out.observation.step, u64::from(out.report.executed_steps));
     assert_eq!(out.observation.steps_left, 300 - out.observation.step);
-    assert!(out.observation.images.agentview.starts_with(b"\x89PNG"));
+    assert!(out.observation.images.unwrap().agentview.starts_with(b"\x89PNG"));
 }
 
 #[tokio::test]
@@ -224,7 +225,7 @@ async fn locked_task_refuses_scene_arguments() {
 async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine(dir.path(), 300, None);
-    let reset = e.reset_task(ResetRequest::default()).await.unwrap();
+    let reset = e.reset_task(task(0, 0)).await.unwrap();
     e.move_tcp(0, [0.02, 0.0, 0.0], None).await.unwrap();
     e.gripper(0, GripperCommand::Close).await.unwrap();
     e.observation(0, None).await.unwrap();
@@ -275,8 +276,49 @@ async fn same_layout_same_scene_every_time() {
     let ra = a.reset_task(task(3, 7)).await.unwrap();
     let rb = b.reset_task(task(3, 7)).await.unwrap();
     assert_eq!(ra.observation.state, rb.observation.state);
-    let pngs = |images: &Images| (images.agentview.clone(), images.robot0_eye_in_hand.clone());
-    assert_eq!(pngs(&ra.observation.images), pngs(&rb.observation.images));
+    let pngs = |images: Option<Images>| images.map(|i| (i.agentview, i.robot0_eye_in_hand));
+    let (a_pngs, b_pngs) = (pngs(ra.observation.images), pngs(rb.observation.images));
+    assert!(a_pngs.is_some(), "the reset named both cameras");
+    assert_eq!(a_pngs, b_pngs);
+}
+
+#[tokio::test]
+async fn a_reset_naming_no_camera_draws_none_and_a_named_one_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 300, None);
+    let plain = e.reset_task(ResetRequest::default()).await.unwrap();
+    assert_eq!(plain.observation.images, None);
+    let frames = dir.path().join(&plain.run).join("frames");
+    assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 0, "no frame written");
+    e.stop_episode().await.unwrap();
+
+    let wrist = ResetRequest {
+        cameras: vec!["robot0_eye_in_hand".into(), "robot0_eye_in_hand".into()],
+        ..ResetRequest::default()
+    };
+    let one = e.reset_task(wrist).await.unwrap();
+    let images = one.observation.images.unwrap();
+    assert!(images.agentview.is_empty());
+    assert!(images.robot0_eye_in_hand.starts_with(b"\x89PNG"));
+    let frames = dir.path().join(&one.run).join("frames");
+    assert_eq!(
+        std::fs::read_dir(&frames).unwrap().count(),
+        1,
+        "one frame for the one camera"
+    );
+    e.stop_episode().await.unwrap();
+
+    let unknown = ResetRequest {
+        cameras: vec!["front".into()],
+        ..ResetRequest::default()
+    };
+    let refused = e.reset_task(unknown).await.unwrap_err();
+    assert!(refused.to_string().contains("front"), "{refused}");
+    assert_eq!(
+        e.session_info().await.unwrap().status,
+        Status::Stopped,
+        "nothing started"
+    );
 }
 
 /// Picks the red cube using the layout the test knows (a client would use the images).

@@ -64,6 +64,7 @@ impl TickPath {
         TickRequest {
             action: action.to_vec(),
             want_images: true,
+            cameras: CAMERAS.map(str::to_owned).to_vec(),
             width: self.size.0,
             height: self.size.1,
             color_encoding: encoding.into(),

@@ -193,7 +193,10 @@ async fn start_episode(addr: SocketAddr) {
         .into_inner()
         .lease
         .unwrap();
-    let mut request = tonic::Request::new(ResetTaskRequest::default());
+    let mut request = tonic::Request::new(ResetTaskRequest {
+        cameras: vec!["agentview".into()],
+        ..ResetTaskRequest::default()
+    });
     request
         .metadata_mut()
         .insert("x-fakesim-lease", lease.lease_id.parse().unwrap());

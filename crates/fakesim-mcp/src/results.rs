@@ -10,6 +10,10 @@ use serde_json::{Value, json};
 /// MIME type of every camera image.
 const PNG: &str = "image/png";
 
+/// The cameras a tool's answer carries, in the order of its image contents; `reset_task` asks
+/// the daemon for them by name (a reset draws only what it names).
+pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
+
 /// A successful result: `structured` as structured content and as its JSON text, followed by
 /// the images when there are any.
 pub fn success(structured: Value, images: Option<&v1::Images>) -> CallToolResult {

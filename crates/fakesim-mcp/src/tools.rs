@@ -243,8 +243,10 @@ impl EpisodeTools {
             suite: args.suite,
             task_index: args.task_index,
             init_state_index: args.init_state_index,
-            // The agent tools' contract: the daemon's --max-steps budget.
+            // The agent tools' contract: the daemon's --max-steps budget, and both images.
             max_steps: None,
+            cameras: results::CAMERAS.map(str::to_owned).to_vec(),
+            render_quality: None,
         };
         let call = Self::answer(client.reset_task(self.motion(&peer, request)), results::reset_task);
         Ok(Self::tracked("reset_task", &peer, &meta, call).await)

@@ -20,6 +20,7 @@ fn reset(max_steps: Option<u64>) -> ResetTaskRequest {
         task_index: Some(0),
         init_state_index: Some(1),
         max_steps,
+        ..ResetTaskRequest::default()
     }
 }
 
@@ -30,6 +31,7 @@ fn tick(i: u32) -> TickRequest {
         action: vec![0.02 * k, -0.8 + 0.01 * k, 0.4 - 0.01 * k, 1.5, 0.03 * k, 0.6 - 0.01 * k],
         period_s: Some(1.0 / 30.0),
         want_images: i.is_multiple_of(4),
+        cameras: vec!["robot0_eye_in_hand".into()],
         width: 32,
         height: 32,
         ..TickRequest::default()

@@ -27,6 +27,7 @@ fn reset(max_steps: Option<u64>) -> ResetTaskRequest {
         task_index: Some(0),
         init_state_index: Some(2),
         max_steps,
+        ..ResetTaskRequest::default()
     }
 }
 
@@ -296,6 +297,7 @@ async fn frames(server: &TestServer, quality: Option<RenderQuality>) -> Vec<Vec<
     let out = robot
         .tick(TickRequest {
             want_images: true,
+            cameras: vec!["agentview".into(), "robot0_eye_in_hand".into()],
             width: 64,
             height: 48,
             color_encoding: ColorEncoding::Raw.into(),

@@ -147,16 +147,22 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
             prop::option::of(hostile_string(long)),
             prop::option::of(hostile_u32()),
             prop::option::of(hostile_u32()),
-            prop::option::of(prop_oneof![Just(0_u64), 1..400_u64, any::<u64>()])
+            prop::option::of(prop_oneof![Just(0_u64), 1..400_u64, any::<u64>()]),
+            prop::collection::vec(hostile_string(long), 0..3),
+            prop::option::of(hostile_i32()),
         )
-            .prop_map(|(suite, task_index, init_state_index, max_steps)| Request::ResetTask(
-                ResetTaskRequest {
-                    suite,
-                    task_index,
-                    init_state_index,
-                    max_steps,
-                }
-            )),
+            .prop_map(
+                |(suite, task_index, init_state_index, max_steps, cameras, render_quality)| Request::ResetTask(
+                    ResetTaskRequest {
+                        suite,
+                        task_index,
+                        init_state_index,
+                        max_steps,
+                        cameras,
+                        render_quality,
+                    }
+                )
+            ),
         (prop::option::of(hostile_i32()), hostile_string(long)).prop_map(|(render_quality, arm)| {
             Request::GetObservation(GetObservationRequest { render_quality, arm })
         }),

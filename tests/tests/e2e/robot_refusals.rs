@@ -281,6 +281,7 @@ async fn oversized_images_and_unknown_encodings_are_refused_before_the_tick() {
     let request = TickRequest {
         action: action.clone(),
         want_images: true,
+        cameras: vec!["agentview".into()],
         width: 5000,
         ..Default::default()
     };
@@ -290,8 +291,9 @@ async fn oversized_images_and_unknown_encodings_are_refused_before_the_tick() {
     assert_eq!(refusal.meta["height"], "256", "a 0 height takes the default");
 
     let request = TickRequest {
-        action,
+        action: action.clone(),
         want_images: true,
+        cameras: vec!["agentview".into()],
         want_depth: true,
         depth_encoding: 9,
         ..Default::default()
@@ -300,14 +302,24 @@ async fn oversized_images_and_unknown_encodings_are_refused_before_the_tick() {
     let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
     assert_eq!(refusal.meta["field"], "depth_encoding");
     let request = TickRequest {
-        action: fx.before.ctrl_targets.clone(),
+        action: action.clone(),
         want_images: true,
+        cameras: vec!["agentview".into()],
         color_encoding: 7,
         ..Default::default()
     };
     let result = fx.robot.tick(request).await;
     let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
     assert_eq!(refusal.meta["field"], "color_encoding");
+    // Images asked for without a camera named (once: every camera) are refused, not guessed.
+    let request = TickRequest {
+        action,
+        want_images: true,
+        ..Default::default()
+    };
+    let result = fx.robot.tick(request).await;
+    let refusal = fx.refused(result, Code::InvalidArgument, "invalid_argument").await;
+    assert_eq!(refusal.meta["field"], "cameras");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_e2e::{TestServer, move_by};
+use fakesim_episode::session::CAMERAS;
 use fakesim_episode::tasks;
 use fakesim_proto::errors::error_reason;
 use fakesim_proto::v1::session_service_client::SessionServiceClient;
@@ -16,7 +17,8 @@ fn reset(task_index: u32, init_state_index: u32) -> ResetTaskRequest {
         suite: Some(tasks::SUITE.into()),
         task_index: Some(task_index),
         init_state_index: Some(init_state_index),
-        max_steps: None,
+        cameras: CAMERAS.map(str::to_owned).to_vec(),
+        ..ResetTaskRequest::default()
     }
 }
 
@@ -63,7 +65,10 @@ async fn a_whole_episode_with_artifacts_on_disk() {
     assert_eq!(info.default_scene.unwrap().task_index, 0);
 
     let started = session
-        .reset_task(ResetTaskRequest::default())
+        .reset_task(ResetTaskRequest {
+            cameras: CAMERAS.map(str::to_owned).to_vec(),
+            ..ResetTaskRequest::default()
+        })
         .await
         .unwrap()
         .into_inner();

@@ -126,7 +126,7 @@ async fn a_scripted_lift_runs_to_the_end_on_the_so100() {
             suite: Some(tasks::SUITE.into()),
             task_index: Some(0),
             init_state_index: Some(LAYOUT),
-            max_steps: None,
+            ..ResetTaskRequest::default()
         })
         .await
         .unwrap()

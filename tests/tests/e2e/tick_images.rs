@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use fakesim_e2e::{TestServer, named};
+use fakesim_episode::session::CAMERAS;
 use fakesim_proto::v1::camera_frame::Depth;
 use fakesim_proto::v1::robot_service_client::RobotServiceClient;
 use fakesim_proto::v1::*;
@@ -28,7 +29,7 @@ async fn targets_in_force(robot: &mut RobotServiceClient<Channel>) -> Vec<f64> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn default_tick_images_are_colour_pngs_of_every_camera_at_the_default_size() {
+async fn default_tick_images_are_colour_pngs_of_the_cameras_named_at_the_default_size() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
@@ -37,6 +38,7 @@ async fn default_tick_images_are_colour_pngs_of_every_camera_at_the_default_size
         .tick(TickRequest {
             action,
             want_images: true,
+            cameras: info.cameras.clone(),
             ..Default::default()
         })
         .await
@@ -148,6 +150,7 @@ async fn raw_colour_is_the_pngs_pixels_without_the_encoding() {
     let tick = |encoding: ColorEncoding| TickRequest {
         action: action.clone(),
         want_images: true,
+        cameras: CAMERAS.map(str::to_owned).to_vec(),
         color_encoding: encoding.into(),
         ..Default::default()
     };
@@ -183,6 +186,7 @@ async fn a_tick_with_frames_says_how_long_drawing_and_encoding_took() {
     let tick = |want_images: bool, encoding: ColorEncoding| TickRequest {
         action: action.clone(),
         want_images,
+        cameras: CAMERAS.map(str::to_owned).to_vec(),
         color_encoding: encoding.into(),
         ..Default::default()
     };

@@ -1,6 +1,7 @@
 //! The verbs inside a live episode: observe, move the end effector, open or close the gripper.
 
 use super::events::Event;
+use super::images::CAMERAS;
 use super::requests::check_delta;
 use super::results::{EefState, GripperOutcome, MoveOutcome, Observation};
 use super::run::{gripper_stop_name, move_stop_name};
@@ -21,7 +22,7 @@ impl Engine {
             let run = session.running()?;
             let command = run.gripper_command(arm);
             let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
-            let shot = self.shoot(run, "observe", quality, twin).await?;
+            let shot = self.shoot(run, "observe", &CAMERAS, quality, twin).await?;
             run.journal(&Event::Observe {
                 step: run.step,
                 state: &state,
@@ -68,7 +69,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "move", None, twin).await?;
+            let shot = self.shoot(run, "move", &CAMERAS, None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(MoveOutcome {
@@ -125,7 +126,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "gripper", None, twin).await?;
+            let shot = self.shoot(run, "gripper", &CAMERAS, None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(GripperOutcome {

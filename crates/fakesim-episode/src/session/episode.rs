@@ -3,7 +3,7 @@
 
 use super::Engine;
 use super::events::Event;
-use super::requests::ResetRequest;
+use super::requests::{ResetRequest, session_cameras};
 use super::results::{EefState, ResetOutcome, Status, StopOutcome, TaskInfo};
 use super::run::Run;
 use super::run_id::new_run_id;
@@ -20,8 +20,10 @@ use std::time::Instant;
 const SETTLE_TICKS: u32 = 10;
 
 impl Engine {
-    /// Starts an episode.
+    /// Starts an episode; the cameras it names are drawn once the scene is laid out.
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
+        let cameras = session_cameras(&request.cameras)?;
+        let quality = request.quality;
         let (id, task, snapped) = {
             let mut session = self.lock().await;
             if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
@@ -67,7 +69,10 @@ impl Engine {
                 max_steps: budget.ticks(),
                 control_period_s: period_s,
             })?;
-            let snapped = self.shoot(&mut run, "reset", None, &self.twin).await?.of(&run, state);
+            let snapped = self
+                .shoot(&mut run, "reset", &cameras, quality, &self.twin)
+                .await?
+                .of(&run, state);
             tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");
             session.status = Status::Running;
             session.run = Some(run);

@@ -15,9 +15,11 @@ use std::time::Instant;
 /// Cameras every observation carries, in order.
 pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 
-/// The cameras' state at a point of a run, with the files their frames go to.
+/// The cameras' state at a point of a run, with the files their frames go to; no state when
+/// the call asked for no camera.
 pub(super) struct Shot {
-    snapshot: CameraSnapshot,
+    snapshot: Option<CameraSnapshot>,
+    cameras: Vec<&'static str>,
     frames: Frames,
     started: Instant,
 }
@@ -44,13 +46,15 @@ pub(super) struct Snapped {
 }
 
 impl Engine {
-    /// Takes the cameras' state now (drawn at `quality`, `None`: the twin's own), the wrist
-    /// camera `arm`'s (a handle on the arm the call is about), and names their frames `label`
-    /// in `run`'s journal.
+    /// Takes the state of `cameras` (names of [`CAMERAS`], in its order) now, to be drawn at
+    /// `quality` (`None`: the twin's own), the wrist camera `arm`'s (a handle on the arm the
+    /// call is about), and names their frames `label` in `run`'s journal. No camera: nothing
+    /// is taken, named or drawn.
     pub(super) async fn shoot(
         &self,
         run: &mut Run,
         label: &str,
+        cameras: &[&'static str],
         quality: Option<RenderQuality>,
         arm: &TwinHandle,
     ) -> Result<Shot, EpisodeError> {
@@ -58,17 +62,23 @@ impl Engine {
         let size = self.config.image_size;
         // The wrist camera of the arm the call is about (on a pair `left/robot0_eye_in_hand`
         // or `right/…`).
-        let cameras = CAMERAS.map(|camera| match camera {
-            "agentview" => camera.to_owned(),
-            _ => arm.arm().part_name(camera),
-        });
-        let snapshot = self
-            .twin
-            .snapshot_cameras(&cameras.each_ref().map(String::as_str), size, size, false)
-            .await?;
+        let names: Vec<String> = cameras
+            .iter()
+            .map(|&camera| match camera {
+                "agentview" => camera.to_owned(),
+                _ => arm.arm().part_name(camera),
+            })
+            .collect();
+        let snapshot = if names.is_empty() {
+            None
+        } else {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            Some(self.twin.snapshot_cameras(&names, size, size, false).await?.at(quality))
+        };
         Ok(Shot {
-            snapshot: snapshot.at(quality),
-            frames: run.journal.frames(label, &CAMERAS),
+            snapshot,
+            cameras: cameras.to_vec(),
+            frames: run.journal.frames(label, cameras),
             started,
         })
     }
@@ -77,15 +87,30 @@ impl Engine {
     /// lines; call it without the session lock.
     pub(super) async fn develop(&self, snapped: Snapped) -> Result<Observation, EpisodeError> {
         let Snapped {
-            shot: Shot {
-                snapshot,
-                frames,
-                started,
-            },
+            shot,
             state,
             steps,
             flushed,
         } = snapped;
+        let images = match shot.snapshot {
+            Some(snapshot) => Some(
+                self.develop_frames(snapshot, shot.cameras, shot.frames, shot.started)
+                    .await?,
+            ),
+            None => None,
+        };
+        flushed.written().await?;
+        Ok(Observation::running(images, state, steps))
+    }
+
+    /// Draws a snapshot of `cameras`, then encodes and writes their frames off the runtime.
+    async fn develop_frames(
+        &self,
+        snapshot: CameraSnapshot,
+        cameras: Vec<&'static str>,
+        frames: Frames,
+        started: Instant,
+    ) -> Result<Images, EpisodeError> {
         let drawn = self.twin.draw(snapshot).await?;
         let rendered = Instant::now();
         let encoded = journal::blocking(&self.config.runs_dir, "encoding and writing frames", move || {
@@ -94,15 +119,18 @@ impl Engine {
             frames.write(&pngs)?;
             Ok::<_, EpisodeError>((pngs, timing))
         });
-        let (mut pngs, timing) = encoded.await??;
-        let robot0_eye_in_hand = pngs.pop().unwrap_or_default();
-        let agentview = pngs.pop().unwrap_or_default();
-        let images = Images {
-            agentview,
-            robot0_eye_in_hand,
+        let (pngs, timing) = encoded.await??;
+        let mut images = Images {
+            agentview: Vec::new(),
+            robot0_eye_in_hand: Vec::new(),
             timing,
         };
-        flushed.written().await?;
-        Ok(Observation::running(images, state, steps))
+        for (camera, png) in cameras.into_iter().zip(pngs) {
+            match camera {
+                "agentview" => images.agentview = png,
+                _ => images.robot0_eye_in_hand = png,
+            }
+        }
+        Ok(images)
     }
 }

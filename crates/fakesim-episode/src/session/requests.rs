@@ -2,9 +2,12 @@
 //! deltas against units and reach.
 
 use super::config::EngineConfig;
+use super::images::CAMERAS;
 use crate::budget::Budget;
 use crate::error::EpisodeError;
 use crate::tasks::TaskRef;
+use fakesim_twin::values::ValueError;
+use fakesim_twin::{RenderQuality, TwinError};
 
 /// Largest translation one move may ask for (m).
 pub const MAX_MOVE_M: f64 = 0.5;
@@ -20,6 +23,10 @@ pub struct ResetRequest {
     pub init_state_index: Option<u32>,
     /// Step budget: unset the daemon's, 0 none, N that many ticks (see [`Budget::asked`]).
     pub max_steps: Option<u64>,
+    /// Cameras to draw once the scene is laid out, names of [`CAMERAS`]; empty draws none.
+    pub cameras: Vec<String>,
+    /// How they are drawn; `None`: the twin's own level.
+    pub quality: Option<RenderQuality>,
 }
 
 impl ResetRequest {
@@ -43,6 +50,28 @@ impl ResetRequest {
         };
         Ok((budget, task_ref))
     }
+}
+
+/// The cameras of [`CAMERAS`] that `names` names, in [`CAMERAS`]' order (a name given twice is
+/// drawn once), or `unknown_name` naming the others.
+pub(super) fn session_cameras(names: &[String]) -> Result<Vec<&'static str>, EpisodeError> {
+    let unknown: Vec<String> = names
+        .iter()
+        .filter(|name| !CAMERAS.contains(&name.as_str()))
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(TwinError::Value(ValueError::UnknownName {
+            kind: "camera",
+            unknown,
+            known: CAMERAS.map(str::to_owned).to_vec(),
+        })
+        .into());
+    }
+    Ok(CAMERAS
+        .into_iter()
+        .filter(|camera| names.iter().any(|name| name == camera))
+        .collect())
 }
 
 /// Refuses a move whose deltas are not finite, too long (metres, not millimetres) or beyond

@@ -88,7 +88,7 @@ impl EefState {
     }
 }
 
-/// The two camera images as PNG bytes.
+/// The two camera images as PNG bytes (empty for a camera the call did not ask for).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Images {
     /// Scene camera.
@@ -102,8 +102,8 @@ pub struct Images {
 /// What every episode call returns besides its own fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
-    /// Camera images.
-    pub images: Images,
+    /// Camera images of the cameras the call asked for; `None` when it asked for none.
+    pub images: Option<Images>,
     /// Arm state.
     pub state: EefState,
     /// Steps used.
@@ -116,7 +116,7 @@ pub struct Observation {
 
 impl Observation {
     /// An observation of a running episode at `steps`.
-    pub(super) fn running(images: Images, state: EefState, steps: Steps) -> Self {
+    pub(super) fn running(images: Option<Images>, state: EefState, steps: Steps) -> Self {
         Observation {
             images,
             state,

@@ -106,7 +106,7 @@ struct Common {
 
 fn common(observation: Observation) -> Common {
     Common {
-        images: Some(images(observation.images)),
+        images: observation.images.map(images),
         state: Some(state(observation.state)),
         step: count(observation.step),
         steps_left: count(observation.steps_left),
@@ -185,6 +185,8 @@ impl SessionApi for SessionService {
             task_index: r.task_index,
             init_state_index: r.init_state_index,
             max_steps: r.max_steps,
+            cameras: r.cameras,
+            quality: render_quality(r.render_quality)?,
         };
         let Done::Reset(outcome) = self.state.run(&metadata, Motion::ResetTask(request)).await? else {
             return Err(mismatched());

@@ -56,7 +56,9 @@ pub struct ImageRequest {
 
 impl ImageRequest {
     /// The image part of a tick request (`None` without `want_images`), with the defaults
-    /// filled in: every camera, `default_size` for a 0 width or height, PNG depth.
+    /// filled in: `default_size` for a 0 width or height, PNG depth. Only the cameras the
+    /// request names are drawn: `want_images` naming none is refused (it once meant every
+    /// camera, so an old client is told rather than answered without frames).
     pub fn from_request(
         request: &v1::TickRequest,
         model: &ModelInfo,
@@ -65,24 +67,29 @@ impl ImageRequest {
         if !request.want_images {
             return Ok(None);
         }
-        let cameras = if request.cameras.is_empty() {
-            model.cameras.clone()
-        } else {
-            let unknown: Vec<String> = request
-                .cameras
-                .iter()
-                .filter(|c| !model.cameras.contains(c))
-                .cloned()
-                .collect();
-            if !unknown.is_empty() {
-                return Err(status::from_twin(&TwinError::Value(ValueError::UnknownName {
-                    kind: "camera",
-                    unknown,
-                    known: model.cameras.clone(),
-                })));
-            }
-            request.cameras.clone()
-        };
+        if request.cameras.is_empty() {
+            return Err(status::invalid_argument(
+                "cameras",
+                format!(
+                    "want_images names no camera; list the cameras to draw (known: {})",
+                    model.cameras.join(", ")
+                ),
+            ));
+        }
+        let unknown: Vec<String> = request
+            .cameras
+            .iter()
+            .filter(|c| !model.cameras.contains(c))
+            .cloned()
+            .collect();
+        if !unknown.is_empty() {
+            return Err(status::from_twin(&TwinError::Value(ValueError::UnknownName {
+                kind: "camera",
+                unknown,
+                known: model.cameras.clone(),
+            })));
+        }
+        let cameras = request.cameras.clone();
         let or_default = |size: u32| if size == 0 { default_size } else { size };
         let (width, height) = (or_default(request.width), or_default(request.height));
         let (max_width, max_height) = model.max_image;

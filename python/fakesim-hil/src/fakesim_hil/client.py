@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, TypedDict, TypeVar
@@ -60,6 +62,14 @@ _QUALITIES: dict[str, int] = {
 
 #: The session service's camera names, in the order `Images` carries them.
 SESSION_CAMERAS = ("agentview", "robot0_eye_in_hand")
+
+#: Channel options of every client: frames of two 640x480 raw cameras fit in a message, and a
+#: daemon on loopback or a Unix socket is reached directly (no proxy lookup, no retry buffering).
+CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.enable_http_proxy", 0),
+    ("grpc.enable_retries", 0),
+]
 
 
 def mode_name(mode: int) -> str:
@@ -141,13 +151,17 @@ class TickResult:
     @classmethod
     def from_proto(cls, answer: robot_pb2.TickResponse) -> TickResult:
         """Decodes a Tick answer (its frames raw or PNG)."""
+        values = answer.observation
+        frames = answer.frames
         return cls(
-            observation=np.array(answer.observation, dtype=np.float64),
-            images={frame.camera: decode_color(frame) for frame in answer.frames},
-            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in answer.frames if frame.HasField("depth_png")},
+            observation=np.fromiter(values, np.float64, len(values)),
+            images={frame.camera: decode_color(frame) for frame in frames} if frames else {},
+            depth={frame.camera: decode_depth_png(frame.depth_png) for frame in frames if frame.HasField("depth_png")}
+            if frames
+            else {},
             physics_steps=answer.physics_steps,
             time_s=answer.time_s,
-            image_timing=ImageTiming.from_proto(answer.image_timing) if answer.HasField("image_timing") else None,
+            image_timing=ImageTiming.from_proto(answer.image_timing) if frames else None,
             blocked=answer.blocked,
         )
 
@@ -200,13 +214,19 @@ class Client:
             address, token=token, token_file=token_file, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key
         )
         self.timeout_s = timeout_s
-        self._channel = self.connection.channel([("grpc.max_receive_message_length", 64 * 1024 * 1024)])
+        self._channel = self.connection.channel(CHANNEL_OPTIONS)
         self.session = SessionServiceStub(self._channel)
         self.robot = RobotServiceStub(self._channel)
         self.hardware = HardwareServiceStub(self._channel)
         self.preview = PreviewServiceStub(self._channel)
         self._model: robot_pb2.GetModelInfoResponse | None = None
-        self.lease_id: str | None = None
+        self._lease_id: str | None = None
+        # What every call carries, made once and again only when the lease changes.
+        self._metadata = self.connection.call_metadata()
+        # Per thread, the last tick's options and the request made from them, refilled with
+        # each action (a thread's request is never refilled while another sends it).
+        self._ticks = threading.local()
+        self._state_requests: dict[str, robot_pb2.GetRobotStateRequest] = {}
 
     def close(self) -> None:
         """Closes the channel."""
@@ -225,15 +245,25 @@ class Client:
         except grpc.FutureTimeoutError:
             raise FakesimError(grpc.StatusCode.DEADLINE_EXCEEDED, f"no connection to {self.connection.address}") from None
 
+    @property
+    def lease_id(self) -> str | None:
+        """The control lease this client's calls carry (None: none)."""
+        return self._lease_id
+
+    @lease_id.setter
+    def lease_id(self, lease_id: str | None) -> None:
+        self._lease_id = lease_id
+        lease = (("x-fakesim-lease", lease_id),) if lease_id else ()
+        self._metadata = self.connection.call_metadata() + lease
+
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """Metadata sent with every call: the bearer token and the control lease, when held."""
-        lease = (("x-fakesim-lease", self.lease_id),) if self.lease_id else ()
-        return self.connection.call_metadata() + lease
+        return self._metadata
 
     def call(self, method: Callable[..., Response], request: Any) -> Response:
         """Runs one unary call with the connection's metadata, raising `FakesimError` on failure."""
         try:
-            return method(request, timeout=self.timeout_s, metadata=self.metadata())
+            return method(request, timeout=self.timeout_s, metadata=self._metadata)
         except grpc.RpcError as error:
             raise FakesimError.from_rpc_error(error) from None
 
@@ -254,13 +284,23 @@ class Client:
         init_state_index: int | None = None,
         *,
         max_steps: int | None = None,
+        cameras: Sequence[str] = SESSION_CAMERAS,
+        render_quality: RenderQualityName | None = None,
     ) -> session_pb2.ResetTaskResponse:
         """Starts an episode (the default scene when suite, task and layout are None).
 
         ``max_steps`` is its step budget in control ticks: None the daemon's ``--max-steps``,
-        0 none (a recorder's episode), N that many."""
+        0 none (a recorder's episode), N that many. ``cameras`` are the images drawn for the
+        answer, at ``render_quality`` (None: the daemon's level): both, as the episode tools
+        answer, unless told otherwise; ``()`` draws none and answers without ``images``, the
+        cheap reset for a caller that does not look."""
         request = session_pb2.ResetTaskRequest(
-            suite=suite, task_index=task_index, init_state_index=init_state_index, max_steps=max_steps
+            suite=suite,
+            task_index=task_index,
+            init_state_index=init_state_index,
+            max_steps=max_steps,
+            cameras=cameras,
+            render_quality=_quality(render_quality),
         )
         return self.call(self.session.ResetTask, request)
 
@@ -316,7 +356,10 @@ class Client:
 
     def robot_state(self, unit: UnitName = "rad") -> robot_pb2.GetRobotStateResponse:
         """Joint positions and targets (in ``unit``), velocities (rad/s) and the TCP pose."""
-        return self.call(self.robot.GetRobotState, robot_pb2.GetRobotStateRequest(unit=_unit(unit)))
+        request = self._state_requests.get(unit)
+        if request is None:
+            request = self._state_requests[unit] = robot_pb2.GetRobotStateRequest(unit=_unit(unit))
+        return self.call(self.robot.GetRobotState, request)
 
     def send_action(
         self, action: Mapping[str, float] | Sequence[float], n_substeps: int | None = None, *, unit: UnitName = "rad"
@@ -331,15 +374,30 @@ class Client:
         return self.call(self.robot.SetJointPositions, request)
 
     def tick(self, action: Sequence[float], **options: Unpack[TickOptions]) -> TickResult:
-        """One control tick with an ordered action vector; images rendered after it on request
-        (the options: `TickOptions`)."""
-        return TickResult.from_proto(self.call(self.robot.Tick, tick_request(action, options)))
+        """One control tick with an ordered action vector; images rendered after it for the
+        cameras asked for (the options: `TickOptions`). The request made for a set of options
+        is kept and refilled with the next action while the options stay the same."""
+        ticks = self._ticks
+        if options != getattr(ticks, "options", None):
+            ticks.request = tick_request((), self._with_cameras(options))
+            ticks.options = {key: copy.copy(value) for key, value in options.items()}
+        request = ticks.request
+        request.action[:] = action.tolist() if isinstance(action, np.ndarray) else [float(v) for v in action]
+        return TickResult.from_proto(self.call(self.robot.Tick, request))
+
+    def _with_cameras(self, options: TickOptions) -> TickOptions:
+        """The options with the cameras named: ``images=True`` without ``cameras`` names every
+        camera of the model (the daemon draws only the cameras a request names)."""
+        if options.get("images") and not options.get("cameras"):
+            return {**options, "cameras": list(self.model_info().cameras)}
+        return options
 
     def tick_chunk(self, actions: Sequence[Sequence[float]], **options: Unpack[TickOptions]) -> ChunkResult:
         """Runs a chunk of control ticks (1..256 actions, one per tick) in one round trip, each
         tick as `tick` with the same keyword options would run it; the chunk ends early, with
         ``stopped`` set, at a tick the daemon refuses after the first (a refused first tick
         raises `FakesimError`)."""
+        options = self._with_cameras(options)
         request = robot_pb2.TickChunkRequest(ticks=[tick_request(action, options) for action in actions])
         answer = self.call(self.robot.TickChunk, request)
         stopped = ChunkStop.from_proto(answer.stopped) if answer.HasField("stopped") else None
@@ -440,9 +498,9 @@ class Client:
 class TickOptions(TypedDict, total=False):
     """Options of a control tick (`Client.tick`, `Client.tick_chunk`); unset, the default named."""
 
-    #: Render frames after the tick (False).
+    #: Render frames after the tick (False; True when ``cameras`` names any).
     images: bool
-    #: The cameras to render (all).
+    #: The cameras to render (none; with ``images`` and no list, every camera of the model).
     cameras: Sequence[str]
     #: Frame size (0: the model's default).
     width: int
@@ -467,10 +525,11 @@ def tick_request(action: Sequence[float], options: TickOptions) -> robot_pb2.Tic
     unknown = sorted(set(options) - set(TickOptions.__annotations__))
     if unknown:
         raise TypeError(f"unknown tick options {unknown} (known: {sorted(TickOptions.__annotations__)})")
+    cameras = list(options.get("cameras", ()))
     return robot_pb2.TickRequest(
         action=[float(v) for v in action],
-        want_images=options.get("images", False),
-        cameras=list(options.get("cameras", ())),
+        want_images=options.get("images", bool(cameras)),
+        cameras=cameras,
         width=options.get("width", 0),
         height=options.get("height", 0),
         want_depth=options.get("depth", False),

@@ -61,9 +61,13 @@ class Connection:
             tls_key=Path(tls_key) if tls_key is not None else None,
         )
 
-    def channel(self, options: list[tuple[str, int]] | None = None) -> grpc.Channel:
+    def channel(self, options: list[tuple[str, int | str]] | None = None) -> grpc.Channel:
         """Opens a channel to the daemon with these settings."""
-        options = options or []
+        options = list(options or [])
+        if self.address.startswith("unix:"):
+            # grpcio names a socket's path as the HTTP/2 authority, which the daemon's HTTP/2
+            # server refuses as malformed (RST_STREAM, protocol error): name the local host.
+            options.append(("grpc.default_authority", "localhost"))
         if self.tls_ca is None:
             return grpc.insecure_channel(self.address, options=options)
         credentials = grpc.ssl_channel_credentials(

@@ -1,5 +1,6 @@
-"""A sim-only daemon of this process's own: started on 127.0.0.1:0, stopped with the object, or
-with this process if it dies first (on Linux, when started from the main thread)."""
+"""A sim-only daemon of this process's own: started on a Unix socket of its own (or 127.0.0.1:0),
+stopped with the object, or with this process if it dies first (on Linux, when started from the
+main thread)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +46,10 @@ def _stop_with_parent() -> Callable[[], None] | None:
     return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+#: ``LocalDaemon.start``'s ``listen`` for a Unix domain socket of the daemon's own.
+UNIX_SOCKET = "unix"
+
+
 @dataclass
 class LocalDaemon:
     """A running daemon: its process, bound address and runs directory."""
@@ -51,17 +57,31 @@ class LocalDaemon:
     process: subprocess.Popen[str]
     address: str
     runs_dir: Path
+    #: The directory holding its Unix socket, removed on `stop` (None on TCP).
+    socket_dir: Path | None = None
 
     @classmethod
-    def start(cls, runs_dir: str | os.PathLike[str], *args: str, binary: str | os.PathLike[str] | None = None) -> LocalDaemon:
-        """Starts ``fakesim-hil --listen 127.0.0.1:0 --runs-dir RUNS_DIR ARGS...`` and waits for
-        the bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``. Started from
-        the main thread on Linux, the daemon is terminated when this process dies."""
+    def start(
+        cls,
+        runs_dir: str | os.PathLike[str],
+        *args: str,
+        binary: str | os.PathLike[str] | None = None,
+        listen: str = UNIX_SOCKET,
+    ) -> LocalDaemon:
+        """Starts ``fakesim-hil --listen LISTEN --runs-dir RUNS_DIR ARGS...`` and waits for the
+        bound address it prints first; its log goes to ``RUNS_DIR/daemon.log``. ``listen`` is
+        ``unix`` (the default: a Unix domain socket in a private temporary directory, the
+        cheapest round trip for this process's own client), ``127.0.0.1:0`` for a free TCP port
+        other hosts' tools can be told, or any ``--listen`` value. Started from the main thread
+        on Linux, the daemon is terminated when this process dies."""
         runs = Path(runs_dir)
         runs.mkdir(parents=True, exist_ok=True)
+        socket_dir = Path(tempfile.mkdtemp(prefix="fakesim-")) if listen == UNIX_SOCKET else None
+        if socket_dir is not None:
+            listen = f"unix:{socket_dir / 'daemon.sock'}"
         with open(runs / "daemon.log", "w", encoding="utf-8") as log:
             process = subprocess.Popen(
-                [find_binary(binary), "--listen", "127.0.0.1:0", "--runs-dir", str(runs), *args],
+                [find_binary(binary), "--listen", listen, "--runs-dir", str(runs), *args],
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,
@@ -72,8 +92,10 @@ class LocalDaemon:
         if not line:
             process.wait()
             log_text = (runs / "daemon.log").read_text(encoding="utf-8")
+            if socket_dir is not None:
+                shutil.rmtree(socket_dir, ignore_errors=True)
             raise RuntimeError(f"the daemon ended ({process.returncode}) before listening:\n{log_text}")
-        return cls(process, line, runs)
+        return cls(process, line, runs, socket_dir)
 
     def stop(self) -> None:
         """Terminates the daemon (SIGTERM) and waits for it, killing it after 30 s."""
@@ -86,3 +108,5 @@ class LocalDaemon:
                 self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)

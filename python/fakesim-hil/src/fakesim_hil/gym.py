@@ -2,8 +2,10 @@
 
 Importing this module registers one id per task of the ``so101_tabletop`` suite
 (``fakesim_hil/LiftCube-v0`` ...); ``gymnasium.make("fakesim_hil.gym:fakesim_hil/LiftCube-v0")``
-imports and registers in one go. Observations carry joint positions and velocities and the camera
-images rendered after each tick (at the fast render level unless asked otherwise). The task's
+imports and registers in one go. Observations carry joint positions and velocities and, for the
+cameras the env is given (none unless ``cameras`` names some), their images rendered after each
+tick (at the fast render level unless asked otherwise); without cameras nothing is drawn, at
+reset or step. The task's
 success is judged by the daemon when the episode ends and comes back with ``StopEpisode``; it is
 reported as ``info["is_success"]`` (and a reward of 1.0) on the last step, never in an
 observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.make``; its
@@ -11,9 +13,9 @@ observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.ma
 ``env.unwrapped.end_episode()`` with it).
 
 A daemon runs one episode at a time, so an env given no address (and no ``$FAKESIM_HIL_ADDRESS``)
-starts a sim-only daemon of its own on 127.0.0.1:0 (``fakesim-hil`` from ``daemon_bin``,
-``$FAKESIM_HIL_BIN`` or PATH) and stops it on ``close()``: envs made side by side, as
-gymnasium's ``check_env`` makes them, each have theirs.
+starts a sim-only daemon of its own on a Unix socket (``fakesim-hil`` from ``daemon_bin``,
+``$FAKESIM_HIL_BIN`` or PATH; its ``--render-quality`` the env's level) and stops it on
+``close()``: envs made side by side, as gymnasium's ``check_env`` makes them, each have theirs.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from gymnasium import spaces
 
 from fakesim.v1 import session_pb2
 
-from .client import Client, RenderQualityName, UnitName
+from .client import Client, RenderQualityName, TickOptions, UnitName
 from .daemon import LocalDaemon
 from .errors import FakesimError
 
@@ -49,7 +51,10 @@ ADDRESS_ENV = "FAKESIM_HIL_ADDRESS"
 class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
     """One task of the suite (by index or name), an episode per reset, one daemon control tick
     per step; ``unit`` the joint units of actions and positions, ``control_period_s`` the twin
-    time a step advances (None: the daemon's period)."""
+    time a step advances (None: the daemon's period). ``cameras`` (names of the model's cameras;
+    None or empty: none) are drawn at ``image_size`` (None: the daemon's default) and
+    ``render_quality`` after every tick, the reset's first frames included, and only they are
+    in the observation space."""
 
     metadata = {"render_modes": ["rgb_array"]}
 
@@ -79,7 +84,7 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         if client is None and address is None:
             if runs_dir is None:
                 runs_dir = self._scratch = tempfile.mkdtemp(prefix="fakesim-gym-")
-            self.daemon = LocalDaemon.start(runs_dir, binary=daemon_bin)
+            self.daemon = LocalDaemon.start(runs_dir, "--render-quality", render_quality, binary=daemon_bin)
             address = self.daemon.address
         self.client = client or Client(address, **connection)
         self._owns_client = client is None
@@ -107,10 +112,23 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.last_stop: session_pb2.StopEpisodeResponse | None = None
         self.init_states = list(init_states) if init_states is not None else list(range(task.n_init_states))
         self.episode_ticks = episode_ticks
-        self.cameras = list(cameras) if cameras is not None else list(model.cameras)
+        self.cameras = list(cameras or ())
+        unknown = sorted(set(self.cameras) - set(model.cameras))
+        if unknown:
+            raise ValueError(f"no cameras {unknown} on the twin (cameras: {list(model.cameras)})")
+        if render_mode is not None and not self.cameras:
+            raise ValueError(f"render_mode {render_mode!r} shows a camera's frames: name cameras")
         self.render_mode = render_mode
+        # Without cameras the env draws nothing, so it offers no render mode.
+        self.metadata["render_modes"] = list(FakesimEnv.metadata["render_modes"]) if self.cameras else []
         width, height = image_size or (model.default_image_width, model.default_image_height)
         self._size = (width, height)
+        # The options of every tick: the cameras only when there are some (no images asked).
+        self._tick_options: TickOptions = {"unit": unit}
+        if self.cameras:
+            self._tick_options.update(
+                cameras=self.cameras, width=width, height=height, render_quality=render_quality
+            )
         self._keys = list(model.observation_keys)
         n = len(model.action_keys)
         if unit == "rad":
@@ -119,37 +137,31 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         else:
             low, high = joint_ranges(self.client, unit)
         self.action_space = spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64)
-        self.observation_space = spaces.Dict(
-            {
-                "joint_pos": spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64),
-                "joint_vel": spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64),
-                "pixels": spaces.Dict(
-                    {cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras}
-                ),
-            }
-        )
+        observation: dict[str, spaces.Space[Any]] = {
+            "joint_pos": spaces.Box(low=low, high=high, shape=(n,), dtype=np.float64),
+            "joint_vel": spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64),
+        }
+        if self.cameras:
+            observation["pixels"] = self.pixels_space()
+        self.observation_space = spaces.Dict(observation)
         self._steps = 0
         self._running = False
         self._closed = False
         self._last: dict[str, Any] | None = None
 
-    def _observe(self, action: np.ndarray) -> dict[str, Any]:
+    def pixels_space(self) -> spaces.Dict:
+        """The space of the camera images: one H x W x 3 box per camera."""
         width, height = self._size
-        result = self.client.tick(
-            action,
-            images=True,
-            cameras=self.cameras,
-            width=width,
-            height=height,
-            render_quality=self.render_quality,
-            unit=self.unit,
-        )
+        return spaces.Dict({cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras})
+
+    def _observe(self, action: np.ndarray) -> dict[str, Any]:
+        result = self.client.tick(action, **self._tick_options)
         n = self.action_space.shape[0]
-        return {
-            "joint_pos": result.observation[:n].copy(),
-            "joint_vel": result.observation[n : 2 * n].copy(),
-            "pixels": result.images,
-        }
+        # Views into the tick's own array: every tick answers a fresh one.
+        observation = {"joint_pos": result.observation[:n], "joint_vel": result.observation[n : 2 * n]}
+        if self.cameras:
+            observation["pixels"] = result.images
+        return observation
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Starts an episode on a layout: ``options["init_state_index"]``, else one drawn by the seed."""
@@ -159,8 +171,10 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
             layout = int(options["init_state_index"])
         else:
             layout = int(self.init_states[self.np_random.integers(len(self.init_states))])
-        # No daemon step budget: the env ends its episodes itself after episode_ticks.
-        started = self.client.reset(SUITE, self.task_index, layout, max_steps=0)
+        # No daemon step budget: the env ends its episodes itself after episode_ticks. The reset
+        # draws nothing: the first frames, when the env has cameras, come from the hold tick
+        # below, at the env's own size and level.
+        started = self.client.reset(SUITE, self.task_index, layout, max_steps=0, cameras=())
         self._running = True
         self._steps = 0
         # A hold tick on the current targets renders the first frames and settles the layout.

@@ -41,7 +41,7 @@ class DaemonDied(RuntimeError):
 
 
 class EpisodeWorker:
-    """A Ray actor's state: one sim-only daemon on 127.0.0.1:0 started with the actor and stopped
+    """A Ray actor's state: one sim-only daemon on a Unix socket started with the actor and stopped
     with it (`stop`), its client, and the episodes it runs one at a time."""
 
     def __init__(self, daemon_bin: str | None = None, daemon_args: tuple[str, ...] = ()) -> None:

@@ -76,7 +76,7 @@ class FakesimHilEnvConfig(EnvConfig):
             "image_size": (self.observation_width, self.observation_height),
             "cameras": list(self.cameras),
             "render_quality": self.render_quality,
-            "render_mode": "rgb_array",
+            "render_mode": "rgb_array" if self.cameras else None,
             "unit": "lerobot_degrees" if self.use_degrees else "lerobot_range",
             "control_period_s": 1.0 / self.fps,
             "daemon_bin": self.daemon_bin,

@@ -17,7 +17,8 @@ EPISODES_FILE = "episodes.jsonl"
 
 class LeRobotFakesimEnv(FakesimEnv):
     """The suite's env with LeRobot's observation layout: ``agent_pos`` (the six ``.pos`` joints of
-    so101_follower, in LeRobot's units) and ``pixels`` (camera name to an H×W×3 image).
+    so101_follower, in LeRobot's units) and, with cameras, ``pixels`` (camera name to an H×W×3
+    image).
 
     Every episode it judges (run to ``episode_ticks``) is appended to ``episodes.jsonl`` in
     ``records_dir`` when given: run id, task, layout, success and the daemon's validation report."""
@@ -26,15 +27,10 @@ class LeRobotFakesimEnv(FakesimEnv):
         super().__init__(*args, **kwargs)
         self.records_dir = Path(records_dir) if records_dir is not None else None
         n = self.action_space.shape[0]
-        width, height = self._size
-        self.observation_space = spaces.Dict(
-            {
-                "agent_pos": spaces.Box(-np.inf, np.inf, shape=(n,), dtype=np.float64),
-                "pixels": spaces.Dict(
-                    {cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras}
-                ),
-            }
-        )
+        observation: dict[str, spaces.Space[Any]] = {"agent_pos": spaces.Box(-np.inf, np.inf, shape=(n,), dtype=np.float64)}
+        if self.cameras:
+            observation["pixels"] = self.pixels_space()
+        self.observation_space = spaces.Dict(observation)
         #: How many steps ``lerobot-eval`` runs an episode for (it reads this attribute).
         self._max_episode_steps = self.episode_ticks
         #: The task's instruction, the ``task`` LeRobot gives language-conditioned policies.
@@ -43,7 +39,9 @@ class LeRobotFakesimEnv(FakesimEnv):
 
     def _observe(self, action: np.ndarray) -> dict[str, Any]:
         seen = super()._observe(action)
-        return {"agent_pos": seen["joint_pos"], "pixels": seen["pixels"]}
+        if "pixels" in seen:
+            return {"agent_pos": seen["joint_pos"], "pixels": seen["pixels"]}
+        return {"agent_pos": seen["joint_pos"]}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Starts an episode as `FakesimEnv.reset` does, remembering its layout for the record."""

@@ -195,7 +195,8 @@ class FakesimHil(Robot):
         assert self.client is not None
         config = self.config
         layout = (config.init_state_index + (episode or 0)) % self._n_layouts
-        self.run = self.client.reset(config.suite, config.task_index, layout, max_steps=config.max_steps).run
+        # Only the run id is read: the reset draws no images (the next tick draws the cameras).
+        self.run = self.client.reset(config.suite, config.task_index, layout, max_steps=config.max_steps, cameras=()).run
         self._episode = episode
         self._targets = self._read_targets()
         self._last = None
