@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 from collections.abc import Callable
@@ -20,13 +21,29 @@ from pathlib import Path
 BINARY_ENV = "FAKESIM_HIL_BIN"
 
 
+def bundled_binary() -> str | None:
+    """The ``fakesim-hil`` the ``fakesim-hil`` wheel installed into this Python environment's
+    scripts directory (or the user's, for ``pip install --user``), if there is one."""
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            scripts = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        candidate = Path(scripts) / "fakesim-hil"
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
 def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
-    """The daemon binary: ``binary``, else ``$FAKESIM_HIL_BIN``, else ``fakesim-hil`` on PATH."""
-    found = binary or os.environ.get(BINARY_ENV) or shutil.which("fakesim-hil")
+    """The daemon binary: ``binary``, else ``$FAKESIM_HIL_BIN``, else the one the wheel installed
+    beside this Python (`bundled_binary`), else ``fakesim-hil`` on PATH."""
+    found = binary or os.environ.get(BINARY_ENV) or bundled_binary() or shutil.which("fakesim-hil")
     if not found or not Path(found).is_file():
         raise FileNotFoundError(
             f"no fakesim-hil binary to start (given {binary!r}, ${BINARY_ENV}={os.environ.get(BINARY_ENV)!r}, "
-            "none on PATH): pass its path or an address of a running daemon"
+            "none installed with this Python, none on PATH): pip install fakesim-hil, or pass its path or "
+            "an address of a running daemon"
         )
     return str(found)
 

@@ -18,8 +18,17 @@ RENDER_QUALITIES = ("fast", "full")
 class FakesimHilConfig(RobotConfig):
     """Where the daemon is, which mode to run in, and what an episode and its frames look like."""
 
-    # Daemon address, HOST:PORT or unix:PATH.
-    address: str = "127.0.0.1:50051"
+    # Daemon address, HOST:PORT or unix:PATH. Unset: the robot starts a daemon of its own for as
+    # long as it is connected (fakesim_hil.daemon.LocalDaemon: the fakesim-hil the wheel installed,
+    # else daemon_bin, $FAKESIM_HIL_BIN or PATH), twin-only, or driving the arm on `port`.
+    address: str | None = None
+    # Serial port of the arm the robot's own daemon drives (its --port, with --robot-id set to
+    # the robot's id); only without an address.
+    port: str | None = None
+    # The fakesim-hil binary for the robot's own daemon (unset: found as above), and where it
+    # keeps its runs (unset: a temporary directory removed at disconnect).
+    daemon_bin: str | None = None
+    runs_dir: str | None = None
     # One arm of a pair daemon to drive on its own, "left" or "right" (empty: the daemon's one
     # arm). Its features are so101_follower's, its ticks move that arm only, and it takes that
     # arm's control lease only, so another process can drive the other arm. Episodes need both
@@ -66,6 +75,11 @@ class FakesimHilConfig(RobotConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.address is not None and self.port is not None:
+            raise ValueError(
+                f"port {self.port!r} is for the robot's own daemon, started without an address; the daemon at "
+                f"{self.address} has its ports already"
+            )
         if self.arm not in ("", *PAIR):
             raise ValueError(f"arm must be one of {list(PAIR)}, or empty for the daemon's one arm, not {self.arm!r}")
         if self.task_index is None:

@@ -18,6 +18,7 @@ from fakesim_hil import Client, FakesimError
 from .config_fakesim_hil import FakesimHilConfig
 from .features import PAIR, arm_joints, camera_feature, joints
 from .lease import LeaseKeeper
+from .own_daemon import OwnDaemon
 from .phases import Phase, RecordPhases
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ class FakesimHil(Robot):
         self._tick_period_s: float | None = None
         self._last: dict[str, Any] | None = None
         self._lease: LeaseKeeper | None = None
+        #: The daemon this robot started at connect (no address given), stopped at disconnect.
+        self._own: OwnDaemon | None = None
 
     @property
     def _motors_ft(self) -> dict[str, type]:
@@ -100,15 +103,23 @@ class FakesimHil(Robot):
         if self.client is not None:
             raise DeviceAlreadyConnectedError(f"{self} is already connected")
         config = self.config
-        client = Client(
-            config.address, token_file=config.token_file, tls_ca=config.tls_ca, tls_cert=config.tls_cert, tls_key=config.tls_key
-        )
+        if config.address is None:
+            self._own = OwnDaemon.start(config, pair=bool(self.arms))
+        address = self._own.address if self._own is not None else config.address
+        try:
+            client = Client(
+                address, token_file=config.token_file, tls_ca=config.tls_ca, tls_cert=config.tls_cert, tls_key=config.tls_key
+            )
+        except BaseException:
+            self._stop_own_daemon()
+            raise
         try:
             self._take_control(client)
         except BaseException:
             with suppress(FakesimError):
                 self._release_lease()
             client.close()
+            self._stop_own_daemon()
             raise
         self.client = client
         # Cameras first: an episode in hil starts the watchdog, which a camera's warm-up would trip.
@@ -123,7 +134,7 @@ class FakesimHil(Robot):
             self._phases.install()
         else:
             self._targets = self._read_targets()
-        logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, config.address, config.mode, self._period_s, self.run)
+        logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, address, config.mode, self._period_s, self.run)
 
     def _take_control(self, client: Client) -> None:
         """Checks the daemon's arms and mode, takes the lease if required, sets mode and period."""
@@ -294,3 +305,10 @@ class FakesimHil(Robot):
         self._release_lease()
         self.client.close()
         self.client = None
+        self._stop_own_daemon()
+
+    def _stop_own_daemon(self) -> None:
+        """Stops the daemon this robot started, if it started one."""
+        own, self._own = self._own, None
+        if own is not None:
+            own.stop()
