@@ -1,5 +1,7 @@
 //! Arm health: communication counters per servo, error flags, whether the bus is there.
 
+use std::time::{Duration, Instant};
+
 use feetech::protocol::status::ServoError;
 
 use crate::{Joint, JointState};
@@ -15,12 +17,77 @@ pub enum AttemptFailure {
     Other,
 }
 
+/// Where the link to the arm's bus stands: connected, or lost and on its way back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    /// The port is open and the servos were verified on it.
+    Connected,
+    /// The port failed; nothing is sent, and torque is not known.
+    Lost,
+    /// The port is being opened again.
+    Reconnecting,
+    /// The port opened again; the servos are checked as at start-up.
+    Verifying,
+}
+
+impl LinkState {
+    /// The name status and the journal use.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::Connected => "connected",
+            LinkState::Lost => "lost",
+            LinkState::Reconnecting => "reconnecting",
+            LinkState::Verifying => "verifying",
+        }
+    }
+}
+
+/// The link's lifecycle: its state and what outages it went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkHealth {
+    /// Where it stands now.
+    pub state: LinkState,
+    /// Attempts to reopen the port since the current outage began (0 while connected).
+    pub attempts: u32,
+    /// Outages since the arm was opened.
+    pub losses: u32,
+    /// Outages that ended with the servos verified again.
+    pub recoveries: u32,
+    /// When the current outage began (`None` while connected).
+    pub lost_since: Option<Instant>,
+    /// Time spent in outages that ended.
+    pub time_lost: Duration,
+}
+
+impl LinkHealth {
+    /// A link that is up and has never failed.
+    pub fn connected() -> Self {
+        Self {
+            state: LinkState::Connected,
+            attempts: 0,
+            losses: 0,
+            recoveries: 0,
+            lost_since: None,
+            time_lost: Duration::ZERO,
+        }
+    }
+
+    /// Time lost in outages, the current one up to `now` included.
+    pub fn time_lost_at(&self, now: Instant) -> Duration {
+        self.time_lost
+            + self
+                .lost_since
+                .map_or(Duration::ZERO, |since| now.saturating_duration_since(since))
+    }
+}
+
 /// A snapshot of an arm's health.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmHealth {
-    /// The port is open and working (false for good once it failed).
-    pub port_open: bool,
-    /// Torque as last switched by this host (servos power up with it off).
+    /// The link to the bus.
+    pub link: LinkHealth,
+    /// Torque as last switched by this host (servos power up with it off); after a lost link,
+    /// false until the servos confirm it again (see [`ServoHealth::torque_enabled`]).
     pub torque_enabled: bool,
     /// One entry per servo in action-key order; empty for the twin.
     pub servos: Vec<ServoHealth>,
@@ -32,16 +99,21 @@ impl ArmHealth {
     /// Health of an arm without servos (the twin).
     pub fn no_servos(torque_enabled: bool) -> Self {
         Self {
-            port_open: true,
+            link: LinkHealth::connected(),
             torque_enabled,
             servos: Vec::new(),
             last_error: None,
         }
     }
 
+    /// The port is open, with its servos verified.
+    pub fn port_open(&self) -> bool {
+        self.link.state == LinkState::Connected
+    }
+
     /// The bus counts as lost: the port failed, or no servo answers any more.
     pub fn bus_lost(&self) -> bool {
-        !self.port_open || (!self.servos.is_empty() && self.servos.iter().all(|s| !s.responding))
+        !self.port_open() || (!self.servos.is_empty() && self.servos.iter().all(|s| !s.responding))
     }
 
     /// Servos that stopped answering (see [`ServoHealth::responding`]).
@@ -70,8 +142,11 @@ pub struct ServoHealth {
     pub last_reading: Option<JointState>,
     /// The latest goal sent to it (steps).
     pub goal_steps: Option<i32>,
-    /// Torque as the servo last confirmed it (by answering a torque write); `None` before any.
+    /// Torque as the servo last confirmed it (by answering a torque write); `None` before any,
+    /// and after the link was lost, until the servo confirms it again.
     pub torque_enabled: Option<bool>,
+    /// Times the servo was found to have reset its RAM (torque, lock or configuration lost).
+    pub resets: u32,
 }
 
 impl ServoHealth {
@@ -87,6 +162,7 @@ impl ServoHealth {
             last_reading: None,
             goal_steps: None,
             torque_enabled: None,
+            resets: 0,
         }
     }
 

@@ -19,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use arms::{ArmSpec, ArmType, Side};
-pub use health::{ArmHealth, AttemptFailure, CommCounters, ServoHealth};
+pub use health::{ArmHealth, AttemptFailure, CommCounters, LinkHealth, LinkState, ServoHealth};
 pub use joints::Joint;
 pub use state::{ArmState, JointState, ServoReading};
 pub use values::{Bounds, ValueError};
@@ -41,6 +41,9 @@ pub trait Arm: Send + Sync {
     /// Switches torque on (holding the present pose) or off, on every joint.
     fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>>;
 
+    /// Switches one joint's torque on (holding where it stands) or off.
+    fn set_joint_torque(&self, joint: Joint, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>>;
+
     /// The latest health snapshot; never touches the bus, so it answers at once.
     fn health(&self) -> ArmHealth;
 }
@@ -60,9 +63,11 @@ pub struct ServoFailure {
 /// Why an arm operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ArmError {
-    /// The serial port failed or went away; the arm stays unusable.
-    #[error("the serial port is gone: {reason}")]
+    /// The serial port failed or went away; nothing is sent until it is back.
+    #[error("the serial port {port} is lost: {reason}")]
     PortGone {
+        /// The port.
+        port: String,
         /// What the port reported.
         reason: String,
     },

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use fakesim_arm::Joint;
-use fakesim_arm::{ArmHealth, CommCounters, ServoHealth, ServoReading};
+use fakesim_arm::{ArmHealth, CommCounters, LinkHealth, ServoHealth, ServoReading};
 use fakesim_safety::{EstopLatch, SafetyEvent};
 
 /// Everything `GetHardwareStatus` reports.
@@ -18,6 +18,8 @@ pub struct HardwareStatus {
     pub port: Option<String>,
     /// The port works and at least one servo answers.
     pub bus_connected: bool,
+    /// The link to the bus (`None` without a real arm).
+    pub link: Option<LinkHealth>,
     /// Torque as last switched by this host.
     pub torque_enabled: bool,
     /// One entry per servo, action-key order; empty without a real arm.
@@ -47,8 +49,11 @@ pub struct ServoStatus {
     pub error_flags: Vec<String>,
     /// The latest goal sent (steps).
     pub goal_steps: Option<i32>,
-    /// Torque as the servo last confirmed it; `None` before any torque write was answered.
+    /// Torque as the servo last confirmed it; `None` before any torque write was answered,
+    /// and after a lost bus until it confirms torque again.
     pub torque_enabled: Option<bool>,
+    /// RAM resets found since the arm was opened.
+    pub resets: u32,
     /// Communication counters.
     pub comm: CommCounters,
     /// Its latest communication error.
@@ -132,6 +137,7 @@ impl HardwareStatus {
             mode: mode.to_owned(),
             port: port.map(str::to_owned),
             bus_connected: !health.bus_lost(),
+            link: port.map(|_| health.link),
             torque_enabled: health.torque_enabled,
             servos: health.servos.iter().map(ServoStatus::from).collect(),
             estop: EstopStatus {
@@ -155,6 +161,7 @@ impl From<&ServoHealth> for ServoStatus {
             error_flags: servo.error_flags.names(),
             goal_steps: servo.goal_steps,
             torque_enabled: servo.torque_enabled,
+            resets: servo.resets,
             comm: servo.comm,
             last_error: servo.last_error.clone(),
         }
@@ -198,7 +205,7 @@ mod tests {
         servos[2].goal_steps = Some(2110);
         servos[4].responding = false;
         ArmHealth {
-            port_open: true,
+            link: LinkHealth::connected(),
             torque_enabled: true,
             servos,
             last_error: Some("no reply from servo 5".into()),

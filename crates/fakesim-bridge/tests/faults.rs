@@ -209,7 +209,7 @@ async fn an_unplugged_port_is_lost_for_good_and_latches_the_policy() {
     let err = v.arm.read_state().await.unwrap_err();
     assert!(matches!(err, ArmError::PortGone { .. }), "{err}");
     let health = v.arm.health();
-    assert!(!health.port_open);
+    assert!(!health.port_open());
     assert!(health.bus_lost());
     let decision = policy.evaluate(&health);
     assert_eq!(decision.action, FaultAction::TorqueOff);

@@ -76,7 +76,7 @@ async fn reads_the_six_joints_in_twin_radians_consistently_with_a_calibration_fi
     assert_eq!(state.positions_rad()[2], state.joint(Joint::ElbowFlex).position_rad);
 
     let health = v.arm.health();
-    assert!(health.port_open && !health.bus_lost());
+    assert!(health.port_open() && !health.bus_lost());
     for servo in &health.servos {
         assert_eq!(servo.comm.transactions, 1);
         assert_eq!(servo.comm.retries + servo.comm.timeouts + servo.comm.corrupt, 0);

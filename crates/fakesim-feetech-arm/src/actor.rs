@@ -1,17 +1,21 @@
 //! The task that owns the serial port: it runs one request at a time, applies the mapping,
 //! reads the state block or only the positions as [`Cadence`] plans, retries lost or
-//! corrupted replies per servo, and keeps the health counters.
+//! corrupted replies per servo, keeps the health counters, checks each servo's RAM with every
+//! state block, and brings a lost port back (see [`crate::link`]).
 
 use feetech::bus::{Bus, BusConfig, BusError, Reply, SyncReadResults};
 use feetech::control_table::ServoState;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use crate::cadence::Cadence;
 use crate::feetech_arm::FeetechArmConfig;
+use crate::link::{Reconnection, operating_config};
 use crate::mapping::CalibratedMapping;
+use crate::ram::{self, RamWatch};
 use crate::reading::{attempt_failed, joint_state};
-use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, ServoFailure, ServoHealth};
+use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, LinkHealth, LinkState, ServoFailure, ServoHealth};
 
 /// A call from a [`super::FeetechArm`] handle.
 pub(super) enum Request {
@@ -21,21 +25,31 @@ pub(super) enum Request {
     Command([f64; 6], oneshot::Sender<Result<(), ArmError>>),
     /// Switch torque.
     Torque(bool, oneshot::Sender<Result<(), ArmError>>),
+    /// Switch one joint's torque.
+    JointTorque(Joint, bool, oneshot::Sender<Result<(), ArmError>>),
     /// Torque off (when configured) and stop.
     Close(oneshot::Sender<Result<(), ArmError>>),
 }
 
 /// The port owner.
 pub(super) struct Actor<T> {
-    bus: Bus<T>,
+    pub(crate) bus: Bus<T>,
     mapping: CalibratedMapping,
-    config: FeetechArmConfig,
+    pub(crate) config: FeetechArmConfig,
     cadence: Cadence,
-    servos: [ServoHealth; 6],
-    port_open: bool,
-    torque_enabled: bool,
-    last_error: Option<String>,
+    pub(crate) servos: [ServoHealth; 6],
+    pub(crate) link: LinkHealth,
+    pub(crate) torque_enabled: bool,
+    pub(crate) last_error: Option<String>,
     publish: watch::Sender<ArmHealth>,
+    /// How a lost port comes back (`None`: it stays lost).
+    pub(crate) reconnection: Option<Reconnection<T>>,
+    /// When the next attempt to reopen a lost port is due.
+    pub(crate) next_attempt: Instant,
+    /// The bus policy the task runs with, for a reopened port too.
+    pub(crate) operating: BusConfig,
+    /// What each servo's RAM should hold.
+    pub(crate) ram: RamWatch,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
@@ -44,14 +58,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         mut bus: Bus<T>,
         mapping: CalibratedMapping,
         config: FeetechArmConfig,
+        reconnection: Option<Reconnection<T>>,
     ) -> (Self, watch::Receiver<ArmHealth>) {
-        bus.set_config(BusConfig {
-            retries: 0,
-            ..*bus.config()
-        });
+        let operating = operating_config(bus.config());
+        bus.set_config(operating);
         let servos = Joint::ALL.map(|joint| ServoHealth::new(joint, mapping.servo_id(joint)));
         let (publish, health) = watch::channel(ArmHealth {
-            port_open: true,
+            link: LinkHealth::connected(),
             torque_enabled: false,
             servos: servos.to_vec(),
             last_error: None,
@@ -62,17 +75,35 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             cadence: Cadence::new(config.state_every),
             config,
             servos,
-            port_open: true,
+            link: LinkHealth::connected(),
             torque_enabled: false,
             last_error: None,
             publish,
+            reconnection,
+            next_attempt: Instant::now(),
+            operating,
+            ram: RamWatch::default(),
         };
         (actor, health)
     }
 
     /// Serves requests until closed or until every handle is gone.
     pub(super) async fn run(mut self, mut inbox: mpsc::Receiver<Request>) {
-        while let Some(request) = inbox.recv().await {
+        loop {
+            let request = match self.reconnect_due() {
+                None => inbox.recv().await,
+                Some(due) => tokio::select! {
+                    biased;
+                    request = inbox.recv() => request,
+                    () = tokio::time::sleep_until(due) => {
+                        self.try_reconnect().await;
+                        continue;
+                    }
+                },
+            };
+            let Some(request) = request else {
+                break;
+            };
             match request {
                 Request::ReadState(reply) => {
                     let result = self.read_state().await;
@@ -84,6 +115,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 }
                 Request::Torque(enabled, reply) => {
                     let result = self.set_torque(enabled).await;
+                    self.answer(reply, result);
+                }
+                Request::JointTorque(joint, enabled, reply) => {
+                    let result = self.set_joint_torque(joint, enabled).await;
                     self.answer(reply, result);
                 }
                 Request::Close(reply) => {
@@ -99,14 +134,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     }
 
     fn answer<R>(&mut self, reply: oneshot::Sender<R>, result: R) {
+        self.publish();
+        // A caller that stopped waiting does not need the answer.
+        let _ = reply.send(result);
+    }
+
+    /// Publishes the health as it stands.
+    pub(crate) fn publish(&self) {
         self.publish.send_replace(ArmHealth {
-            port_open: self.port_open,
+            link: self.link,
             torque_enabled: self.torque_enabled,
             servos: self.servos.to_vec(),
             last_error: self.last_error.clone(),
         });
-        // A caller that stopped waiting does not need the answer.
-        let _ = reply.send(result);
     }
 
     fn servo(&mut self, joint: Joint) -> &mut ServoHealth {
@@ -114,22 +154,25 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     }
 
     fn ensure_open(&self) -> Result<(), ArmError> {
-        if self.port_open {
+        if self.link.state == LinkState::Connected {
             return Ok(());
         }
         Err(ArmError::PortGone {
+            port: self.config.port.clone(),
             reason: self.last_error.clone().unwrap_or_default(),
         })
     }
 
-    /// Turns a bus-level failure into the arm's error; a dead port stays dead.
-    fn bus_failure(&mut self, error: BusError) -> ArmError {
+    /// Turns a bus-level failure into the arm's error; a failed port counts as lost until
+    /// it is reopened and its servos verified.
+    pub(crate) fn bus_failure(&mut self, error: BusError) -> ArmError {
         self.last_error = Some(error.to_string());
         match error {
             BusError::PortGone(source) => {
                 tracing::error!(port = %self.config.port, error = %source, "serial port lost");
-                self.port_open = false;
+                self.lose_link();
                 ArmError::PortGone {
+                    port: self.config.port.clone(),
                     reason: source.to_string(),
                 }
             }
@@ -207,6 +250,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             }
         }
         self.cadence.reading_done(block, failures.is_empty());
+        if block {
+            self.check_ram().await?;
+        }
         if failures.is_empty() {
             Ok(state)
         } else {
@@ -228,6 +274,53 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             .zip(round)
             .map(|(joint, outcome)| outcome.map(|reply| reply.map(|position| cadence.carry(*joint, position))))
             .collect())
+    }
+
+    /// Reads every servo's RAM and handles those that reset: configured again, torque off.
+    async fn check_ram(&mut self) -> Result<(), ArmError> {
+        let ids: Vec<u8> = Joint::ALL.iter().map(|joint| self.mapping.servo_id(*joint)).collect();
+        let round = match self.bus.sync_read(ram::ADDRESS, ram::LEN, &ids).await {
+            Ok(round) => round,
+            Err(error @ BusError::PortGone(_)) => return Err(self.bus_failure(error)),
+            // A lost RAM read is no verdict; the next state block reads it again.
+            Err(_) => return Ok(()),
+        };
+        let mut reset = Vec::new();
+        for (joint, outcome) in Joint::ALL.into_iter().zip(round) {
+            let Ok(reply) = outcome else { continue };
+            let torque = self.servo(joint).torque_enabled;
+            if let Some(difference) = self.ram.check(joint, &reply.value, torque) {
+                reset.push((joint, difference));
+            }
+        }
+        for (joint, difference) in reset {
+            self.servo_was_reset(joint, &difference).await?;
+        }
+        Ok(())
+    }
+
+    /// A servo lost its RAM: counted, its torque switched off, the servos configured again.
+    async fn servo_was_reset(&mut self, joint: Joint, difference: &str) -> Result<(), ArmError> {
+        let id = self.mapping.servo_id(joint);
+        tracing::warn!(port = %self.config.port, joint = joint.label(), id, %difference, "servo reset its RAM");
+        let servo = self.servo(joint);
+        servo.resets += 1;
+        servo.last_error = Some(format!("reset: {difference}"));
+        self.set_joint_torque(joint, false).await?;
+        if let Some(reconnection) = self.reconnection.as_mut()
+            && let Err(error) = reconnection.reconnect.prepare(&mut self.bus).await
+        {
+            tracing::error!(joint = joint.label(), %error, "configuring the servos again after a reset failed");
+            self.last_error = Some(format!(
+                "{} (servo {id}) reset and could not be configured again: {error}",
+                joint.label()
+            ));
+        }
+        self.bus.set_config(self.operating);
+        // Configuring leaves the EEPROM locked; torque off unlocks it again, as expected.
+        self.set_joint_torque(joint, false).await?;
+        self.ram.forget_joint(joint);
+        Ok(())
     }
 
     async fn command(&mut self, goals: [f64; 6]) -> Result<(), ArmError> {
@@ -270,8 +363,34 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 .collect();
             self.write_goals(&hold).await?;
         }
+        self.switch_torque(&Joint::ALL, enabled).await?;
+        self.torque_enabled = enabled;
+        tracing::info!(port = %self.config.port, enabled, "torque switched");
+        Ok(())
+    }
+
+    /// Switches one joint's torque (on: holding where it stands).
+    async fn set_joint_torque(&mut self, joint: Joint, enabled: bool) -> Result<(), ArmError> {
+        self.ensure_open()?;
+        if enabled {
+            let id = self.mapping.servo_id(joint);
+            let steps = self
+                .bus
+                .hold_present(id)
+                .await
+                .map_err(|error| self.bus_failure(error))?;
+            self.servo(joint).goal_steps = Some(steps);
+        }
+        self.switch_torque(&[joint], enabled).await?;
+        self.torque_enabled = self.servos.iter().any(|servo| servo.torque_enabled == Some(true));
+        tracing::info!(port = %self.config.port, joint = joint.label(), enabled, "joint torque switched");
+        Ok(())
+    }
+
+    /// Writes torque to `joints`, trying every one of them even when some fail.
+    pub(crate) async fn switch_torque(&mut self, joints: &[Joint], enabled: bool) -> Result<(), ArmError> {
         let mut failures = Vec::new();
-        for joint in Joint::ALL {
+        for &joint in joints {
             match self.servo_torque(joint, enabled).await {
                 Ok(()) => {}
                 Err(error @ BusError::PortGone(_)) => return Err(self.bus_failure(error)),
@@ -285,8 +404,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         if !failures.is_empty() {
             return Err(self.unresponsive(failures));
         }
-        self.torque_enabled = enabled;
-        tracing::info!(port = %self.config.port, enabled, "torque switched");
         Ok(())
     }
 
@@ -323,7 +440,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     }
 
     async fn close(&mut self) -> Result<(), ArmError> {
-        if self.config.torque_off_on_close && self.port_open {
+        if self.config.torque_off_on_close && self.link.state == LinkState::Connected {
             return self.set_torque(false).await;
         }
         Ok(())

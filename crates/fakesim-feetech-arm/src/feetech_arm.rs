@@ -7,8 +7,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actor::{Actor, Request};
+use crate::link::Reconnection;
 use crate::mapping::CalibratedMapping;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint};
 
 /// Requests waiting for the port task at most.
 const QUEUE: usize = 8;
@@ -65,9 +66,24 @@ impl FeetechArm {
     where
         T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        Self::spawn_reconnecting(bus, mapping, config, None)
+    }
+
+    /// [`FeetechArm::spawn`], with a way to reopen a lost port and to configure a servo that
+    /// reset: a lost port then comes back through reconnecting and verifying to connected,
+    /// torque off (see [`fakesim_arm::LinkState`]).
+    pub fn spawn_reconnecting<T>(
+        bus: Bus<T>,
+        mapping: CalibratedMapping,
+        config: FeetechArmConfig,
+        reconnection: Option<Reconnection<T>>,
+    ) -> Self
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let (requests, inbox) = mpsc::channel(QUEUE);
         let port = config.port.clone();
-        let (actor, health) = Actor::new(bus, mapping, config);
+        let (actor, health) = Actor::new(bus, mapping, config, reconnection);
         tokio::spawn(actor.run(inbox));
         Self { requests, health, port }
     }
@@ -80,7 +96,10 @@ impl FeetechArm {
         mapping: CalibratedMapping,
         config: FeetechArmConfig,
     ) -> Result<Self, ArmError> {
-        let bus = Bus::open(path, baud, bus_config).map_err(|e| ArmError::PortGone { reason: e.to_string() })?;
+        let bus = Bus::open(path, baud, bus_config).map_err(|e| ArmError::PortGone {
+            port: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         Ok(Self::spawn(bus, mapping, config))
     }
 
@@ -112,6 +131,10 @@ impl Arm for FeetechArm {
 
     fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
         Box::pin(async move { self.call(|reply| Request::Torque(enabled, reply)).await? })
+    }
+
+    fn set_joint_torque(&self, joint: Joint, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+        Box::pin(async move { self.call(|reply| Request::JointTorque(joint, enabled, reply)).await? })
     }
 
     fn health(&self) -> ArmHealth {

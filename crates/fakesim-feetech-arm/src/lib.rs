@@ -8,6 +8,9 @@ pub mod mapping;
 mod actor;
 mod cadence;
 mod feetech_arm;
+mod link;
+mod ram;
 mod reading;
 
 pub use feetech_arm::{FeetechArm, FeetechArmConfig};
+pub use link::{Reconnect, Reconnection};

@@ -10,7 +10,17 @@ use super::{SafetyError, SafetyEvent};
 /// job.
 #[derive(Debug, Clone, Default)]
 pub struct EstopLatch {
-    reason: Arc<Mutex<Option<String>>>,
+    latched: Arc<Mutex<Option<(String, LatchedBy)>>>,
+}
+
+/// Who latched the stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatchedBy {
+    /// A client or an operator (`EmergencyStop`): it stops the twin's motion too.
+    Client,
+    /// The real arm's faults (a lost bus, a lost or reset servo): it stops the real arm only;
+    /// the twin alone keeps running.
+    Arm,
 }
 
 impl EstopLatch {
@@ -19,26 +29,37 @@ impl EstopLatch {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<String>> {
-        self.reason.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Option<(String, LatchedBy)>> {
+        self.latched.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Latches with a reason (a second trip keeps the first reason) and returns the event.
+    /// Latches for a client with a reason (a second trip keeps the first reason and who
+    /// latched it) and returns the event.
     pub fn trip(&self, reason: impl Into<String>) -> SafetyEvent {
+        self.trip_by(reason, LatchedBy::Client)
+    }
+
+    /// Latches for `by` with a reason; see [`EstopLatch::trip`].
+    pub fn trip_by(&self, reason: impl Into<String>, by: LatchedBy) -> SafetyEvent {
         let reason = reason.into();
         let mut latched = self.lock();
         if latched.is_none() {
-            tracing::warn!(%reason, "emergency stop latched");
-            *latched = Some(reason.clone());
+            tracing::warn!(%reason, ?by, "emergency stop latched");
+            *latched = Some((reason.clone(), by));
         }
         SafetyEvent::EstopLatched { reason }
     }
 
     /// Releases the latch; the event names what it was latched for (`None` if it was not).
     pub fn reset(&self) -> Option<SafetyEvent> {
-        let was = self.lock().take()?;
+        let (was, _) = self.lock().take()?;
         tracing::info!(%was, "emergency stop reset");
         Some(SafetyEvent::EstopReset { was })
+    }
+
+    /// Who latched it (`None`: not latched).
+    pub fn latched_by(&self) -> Option<LatchedBy> {
+        self.lock().as_ref().map(|(_, by)| *by)
     }
 
     /// Whether it is latched.
@@ -48,7 +69,7 @@ impl EstopLatch {
 
     /// Why it is latched.
     pub fn reason(&self) -> Option<String> {
-        self.lock().clone()
+        self.lock().as_ref().map(|(reason, _)| reason.clone())
     }
 
     /// Refuses any motion while latched.

@@ -217,10 +217,53 @@ pub enum SafetyEvent {
         /// Its last error.
         last_error: Option<String>,
     },
+    /// [`super::FaultPolicy`]: a servo that reported an overload stopped answering: it locked
+    /// up, and only a power cycle brings it back.
+    ServoLockedUp {
+        /// The joint.
+        joint: Joint,
+        /// Servo id.
+        id: u8,
+        /// What to do, for a person.
+        message: String,
+    },
+    /// [`super::FaultPolicy`]: a servo reset its RAM (torque, lock or configuration lost, as
+    /// after a supply that sagged); it was configured again with torque off, and the arm held.
+    ServoReset {
+        /// The joint.
+        joint: Joint,
+        /// Servo id.
+        id: u8,
+        /// What the servo held that the daemon had not written.
+        detail: Option<String>,
+    },
+    /// The stall guard: a joint stayed under load away from its goal for longer than its
+    /// window; its torque was switched off and the stop latched.
+    JointStalled {
+        /// The joint.
+        joint: Joint,
+        /// Its load (signed percent of full duty).
+        load_percent: f64,
+        /// Goal minus measured position (rad).
+        error_rad: f64,
+        /// How long it lasted (ms).
+        lasted_ms: u64,
+    },
     /// [`super::FaultPolicy`]: the bus is lost (port gone or no servo answers).
     BusLost {
         /// Why.
         reason: String,
+    },
+    /// The link to the arm's bus changed state (lost, reconnecting, verifying, connected).
+    BusLink {
+        /// The state it entered.
+        state: String,
+        /// The port.
+        port: String,
+        /// Attempts to reopen the port in this outage so far.
+        attempts: u32,
+        /// The arm's latest error, when the link is not connected.
+        last_error: Option<String>,
     },
     /// [`super::EstopLatch`] latched.
     EstopLatched {

@@ -25,7 +25,8 @@ pub enum FaultAction {
 pub struct FaultDecision {
     /// The most drastic action any condition asks for.
     pub action: FaultAction,
-    /// Latch the emergency stop (the bus or a servo is lost): only a reset resumes.
+    /// Latch the emergency stop: a condition that latches (the bus or a servo lost, a servo
+    /// reset) appeared with this snapshot. Only a reset resumes; a lasting condition latches once.
     pub latch: bool,
     /// Every condition found, for messages and the latch reason.
     pub reasons: Vec<String>,
@@ -36,15 +37,17 @@ pub struct FaultDecision {
 /// The fault policy:
 /// - overload, overheat, overcurrent or angle-sensor flags: torque off;
 /// - voltage flag (and unknown bits): hold;
+/// - a servo that reset its RAM: hold, and latch;
 /// - a servo lost after its retries, or the bus lost: torque off (an attempt: the bus may be
-///   gone) and latch.
+///   gone) and latch; a servo lost right after an overload is reported as locked up.
 ///
-/// Actions follow the current snapshot; events are edge-triggered, so a condition that lasts
-/// is journalled once.
+/// Actions follow the current snapshot; events and latches are edge-triggered, so a condition
+/// that lasts is journalled and latched once (a reset of the stop is not undone by it).
 #[derive(Debug, Clone, Default)]
 pub struct FaultPolicy {
     flags_seen: BTreeMap<u8, ServoError>,
     lost_seen: BTreeSet<u8>,
+    resets_seen: BTreeMap<u8, u32>,
     bus_lost_seen: bool,
 }
 
@@ -79,8 +82,28 @@ impl FaultPolicy {
         for servo in &health.servos {
             self.lost(servo, &mut decision);
             self.flags(servo, &mut decision);
+            self.reset(servo, &mut decision);
         }
         decision
+    }
+
+    fn reset(&mut self, servo: &ServoHealth, decision: &mut FaultDecision) {
+        let before = self.resets_seen.insert(servo.id, servo.resets).unwrap_or(0);
+        if servo.resets <= before {
+            return;
+        }
+        decision.action = decision.action.max(FaultAction::Hold);
+        decision.latch = true;
+        decision.reasons.push(format!(
+            "servo_reset: {} (servo {}) reset its RAM; it was configured again with torque off: reset the stop, \
+             then SetMode(hil) to switch torque back on",
+            servo.joint, servo.id
+        ));
+        decision.events.push(SafetyEvent::ServoReset {
+            joint: servo.joint,
+            id: servo.id,
+            detail: servo.last_error.clone(),
+        });
     }
 
     fn bus(&mut self, health: &ArmHealth, decision: &mut FaultDecision) {
@@ -91,8 +114,8 @@ impl FaultPolicy {
                 health.last_error.as_deref().unwrap_or("no servo answers")
             );
             decision.action = FaultAction::TorqueOff;
-            decision.latch = true;
             if !self.bus_lost_seen {
+                decision.latch = true;
                 decision.events.push(SafetyEvent::BusLost { reason: reason.clone() });
             }
             decision.reasons.push(reason);
@@ -106,19 +129,33 @@ impl FaultPolicy {
             return;
         }
         decision.action = FaultAction::TorqueOff;
+        let locked_up = servo.error_flags.contains(ServoError::OVERLOAD);
+        decision.reasons.push(if locked_up {
+            locked_up_message(servo)
+        } else {
+            format!(
+                "{} (servo {}) lost after {} failed transactions",
+                servo.joint, servo.id, servo.comm.consecutive_failures
+            )
+        });
+        if !self.lost_seen.insert(servo.id) {
+            return;
+        }
         decision.latch = true;
-        decision.reasons.push(format!(
-            "{} (servo {}) lost after {} failed transactions",
-            servo.joint, servo.id, servo.comm.consecutive_failures
-        ));
-        if self.lost_seen.insert(servo.id) {
-            decision.events.push(SafetyEvent::ServoLost {
+        decision.events.push(if locked_up {
+            SafetyEvent::ServoLockedUp {
+                joint: servo.joint,
+                id: servo.id,
+                message: locked_up_message(servo),
+            }
+        } else {
+            SafetyEvent::ServoLost {
                 joint: servo.joint,
                 id: servo.id,
                 consecutive_failures: servo.comm.consecutive_failures,
                 last_error: servo.last_error.clone(),
-            });
-        }
+            }
+        });
     }
 
     fn flags(&mut self, servo: &ServoHealth, decision: &mut FaultDecision) {
@@ -150,6 +187,15 @@ impl FaultPolicy {
     }
 }
 
+/// What a person reads about a servo that stopped answering after an overload.
+fn locked_up_message(servo: &ServoHealth) -> String {
+    format!(
+        "{} (servo {}) stopped answering after an overload: the servo has locked up and answers again only \
+         after a power cycle. Free the joint, switch the arm's supply off and on, then reset the stop",
+        servo.joint, servo.id
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,7 +203,7 @@ mod tests {
 
     fn healthy() -> ArmHealth {
         ArmHealth {
-            port_open: true,
+            link: fakesim_arm::LinkHealth::connected(),
             torque_enabled: true,
             servos: Joint::ALL
                 .iter()
@@ -271,7 +317,7 @@ mod tests {
     fn a_lost_port_turns_torque_off_and_latches() {
         let mut policy = FaultPolicy::new();
         let mut health = healthy();
-        health.port_open = false;
+        health.link.state = fakesim_arm::LinkState::Lost;
         health.last_error = Some("serial port gone: port closed".into());
         let decision = policy.evaluate(&health);
         assert_eq!(decision.action, FaultAction::TorqueOff);
@@ -283,5 +329,63 @@ mod tests {
             }]
         );
         assert!(policy.evaluate(&health).events.is_empty());
+    }
+
+    #[test]
+    fn a_lasting_loss_latches_once_so_a_reset_of_the_stop_holds() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.link.state = fakesim_arm::LinkState::Lost;
+        assert!(policy.evaluate(&health).latch);
+        let lasting = policy.evaluate(&health);
+        assert!(!lasting.latch, "the same loss does not latch again");
+        assert_eq!(lasting.action, FaultAction::TorqueOff);
+        health.link.state = fakesim_arm::LinkState::Connected;
+        assert!(!policy.evaluate(&health).latch);
+        health.link.state = fakesim_arm::LinkState::Lost;
+        assert!(policy.evaluate(&health).latch, "a new loss latches again");
+    }
+
+    #[test]
+    fn a_servo_silent_after_an_overload_is_reported_locked_up() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.servos[1].error_flags = ServoError::OVERLOAD;
+        policy.evaluate(&health);
+        health.servos[1].responding = false;
+        let decision = policy.evaluate(&health);
+        assert!(decision.latch);
+        match decision.events.as_slice() {
+            [SafetyEvent::ServoLockedUp { joint, id, message }] => {
+                assert_eq!((*joint, *id), (Joint::ShoulderLift, 2));
+                assert!(message.contains("power cycle"), "{message}");
+            }
+            other => panic!("expected a lock-up, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_servo_reset_holds_and_latches_once() {
+        let mut policy = FaultPolicy::new();
+        let mut health = healthy();
+        health.servos[3].resets = 1;
+        let decision = policy.evaluate(&health);
+        assert_eq!(decision.action, FaultAction::Hold);
+        assert!(decision.latch);
+        assert!(
+            decision.reasons[0].starts_with("servo_reset: wrist_flex (servo 4)"),
+            "{:?}",
+            decision.reasons
+        );
+        assert!(matches!(
+            decision.events.as_slice(),
+            [SafetyEvent::ServoReset {
+                joint: Joint::WristFlex,
+                id: 4,
+                ..
+            }]
+        ));
+        let again = policy.evaluate(&health);
+        assert!(!again.latch && again.events.is_empty() && again.action == FaultAction::Continue);
     }
 }

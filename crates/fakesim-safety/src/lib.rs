@@ -19,7 +19,7 @@ mod table;
 mod watchdog;
 
 pub use delta::{Capped, CappedJoint, DeltaCap};
-pub use estop::EstopLatch;
+pub use estop::{EstopLatch, LatchedBy};
 pub use event::{InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 pub use fault::{FaultAction, FaultDecision, FaultPolicy};
 pub use pipeline::{

@@ -14,8 +14,8 @@
 
 use crate::ramp::Ramp;
 use crate::{
-    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard,
-    TcpKinematics, Watchdog, WatchdogAction,
+    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, LatchedBy, RangeGuard, SafetyError, SafetyEvent,
+    TableGuard, TcpKinematics, Watchdog, WatchdogAction,
 };
 use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmState, BoxFuture};
@@ -93,8 +93,9 @@ pub enum GuardError {
         "defect: a goal that passed the safety layers failed the last check before the bus ({0}); nothing was written"
     )]
     Invariant(SafetyError),
-    /// A servo still reports a fault that switched its torque off.
-    #[error("{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears")]
+    /// A servo reports a fault that holds the arm or switched its torque off: the arm cannot
+    /// carry out motion while it lasts.
+    #[error("{joint} (servo {id}) reports {flags}; motion is refused until the fault clears")]
     ServoFault {
         /// The joint.
         joint: Joint,
@@ -102,6 +103,13 @@ pub enum GuardError {
         id: u8,
         /// The flags it reports.
         flags: ServoError,
+    },
+    /// Torque is off on the arm (a fault switched it off, since cleared): nothing it was
+    /// asked would move it.
+    #[error("torque is off ({cause}); the arm cannot move until SetMode(hil) switches it back on")]
+    TorqueOff {
+        /// Why it went off.
+        cause: String,
     },
 }
 
@@ -137,6 +145,8 @@ struct Progress {
     watchdog: Watchdog,
     last_goals: Option<[f64; 6]>,
     torque_on: bool,
+    /// Why the fault reaction last switched torque off (cleared when it comes back on).
+    torque_off_cause: Option<String>,
 }
 
 /// The safety pipeline of one arm (or of none: teleop driving only the twin runs the layers
@@ -166,6 +176,7 @@ impl SafetyPipeline {
                 watchdog: Watchdog::new(timing.watchdog_timeout),
                 last_goals: None,
                 torque_on: false,
+                torque_off_cause: None,
             }),
             writing: tokio::sync::Mutex::new(()),
             timing,
@@ -259,6 +270,7 @@ impl SafetyPipeline {
         let plan = self.plan(targets, measured, pace)?;
         let goals = plan.capped.goals;
         if let Some(arm) = &self.arm {
+            self.check_arm_can_move(arm.as_ref())?;
             if let Some(preview) = &self.layers.preview {
                 let from = measured.unwrap_or(goals);
                 preview.check(goals, from).await?;
@@ -288,6 +300,21 @@ impl SafetyPipeline {
         })
     }
 
+    /// Refuses while a servo's fault holds the arm or switched torque off, or while torque is
+    /// still off after such a fault: the arm would not carry the command out.
+    fn check_arm_can_move(&self, arm: &dyn Arm) -> Result<(), GuardError> {
+        check_fault_flags(
+            arm.health()
+                .servos
+                .iter()
+                .map(|servo| (servo.joint, servo.id, servo.error_flags)),
+        )?;
+        match self.progress().torque_off_cause.clone() {
+            Some(cause) => Err(GuardError::TorqueOff { cause }),
+            None => Ok(()),
+        }
+    }
+
     /// Switches torque on holding the present pose, unless a servo still reports a fault that
     /// switched it off; ramped commands then start from that pose, and the watchdog watches.
     /// Returns the state read (`None` without an arm).
@@ -304,6 +331,7 @@ impl SafetyPipeline {
         progress.ramp = Some(Ramp::hold(state.positions_rad(), now));
         progress.last_goals = None;
         progress.torque_on = true;
+        progress.torque_off_cause = None;
         progress.watchdog.disarm();
         progress.watchdog.feed(now);
         Ok(Some(state))
@@ -376,7 +404,13 @@ impl SafetyPipeline {
         decision.events.into_iter().for_each(&mut record);
         let outcome: Result<(), GuardError> = match decision.action {
             _ if !changed => Ok(()),
-            FaultAction::TorqueOff => self.switch_torque_off().await.map_err(GuardError::from),
+            FaultAction::TorqueOff => {
+                let switched = self.switch_torque_off().await.map_err(GuardError::from);
+                if let Some(cause) = decision.reasons.first() {
+                    self.progress().torque_off_cause = Some(cause.clone());
+                }
+                switched
+            }
             FaultAction::Hold => match arm.read_state().await {
                 Ok(state) => self.hold(state.positions_rad()).await,
                 Err(e) => Err(e.into()),
@@ -388,10 +422,24 @@ impl SafetyPipeline {
         }
         // Latched after the reaction, so whoever sees the latch finds torque already off.
         if decision.latch && !self.layers.estop.is_latched() {
-            record(self.layers.estop.trip(decision.reasons.join("; ")));
+            record(self.layers.estop.trip_by(decision.reasons.join("; "), LatchedBy::Arm));
             self.disarm_watchdog();
         }
         decision.action
+    }
+
+    /// Switches one joint's torque off because of `cause` (the stall guard) and latches the
+    /// stop for the arm; motion stays refused until the stop is reset and torque comes back
+    /// on. Returns the latch event.
+    pub async fn stop_joint(&self, joint: Joint, cause: &str) -> SafetyEvent {
+        if let Some(arm) = &self.arm
+            && let Err(e) = arm.set_joint_torque(joint, false).await
+        {
+            tracing::error!(error = %e, joint = joint.label(), "switching the joint's torque off failed");
+        }
+        self.progress().torque_off_cause = Some(cause.to_owned());
+        self.disarm_watchdog();
+        self.layers.estop.trip_by(cause, LatchedBy::Arm)
     }
 
     /// Latches the emergency stop and switches torque off; returns the event.
@@ -404,18 +452,24 @@ impl SafetyPipeline {
     }
 }
 
-/// Refuses when a servo reports a fault the fault policy switches torque off for.
+/// Refuses when a servo of `state` reports a fault the fault policy holds the arm or switches
+/// torque off for.
 pub fn check_servo_faults(state: &ArmState) -> Result<(), GuardError> {
-    for joint in Joint::ALL {
-        if let Some(servo) = state.joint(joint).servo
-            && FaultPolicy::action_for(servo.error_flags) == FaultAction::TorqueOff
-        {
-            return Err(GuardError::ServoFault {
-                joint,
-                id: servo.id,
-                flags: servo.error_flags,
-            });
-        }
+    check_fault_flags(Joint::ALL.into_iter().filter_map(|joint| {
+        state
+            .joint(joint)
+            .servo
+            .map(|servo| (joint, servo.id, servo.error_flags))
+    }))
+}
+
+/// Refuses on the first `(joint, id, flags)` whose flags hold the arm or switch torque off.
+fn check_fault_flags(servos: impl IntoIterator<Item = (Joint, u8, ServoError)>) -> Result<(), GuardError> {
+    match servos
+        .into_iter()
+        .find(|(_, _, flags)| FaultPolicy::action_for(*flags) != FaultAction::Continue)
+    {
+        Some((joint, id, flags)) => Err(GuardError::ServoFault { joint, id, flags }),
+        None => Ok(()),
     }
-    Ok(())
 }

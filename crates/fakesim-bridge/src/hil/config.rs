@@ -1,6 +1,7 @@
 //! How the hardware bridge runs: its settings and their defaults.
 
 use super::shadow::ShadowConfig;
+use super::stall::StallConfig;
 use std::time::Duration;
 
 /// How the bridge runs.
@@ -24,6 +25,8 @@ pub struct BridgeConfig {
     pub ramp_speed_rad_s: f64,
     /// The shadow's thresholds for obstructions and calibration drift.
     pub shadow: ShadowConfig,
+    /// The stall guard's limits per joint.
+    pub stall: StallConfig,
 }
 
 impl BridgeConfig {
@@ -39,6 +42,7 @@ impl BridgeConfig {
             max_delta_rad: 0.35,
             ramp_speed_rad_s: 0.5,
             shadow: ShadowConfig::default(),
+            stall: StallConfig::default(),
         }
     }
 }

@@ -57,10 +57,12 @@ pub enum BridgeError {
         /// The threshold (rad).
         threshold_rad: f64,
     },
-    /// A servo still reports a fault that switched its torque off.
+    /// A servo reports a fault that holds the arm or switched its torque off.
     #[error(
-        "{joint} (servo {id}) still reports {flags:?}; torque stays off until the fault clears \
-         (let it cool down or free the joint, see GetHardwareStatus), then reset the stop and enter hil again"
+        "{joint} (servo {id}) reports {flags}: the arm cannot carry out motion while it lasts (overload, \
+         overheat, overcurrent and angle-sensor faults switch torque off; a voltage fault holds the arm). Let it \
+         cool down, free the joint or check the supply (see GetHardwareStatus), then reset the stop if latched and \
+         SetMode(hil)"
     )]
     ServoFault {
         /// The joint.
@@ -70,6 +72,23 @@ pub enum BridgeError {
         /// The flags it reports.
         flags: feetech::protocol::status::ServoError,
     },
+    /// The real arm's bus is lost or on its way back; nothing can reach the arm.
+    #[error(
+        "the real arm's bus on {port} is {state} ({last_error}); nothing reaches the arm until it is back. The \
+         daemon reopens the port and verifies the servos, then returns in mirror with torque off \
+         (GetHardwareStatus shows the link); the twin alone runs in sim meanwhile"
+    )]
+    BusLost {
+        /// The port.
+        port: String,
+        /// Where the link stands (`lost`, `reconnecting`, `verifying`).
+        state: &'static str,
+        /// The arm's last error.
+        last_error: String,
+    },
+    /// Torque is off after a servo fault that has cleared: the arm cannot move yet.
+    #[error("{0}; reset the stop if it is latched, then SetMode(hil)")]
+    TorqueOff(String),
     /// The mirror loop produced no reading of the arm in time.
     #[error("no reading of the real arm for {0:?}; check the bus (GetHardwareStatus)")]
     NoReading(Duration),
@@ -102,6 +121,7 @@ impl From<GuardError> for BridgeError {
                 id,
                 flags,
             },
+            GuardError::TorqueOff { cause } => BridgeError::TorqueOff(format!("torque is off since {cause}")),
         }
     }
 }

@@ -12,6 +12,7 @@ mod config;
 mod error;
 mod mode;
 mod shadow;
+mod stall;
 mod ticks;
 
 pub use actuation::{BridgeActuation, episode_error, run_action};
@@ -20,3 +21,4 @@ pub use config::BridgeConfig;
 pub use error::BridgeError;
 pub use mode::{Mode, SyncOption, UnknownMode, VerbKind};
 pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};
+pub use stall::{StallConfig, StallGuard, StallLimit, Stalled};

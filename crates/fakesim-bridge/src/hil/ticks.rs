@@ -155,7 +155,7 @@ mod tests {
     use super::*;
     use crate::hil::{BridgeConfig, BridgeParts, Mode};
     use crate::twin::{ScratchTwinKinematics, TwinArm};
-    use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture};
+    use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint};
     use fakesim_safety::{RangeGuard, TableGuard};
     use fakesim_twin::{Scene, TwinConfig};
     use std::sync::{Arc, Mutex};
@@ -182,6 +182,10 @@ mod tests {
 
         fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
             self.arm.set_torque(enabled)
+        }
+
+        fn set_joint_torque(&self, joint: Joint, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+            self.arm.set_joint_torque(joint, enabled)
         }
 
         fn health(&self) -> ArmHealth {

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fakesim_arm::values::{Check, JointValues, resolve};
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint, JointState};
 use fakesim_twin::{TwinError, TwinHandle};
 
 /// The twin's arm: reads its joint positions, commands set its position-servo setpoints.
@@ -64,6 +64,15 @@ impl Arm for TwinArm {
     fn set_torque(&self, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
         self.torque.store(enabled, Ordering::Relaxed);
         Box::pin(async { Ok(()) })
+    }
+
+    /// The twin's joints cannot go limp one at a time: refused, changing nothing.
+    fn set_joint_torque(&self, joint: Joint, _enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+        Box::pin(async move {
+            Err(ArmError::Failed(format!(
+                "the twin has no torque switch for {joint}; its servos always act"
+            )))
+        })
     }
 
     fn health(&self) -> ArmHealth {

@@ -5,7 +5,7 @@ use crate::config::ListenAddr;
 use crate::config::text::{lock_task_table, parsed, shown};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use fakesim_bridge::hil::{Mode, ShadowConfig};
+use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::{ArmType, RenderQuality};
 use feetech::configure::ServoSettings;
@@ -155,11 +155,22 @@ pub struct ArmOptions {
     /// off.
     #[arg(long, value_name = "TICKS")]
     pub preview_horizon_ticks: Option<u32>,
+    /// Seconds between attempts to reopen a lost serial port (each attempt verifies the
+    /// servos as at start-up; the arm returns in mirror with torque off).
+    #[arg(long, value_name = "S")]
+    pub reconnect_interval: Option<f64>,
+    /// Never reopen a lost serial port: the real arm stays lost until the daemon restarts.
+    #[arg(long)]
+    pub no_reconnect: bool,
     /// Connect-time servo settings: a table of the config file only (its keys are listed with
     /// the other settings').
     #[arg(skip)]
     #[serde(skip_serializing)]
     pub servos: Option<ServoSettings>,
+    /// The stall guard's limits per joint: a table of the config file only.
+    #[arg(skip)]
+    #[serde(skip_serializing)]
+    pub stall: Option<StallConfig>,
 }
 
 overlay!(ArmOptions {
@@ -178,7 +189,10 @@ overlay!(ArmOptions {
     mode,
     hil_rate_hz,
     preview_horizon_ticks,
+    reconnect_interval,
+    no_reconnect,
     servos,
+    stall,
 });
 
 /// The shadow's thresholds for blocked joints and calibration drift, in mirror and hil.
@@ -300,6 +314,7 @@ pub fn defaults() -> DaemonOptions {
             baud: Some(1_000_000),
             ramp_speed: Some(0.5),
             preview_horizon_ticks: Some(DEFAULT_PREVIEW_HORIZON_TICKS),
+            reconnect_interval: Some(1.0),
             ..ArmOptions::default()
         },
         shadow: ShadowOptions {

@@ -6,18 +6,21 @@ use crate::config::file;
 use crate::config::listen::{ListenAddr, check_exposure};
 use crate::config::options::{DaemonOptions, Overlay, defaults};
 use anyhow::{Context, bail};
-use fakesim_bridge::hil::{Mode, ShadowConfig};
+use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_episode::tasks::TaskRef;
 use fakesim_twin::{ArmType, RenderQuality};
 use feetech::configure::ServoSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Longest preview horizon after a command for the real arm (control ticks): 2.5 s at 20 Hz.
 const MAX_PREVIEW_HORIZON_TICKS: u32 = 50;
 
 /// Control rates `hil-rate-hz` accepts (ticks per second).
 const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
+/// Seconds `--reconnect-interval` may be: often enough not to spin on a dead port, at most a minute.
+const RECONNECT_INTERVAL_S: std::ops::RangeInclusive<f64> = 0.05..=60.0;
 
 /// Everything the daemon runs with, after merging flags, file and defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +51,8 @@ pub struct Settings {
     pub write_calibration_to_servos: bool,
     /// Register values the servos get at connect.
     pub servos: ServoSettings,
+    /// The stall guard's limits per joint.
+    pub stall: StallConfig,
     /// Mode at start (`sim` without a port).
     pub mode: Mode,
     /// The arm the twin holds and the real arm is.
@@ -64,6 +69,8 @@ pub struct Settings {
     pub hil_rate_hz: Option<f64>,
     /// Ticks each command for the real arm is previewed for after its own; 0: no preview.
     pub preview_horizon_ticks: u32,
+    /// Time between attempts to reopen a lost serial port; `None`: never reopened.
+    pub reconnect_interval: Option<Duration>,
     /// Camera image quality.
     pub render_quality: RenderQuality,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
@@ -155,6 +162,7 @@ impl Settings {
             },
             write_calibration_to_servos: arm.write_calibration_to_servos,
             servos: arm.servos.unwrap_or_default(),
+            stall: arm.stall.unwrap_or_default(),
             arm: twin.arm.unwrap_or_default(),
             lock_task: None,
             max_steps: twin.max_steps.unwrap_or_default(),
@@ -162,6 +170,9 @@ impl Settings {
             image_size: twin.image_size.unwrap_or_default(),
             hil_rate_hz: arm.hil_rate_hz,
             preview_horizon_ticks: arm.preview_horizon_ticks.unwrap_or_default(),
+            reconnect_interval: (!arm.no_reconnect)
+                .then(|| arm.reconnect_interval.unwrap_or_default())
+                .map(|seconds| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)),
             render_quality: twin.render_quality.unwrap_or_default(),
             mcp_listen,
             mcp_observe_only,
@@ -192,6 +203,17 @@ impl Settings {
             );
         }
         self.shadow.check().map_err(anyhow::Error::msg)?;
+        self.stall.check().map_err(anyhow::Error::msg)?;
+        if let Some(interval) = self.reconnect_interval
+            && !(RECONNECT_INTERVAL_S.contains(&interval.as_secs_f64()))
+        {
+            bail!(
+                "reconnect-interval must be from {} to {} seconds (or --no-reconnect), got {}",
+                RECONNECT_INTERVAL_S.start(),
+                RECONNECT_INTERVAL_S.end(),
+                interval.as_secs_f64()
+            );
+        }
         if let Some(hz) = self.hil_rate_hz
             && !HIL_RATE_HZ.contains(&hz)
         {

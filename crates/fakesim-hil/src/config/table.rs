@@ -7,12 +7,21 @@ use clap::{Args, Command};
 use serde_json::Value;
 
 /// Keys the config file takes that have no flag, with their meaning and default.
-const FILE_ONLY: [(&str, &str, &str); 1] = [(
-    "servos",
-    "Table of connect-time servo settings: return-delay, acceleration, max-acceleration, p, i, \
-     d, and `[servos.gripper]` max-torque, protection-current, overload-torque.",
-    "LeRobot's SO follower",
-)];
+const FILE_ONLY: [(&str, &str, &str); 2] = [
+    (
+        "servos",
+        "Table of connect-time servo settings: return-delay, acceleration, max-acceleration, p, i, \
+         d, and `[servos.gripper]` max-torque, protection-current, overload-torque.",
+        "LeRobot's SO follower",
+    ),
+    (
+        "stall",
+        "The stall guard's limits per joint, `[stall.LABEL]` (shoulder_pan .. gripper): load-percent, \
+         error-rad, window-s. A joint at or above the load, that far from its goal, for the window, has its \
+         torque switched off and the stop latched (hil).",
+        "70 %, 0.1 rad, 2 s; gripper 40 %, 0.1 rad, 1.5 s",
+    ),
+];
 
 /// The flag that names the config file, not a key of it.
 const CONFIG_FLAG: &str = "config";

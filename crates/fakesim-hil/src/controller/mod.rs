@@ -274,7 +274,7 @@ impl AppState {
             Motion::ResetEmergencyStop(sides) => {
                 let mut was_latched = false;
                 for arm in self.arms.iter().filter(|arm| sides.contains(&arm.side)) {
-                    was_latched |= arm.bridge.reset_emergency_stop();
+                    was_latched |= arm.bridge.reset_emergency_stop().map_err(bridge)?;
                 }
                 (Done::EstopReset(was_latched), 0, none)
             }

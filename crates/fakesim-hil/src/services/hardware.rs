@@ -130,6 +130,8 @@ impl HardwareApi for HardwareService {
                         retries: servo.comm.retries,
                     }),
                     torque_enabled: servo.torque_enabled.unwrap_or(false),
+                    torque_known: servo.torque_enabled.is_some(),
+                    resets: servo.resets,
                     calibrated_min_rad: calibrated.lo,
                     calibrated_max_rad: calibrated.hi,
                     effective_min_rad: effective[index].lo,
@@ -157,6 +159,9 @@ impl HardwareApi for HardwareService {
             lease_expires_in_ms: lease.map_or(0, |l| u64::try_from(l.expires_in.as_millis()).unwrap_or(u64::MAX)),
             lease_required: self.state.lease_required(Need::Motion),
             arm: unit.side.map(|side| side.name().to_owned()).unwrap_or_default(),
+            link: status
+                .link
+                .map(|link| crate::wire::convert::bus_link(&link, status.last_error.clone())),
         }))
     }
 

@@ -3,11 +3,12 @@
 
 use crate::config::Settings;
 use anyhow::{Context, anyhow, bail};
+use fakesim_arm::BoxFuture;
 use fakesim_arm::{Arm, Side};
 use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
-use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
+use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig, Reconnect, Reconnection};
 use fakesim_safety::{CommandPreview, RangeGuard, SafetyEvent, TableGuard};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{ModelInfo, Scene, TwinHandle};
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
+use tokio_serial::SerialStream;
 
 /// One follower the daemon drives: the arm alone, or one side of a pair.
 #[derive(Debug, Clone)]
@@ -136,6 +138,30 @@ pub async fn prepare_servos<T: AsyncRead + AsyncWrite + Unpin + Send>(
     Ok(())
 }
 
+/// Reopens a follower's port after it was lost, and prepares its servos as at start-up.
+struct ReopenPort {
+    port: PathBuf,
+    calibration: Calibration,
+    settings: Settings,
+}
+
+impl Reconnect<SerialStream> for ReopenPort {
+    fn open(&mut self) -> BoxFuture<'_, Result<Bus<SerialStream>, String>> {
+        let opened = Bus::open(&self.port, self.settings.baud, connect_config()).map_err(|e| e.to_string());
+        Box::pin(async move { opened })
+    }
+
+    fn prepare<'a>(&'a mut self, bus: &'a mut Bus<SerialStream>) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let connecting = *bus.config();
+            bus.set_config(connect_config());
+            let prepared = prepare_servos(bus, &self.calibration, &self.settings).await;
+            bus.set_config(connecting);
+            prepared.map_err(|e| format!("{e:#}"))
+        })
+    }
+}
+
 /// Logs the mapping in use and every joint's calibrated, twin and effective range.
 fn log_mapping(settings: &Settings, table: &JointMapping, mapping: &CalibratedMapping, twin: &[Bounds; 6]) {
     let source = settings
@@ -215,7 +241,15 @@ pub async fn start_bridge(
                 .await
                 .with_context(|| format!("arm on {} with calibration {}", port.display(), file.display()))?;
             bus.set_config(BusConfig::default());
-            let arm = FeetechArm::spawn(bus, mapping, config);
+            let reconnection = Reconnection {
+                reconnect: Box::new(ReopenPort {
+                    port: port.clone(),
+                    calibration,
+                    settings: settings.clone(),
+                }),
+                interval: settings.reconnect_interval,
+            };
+            let arm = FeetechArm::spawn_reconnecting(bus, mapping, config, Some(reconnection));
             let side = follower.side.map_or("", Side::name);
             tracing::info!(port = %port.display(), calibration = %file.display(), side, "real arm connected");
             (Some(Arc::new(arm)), range)
@@ -238,6 +272,7 @@ pub async fn start_bridge(
         config: BridgeConfig {
             ramp_speed_rad_s: settings.ramp_speed_rad_s,
             shadow: settings.shadow,
+            stall: settings.stall,
             ..BridgeConfig::new(control_period)
         },
     };

@@ -1,6 +1,7 @@
 //! Conversions between the protobuf messages and the twin's types.
 
 use crate::wire::status;
+use fakesim_arm::{LinkHealth, LinkState};
 use fakesim_proto::v1;
 use fakesim_twin::image::ImageTiming;
 use fakesim_twin::joints::Joint;
@@ -81,6 +82,24 @@ pub fn frame_pose(frame: FramePose) -> v1::FramePose {
         pose: Some(pose(&frame.pose)),
         name: frame.name,
         kind: kind.into(),
+    }
+}
+
+/// The link to an arm's bus as the hardware status reports it, with the arm's latest error.
+pub fn bus_link(link: &LinkHealth, last_error: Option<String>) -> v1::BusLink {
+    let state = match link.state {
+        LinkState::Connected => v1::LinkState::Connected,
+        LinkState::Lost => v1::LinkState::Lost,
+        LinkState::Reconnecting => v1::LinkState::Reconnecting,
+        LinkState::Verifying => v1::LinkState::Verifying,
+    };
+    v1::BusLink {
+        state: state.into(),
+        attempts: link.attempts,
+        losses: link.losses,
+        recoveries: link.recoveries,
+        time_lost_s: link.time_lost_at(std::time::Instant::now()).as_secs_f64(),
+        last_error,
     }
 }
 

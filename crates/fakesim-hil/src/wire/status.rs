@@ -8,6 +8,7 @@
 
 use crate::access::auth::AuthError;
 use crate::access::lease::LeaseError;
+use fakesim_arm::ArmError;
 use fakesim_bridge::hil::BridgeError;
 use fakesim_episode::EpisodeError;
 use fakesim_episode::names::NameError;
@@ -89,7 +90,7 @@ reasons! {
     EstopLatched => ("estop_latched", FailedPrecondition, "motion while the emergency stop is latched"),
     InvalidSetting => ("invalid_setting", InvalidArgument, "a setting the hardware bridge cannot run with"),
     SyncNotArrived => ("sync_not_arrived", FailedPrecondition, "a sync ended without the arm arriving at the twin's pose; hil was not entered"),
-    ServoFault => ("servo_fault", FailedPrecondition, "a servo's fault (overload, overheat) is still present; torque stays off until it clears and the stop is reset"),
+    ServoFault => ("servo_fault", FailedPrecondition, "a servo's fault (overload, overheat, voltage) holds the arm or switched its torque off, or torque is still off after one; motion is refused, naming the joint and the fault, until it clears and SetMode(hil) switches torque back on"),
     TlsRequired => ("tls_required", Unauthenticated, "a plaintext call to a daemon that serves TLS"),
     TokenRequired => ("token_required", Unauthenticated, "a call without the bearer token the daemon requires"),
     TokenInvalid => ("token_invalid", Unauthenticated, "a wrong or malformed bearer token"),
@@ -99,7 +100,7 @@ reasons! {
     LeaseExpired => ("lease_expired", FailedPrecondition, "the lease the call carries expired or was released"),
     InvalidName => ("invalid_name", InvalidArgument, "a name used in a path (run id, saved state) that could leave the runs directory"),
     Internal => ("internal", Internal, "the daemon could not do its own part (no randomness for a lease id)"),
-    BusUnavailable => ("bus_unavailable", Unavailable, "no reading of the real arm arrived in time"),
+    BusUnavailable => ("bus_unavailable", Unavailable, "the real arm's bus is lost or on its way back (the message names the port, the link's state and the last error), or no reading of the arm arrived in time"),
     HardwareFault => ("hardware_fault", Unavailable, "the real arm failed (port gone, servo silent or faulted); the safety layers acted"),
 }
 
@@ -198,7 +199,10 @@ pub fn from_bridge(error: &BridgeError) -> Status {
         BridgeError::InvalidArgument(_) => Reason::InvalidArgument,
         BridgeError::Safety(safety) => safety_reason(safety),
         BridgeError::Defect(_) => Reason::GuardDefect,
-        BridgeError::NoReading(_) => Reason::BusUnavailable,
+        BridgeError::NoReading(_) | BridgeError::BusLost { .. } | BridgeError::Arm(ArmError::PortGone { .. }) => {
+            Reason::BusUnavailable
+        }
+        BridgeError::TorqueOff(_) => Reason::ServoFault,
         BridgeError::Arm(_) => Reason::HardwareFault,
     };
     let status = refusal(reason, error.to_string());
@@ -220,6 +224,7 @@ pub fn from_bridge(error: &BridgeError) -> Status {
             .meta("errorRad", error_rad)
             .meta("thresholdRad", threshold_rad),
         BridgeError::ServoFault { joint, id, .. } => status.meta("joint", joint).meta("servoId", id),
+        BridgeError::BusLost { port, state, .. } => status.meta("port", Quoted(port)).meta("link", state),
         _ => status,
     }
     .into()

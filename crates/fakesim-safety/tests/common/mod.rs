@@ -4,7 +4,9 @@
 
 use fakesim_arm::Bounds;
 use fakesim_arm::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, ServoHealth, ServoReading};
+use fakesim_arm::{
+    Arm, ArmError, ArmHealth, ArmState, BoxFuture, JointState, LinkHealth, LinkState, ServoHealth, ServoReading,
+};
 use fakesim_safety::{
     CommandPreview, DeltaCap, EstopLatch, GuardError, Layers, PipelineTiming, RangeGuard, SafetyError, SafetyPipeline,
     TableGuard,
@@ -38,6 +40,16 @@ pub enum Call {
     Read,
     Command([f64; 6]),
     Torque(bool),
+    JointTorque(Joint, bool),
+}
+
+/// A link that was lost and is not back.
+pub fn lost_link() -> LinkHealth {
+    LinkHealth {
+        state: LinkState::Lost,
+        losses: 1,
+        ..LinkHealth::connected()
+    }
 }
 
 /// An arm that records every call, reads a settable pose and reports settable flags.
@@ -121,11 +133,16 @@ impl Arm for ScriptedArm {
         Box::pin(async { Ok(()) })
     }
 
+    fn set_joint_torque(&self, joint: Joint, enabled: bool) -> BoxFuture<'_, Result<(), ArmError>> {
+        self.calls.lock().unwrap().push(Call::JointTorque(joint, enabled));
+        Box::pin(async { Ok(()) })
+    }
+
     fn health(&self) -> ArmHealth {
         let flags = *self.flags.lock().unwrap();
         let lost = *self.bus_lost.lock().unwrap();
         ArmHealth {
-            port_open: !lost,
+            link: if lost { lost_link() } else { LinkHealth::connected() },
             torque_enabled: false,
             servos: Joint::ALL
                 .into_iter()

@@ -12,6 +12,7 @@ impl HardwareBridge {
         let sent_at = now();
         let reading = arm.read_state().await;
         let read_at = now();
+        self.follow_link(arm).await;
         let (real, load_percent) = match reading {
             Ok(state) => (
                 state.positions_rad(),
@@ -72,12 +73,73 @@ impl HardwareBridge {
             sent_at,
             mirrored_at,
         });
-        if mode == Mode::Hil
-            && let Some(event) = self.inner.pipeline.check_watchdog(real).await
-        {
-            self.record(event);
+        if mode == Mode::Hil {
+            if let Some(event) = self.inner.pipeline.check_watchdog(real).await {
+                self.record(event);
+            }
+            self.guard_stalls(read_at, load_percent, real).await;
         }
         true
+    }
+
+    /// Runs the stall guard on a reading in `hil`: a joint straining against its goal for its
+    /// whole window has its torque switched off, and the stop latches.
+    async fn guard_stalls(&self, at: Instant, load_percent: [f64; 6], measured: [f64; 6]) {
+        let pipeline = &self.inner.pipeline;
+        let Some(goals) = pipeline.last_goals().filter(|_| pipeline.torque_on()) else {
+            return;
+        };
+        let stalled = lock(&self.inner.stall).observe(at, load_percent, goals, measured);
+        for stall in stalled {
+            let lasted_ms = u64::try_from(stall.lasted.as_millis()).unwrap_or(u64::MAX);
+            self.record(SafetyEvent::JointStalled {
+                joint: stall.joint,
+                load_percent: stall.load_percent,
+                error_rad: stall.error_rad,
+                lasted_ms,
+            });
+            let cause = format!(
+                "stall: {} strained at {:.0} % load {:.3} rad from its goal for {:.1} s; its torque is off. Free it, \
+                 reset the stop, then SetMode(hil)",
+                stall.joint,
+                stall.load_percent.abs(),
+                stall.error_rad.abs(),
+                stall.lasted.as_secs_f64()
+            );
+            self.record(pipeline.stop_joint(stall.joint, &cause).await);
+        }
+    }
+
+    /// Journals each change of the link to the arm's bus and acts on it: a lost bus leaves
+    /// `hil` for `mirror` (it never returns to `hil` by itself); a bus back and verified has
+    /// torque switched off once more, now that the servos answer.
+    async fn follow_link(&self, arm: &dyn Arm) {
+        let health = arm.health();
+        let state = health.link.state;
+        let before = std::mem::replace(&mut *lock(&self.inner.link_seen), state);
+        if state == before {
+            return;
+        }
+        self.record(SafetyEvent::BusLink {
+            state: state.name().to_owned(),
+            port: self.port().unwrap_or_default(),
+            attempts: health.link.attempts,
+            last_error: health.last_error.clone().filter(|_| state != LinkState::Connected),
+        });
+        match state {
+            LinkState::Lost if before == LinkState::Connected && self.mode() == Mode::Hil => {
+                self.inner.pipeline.disarm_watchdog();
+                self.inner.mode.send_replace(Mode::Mirror);
+                tracing::warn!("the bus was lost in hil: the arm is in mirror now; SetMode(hil) once it is back");
+            }
+            LinkState::Connected => {
+                if let Err(e) = self.inner.pipeline.switch_torque_off().await {
+                    tracing::warn!(error = %e, "torque off after the bus came back failed");
+                }
+                lock(&self.inner.shadow).rebase(self.inner.samples.borrow().twin_rad);
+            }
+            _ => {}
+        }
     }
 
     /// Runs the fault policy on the arm's health and reacts, recording what it raised.

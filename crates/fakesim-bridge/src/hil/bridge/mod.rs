@@ -9,14 +9,15 @@ use super::config::BridgeConfig;
 use super::error::BridgeError;
 use super::mode::{Mode, SyncOption, VerbKind};
 use super::shadow::{Finding, JointResidual, Shadow, ShadowInput};
+use super::stall::StallGuard;
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, LinkState};
 use fakesim_episode::session::within_limits;
 use fakesim_safety::{
-    CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, Layers, Pace, PipelineTiming, RangeGuard, SafetyEvent,
-    SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
+    CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, LatchedBy, Layers, Pace, PipelineTiming, RangeGuard,
+    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
 };
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinHandle};
@@ -98,6 +99,10 @@ struct Inner {
     /// The obstructions the client's ticks have been told of (see
     /// [`HardwareBridge::held_since_last_tick`]).
     told_ticks: AtomicU64,
+    /// The link state the mirror loop last saw.
+    link_seen: Mutex<LinkState>,
+    /// Watches for joints straining against their goals (hil only).
+    stall: Mutex<StallGuard>,
 }
 
 /// The pairing of the real arm and the twin. Cheap to clone.
@@ -139,6 +144,7 @@ impl HardwareBridge {
             return Err(BridgeError::NoHardware(initial.name()));
         }
         parts.config.shadow.check().map_err(BridgeError::InvalidSetting)?;
+        parts.config.stall.check().map_err(BridgeError::InvalidSetting)?;
         let delta =
             DeltaCap::uniform(parts.config.max_delta_rad).map_err(|e| BridgeError::InvalidSetting(e.to_string()))?;
         // Mirrored joints are written with hold, so they must fit both the joint and the setpoint range.
@@ -172,6 +178,7 @@ impl HardwareBridge {
             watchdog_timeout: parts.config.watchdog_timeout,
         };
         let shadow = Shadow::new(parts.config.shadow, parts.config.control_period, twin_rad);
+        let stall = StallGuard::new(parts.config.stall);
         let inner = Arc::new(Inner {
             pipeline: SafetyPipeline::new(parts.arm, layers, timing, now),
             twin: parts.twin,
@@ -188,6 +195,8 @@ impl HardwareBridge {
             shadow: Mutex::new(shadow),
             obstructions: AtomicU64::new(0),
             told_ticks: AtomicU64::new(0),
+            link_seen: Mutex::new(LinkState::Connected),
+            stall: Mutex::new(stall),
         });
         let bridge = HardwareBridge { inner };
         if let Some(arm) = bridge.arm().cloned() {
@@ -304,20 +313,44 @@ impl HardwareBridge {
         was
     }
 
-    /// Clears a latched emergency stop. Returns whether it was latched.
-    pub fn reset_emergency_stop(&self) -> bool {
-        match self.estop().reset() {
+    /// Clears a latched emergency stop. Returns whether it was latched. A stop the arm latched
+    /// stays while the bus it latched for is not back, and the refusal says so.
+    pub fn reset_emergency_stop(&self) -> Result<bool, BridgeError> {
+        if self.estop().latched_by() == Some(LatchedBy::Arm) {
+            self.check_link()?;
+        }
+        Ok(match self.estop().reset() {
             Some(event) => {
                 self.record(event);
                 true
             }
             None => false,
-        }
+        })
     }
 
-    /// Where a robot-service verb goes in the current mode, or why it is refused.
+    /// Refuses while the real arm's bus is not connected, naming the port, where the link
+    /// stands and its last error.
+    pub fn check_link(&self) -> Result<(), BridgeError> {
+        let Some(health) = self.health() else {
+            return Ok(());
+        };
+        if health.port_open() {
+            return Ok(());
+        }
+        Err(BridgeError::BusLost {
+            port: self.port().unwrap_or_default(),
+            state: health.link.state.name(),
+            last_error: health.last_error.unwrap_or_else(|| "no error reported".to_owned()),
+        })
+    }
+
+    /// Where a robot-service verb goes in the current mode, or why it is refused. In `sim` the
+    /// real arm's troubles refuse nothing: only a stop a client latched stops the twin.
     pub fn route(&self, verb: VerbKind) -> Result<Route, BridgeError> {
         match (self.mode(), verb) {
+            (Mode::Mirror | Mode::Hil, VerbKind::Motion) if self.check_link().is_err() => {
+                self.check_link().map(|()| Route::Arm)
+            }
             (Mode::Mirror, _) => Err(BridgeError::MirrorMode),
             (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::SimOnlyVerb),
             (Mode::Hil, VerbKind::Motion) => {
@@ -325,7 +358,9 @@ impl HardwareBridge {
                 Ok(Route::Arm)
             }
             (Mode::Sim, VerbKind::Motion) => {
-                self.check_estop()?;
+                if self.estop().latched_by() == Some(LatchedBy::Client) {
+                    self.check_estop()?;
+                }
                 Ok(Route::Twin)
             }
             (Mode::Sim, VerbKind::SimOnly) => Ok(Route::Twin),
@@ -370,6 +405,7 @@ impl HardwareBridge {
             .await?
             .ok_or(BridgeError::NoHardware("hil"))?;
         lock(&self.inner.shadow).rebase(state.positions_rad());
+        lock(&self.inner.stall).rebase();
         Ok(())
     }
 
@@ -396,6 +432,7 @@ impl HardwareBridge {
                     .await?
             }
             (Mode::Hil, Some(arm)) => {
+                self.check_link()?;
                 self.check_estop()?;
                 let state = self.read_arm(arm.as_ref()).await?;
                 self.recorded(check_servo_faults(&state))?;

@@ -19,6 +19,14 @@ class SyncOption(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SYNC_OPTION_NONE: _ClassVar[SyncOption]
     SYNC_OPTION_MOVE_ARM_TO_TWIN: _ClassVar[SyncOption]
     SYNC_OPTION_MOVE_TWIN_TO_ARM: _ClassVar[SyncOption]
+
+class LinkState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LINK_STATE_UNSPECIFIED: _ClassVar[LinkState]
+    LINK_STATE_CONNECTED: _ClassVar[LinkState]
+    LINK_STATE_LOST: _ClassVar[LinkState]
+    LINK_STATE_RECONNECTING: _ClassVar[LinkState]
+    LINK_STATE_VERIFYING: _ClassVar[LinkState]
 MODE_UNSPECIFIED: Mode
 MODE_SIM: Mode
 MODE_MIRROR: Mode
@@ -26,6 +34,11 @@ MODE_HIL: Mode
 SYNC_OPTION_NONE: SyncOption
 SYNC_OPTION_MOVE_ARM_TO_TWIN: SyncOption
 SYNC_OPTION_MOVE_TWIN_TO_ARM: SyncOption
+LINK_STATE_UNSPECIFIED: LinkState
+LINK_STATE_CONNECTED: LinkState
+LINK_STATE_LOST: LinkState
+LINK_STATE_RECONNECTING: LinkState
+LINK_STATE_VERIFYING: LinkState
 
 class SetModeRequest(_message.Message):
     __slots__ = ("mode", "sync", "sync_max_speed_rad_s")
@@ -60,7 +73,7 @@ class CommErrorCounts(_message.Message):
     def __init__(self, timeouts: _Optional[int] = ..., corrupt_replies: _Optional[int] = ..., retries: _Optional[int] = ...) -> None: ...
 
 class ServoStatus(_message.Message):
-    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range", "predicted_rad", "residual_rad", "calibration_drift_rad")
+    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range", "predicted_rad", "residual_rad", "calibration_drift_rad", "torque_known", "resets")
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +96,8 @@ class ServoStatus(_message.Message):
     PREDICTED_RAD_FIELD_NUMBER: _ClassVar[int]
     RESIDUAL_RAD_FIELD_NUMBER: _ClassVar[int]
     CALIBRATION_DRIFT_RAD_FIELD_NUMBER: _ClassVar[int]
+    TORQUE_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    RESETS_FIELD_NUMBER: _ClassVar[int]
     id: int
     label: str
     twin_joint: str
@@ -105,7 +120,25 @@ class ServoStatus(_message.Message):
     predicted_rad: float
     residual_rad: float
     calibration_drift_rad: float
-    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ...) -> None: ...
+    torque_known: bool
+    resets: int
+    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ..., torque_known: bool = ..., resets: _Optional[int] = ...) -> None: ...
+
+class BusLink(_message.Message):
+    __slots__ = ("state", "attempts", "losses", "recoveries", "time_lost_s", "last_error")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    LOSSES_FIELD_NUMBER: _ClassVar[int]
+    RECOVERIES_FIELD_NUMBER: _ClassVar[int]
+    TIME_LOST_S_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    state: LinkState
+    attempts: int
+    losses: int
+    recoveries: int
+    time_lost_s: float
+    last_error: str
+    def __init__(self, state: _Optional[_Union[LinkState, str]] = ..., attempts: _Optional[int] = ..., losses: _Optional[int] = ..., recoveries: _Optional[int] = ..., time_lost_s: _Optional[float] = ..., last_error: _Optional[str] = ...) -> None: ...
 
 class GetHardwareStatusRequest(_message.Message):
     __slots__ = ("arm",)
@@ -114,7 +147,7 @@ class GetHardwareStatusRequest(_message.Message):
     def __init__(self, arm: _Optional[str] = ...) -> None: ...
 
 class GetHardwareStatusResponse(_message.Message):
-    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required", "arm")
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required", "arm", "link")
     MODE_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +160,7 @@ class GetHardwareStatusResponse(_message.Message):
     LEASE_EXPIRES_IN_MS_FIELD_NUMBER: _ClassVar[int]
     LEASE_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     ARM_FIELD_NUMBER: _ClassVar[int]
+    LINK_FIELD_NUMBER: _ClassVar[int]
     mode: Mode
     port: str
     bus_connected: bool
@@ -139,7 +173,8 @@ class GetHardwareStatusResponse(_message.Message):
     lease_expires_in_ms: int
     lease_required: bool
     arm: str
-    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ..., arm: _Optional[str] = ...) -> None: ...
+    link: BusLink
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ..., arm: _Optional[str] = ..., link: _Optional[_Union[BusLink, _Mapping]] = ...) -> None: ...
 
 class StreamJointStatesRequest(_message.Message):
     __slots__ = ("rate_hz", "arm")

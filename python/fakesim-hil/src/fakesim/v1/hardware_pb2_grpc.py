@@ -32,7 +32,10 @@ class HardwareServiceStub(object):
     FAILED_PRECONDITION `arm_twin_disagree` (entering hil while the real arm
     and the twin disagree by more than the threshold; metadata names the joint
     and the error), FAILED_PRECONDITION `estop_latched`, UNAVAILABLE
-    `bus_unavailable`, INVALID_ARGUMENT `invalid_argument`.
+    `bus_unavailable` (the arm's bus is lost or on its way back; also
+    ResetEmergencyStop of a stop the lost bus latched, until it is back),
+    FAILED_PRECONDITION `servo_fault` (a servo's fault holds the arm or
+    switched torque off), INVALID_ARGUMENT `invalid_argument`.
     """
 
     def __init__(self, channel):
@@ -90,7 +93,10 @@ class HardwareServiceServicer(object):
     FAILED_PRECONDITION `arm_twin_disagree` (entering hil while the real arm
     and the twin disagree by more than the threshold; metadata names the joint
     and the error), FAILED_PRECONDITION `estop_latched`, UNAVAILABLE
-    `bus_unavailable`, INVALID_ARGUMENT `invalid_argument`.
+    `bus_unavailable` (the arm's bus is lost or on its way back; also
+    ResetEmergencyStop of a stop the lost bus latched, until it is back),
+    FAILED_PRECONDITION `servo_fault` (a servo's fault holds the arm or
+    switched torque off), INVALID_ARGUMENT `invalid_argument`.
     """
 
     def SetMode(self, request, context):
@@ -224,7 +230,10 @@ class HardwareService(object):
     FAILED_PRECONDITION `arm_twin_disagree` (entering hil while the real arm
     and the twin disagree by more than the threshold; metadata names the joint
     and the error), FAILED_PRECONDITION `estop_latched`, UNAVAILABLE
-    `bus_unavailable`, INVALID_ARGUMENT `invalid_argument`.
+    `bus_unavailable` (the arm's bus is lost or on its way back; also
+    ResetEmergencyStop of a stop the lost bus latched, until it is back),
+    FAILED_PRECONDITION `servo_fault` (a servo's fault holds the arm or
+    switched torque off), INVALID_ARGUMENT `invalid_argument`.
     """
 
     @staticmethod
