@@ -5,8 +5,9 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use feetech_emu::cli::{ArmArgs, FaultArgs, ScriptArgs};
-use feetech_emu::{EmuConfig, ServoConfig, VirtualSo101, WriteRecord, serve_pty};
+use feetech_emu::cli::{ArmArgs, FaultArgs, PlugArgs, ScriptArgs};
+use feetech_emu::timeline::{BusEvent, Timeline};
+use feetech_emu::{EmuConfig, ServoBus, ServoConfig, VirtualSo101, WriteRecord};
 
 use super::Console;
 
@@ -38,6 +39,9 @@ pub struct EmulateArgs {
     /// Injected faults.
     #[command(flatten)]
     pub faults: FaultArgs,
+    /// The adapter: a stable link to serve at, when it is unplugged and plugged in again.
+    #[command(flatten)]
+    pub adapter: PlugArgs,
 }
 
 impl EmulateArgs {
@@ -88,10 +92,10 @@ pub async fn serve_until(
             .save(file)
             .with_context(|| format!("writing the virtual arm's calibration to {}", file.display()))?;
     }
-    let bus = serve_pty(config.clone())
-        .await
-        .context("starting the virtual servo bus")?;
-    let path = bus.path().display().to_string();
+    let servos = ServoBus::real_time(&config);
+    let timeline = Timeline::new(&args.adapter, &args.faults, &servos.ids()).context("scheduling the bus events")?;
+    let mut bus = args.adapter.serve(servos).context("starting the virtual servo bus")?;
+    let path = bus.link().unwrap_or(bus.path()).display().to_string();
     let ids: Vec<String> = bus.servos().ids().iter().map(u8::to_string).collect();
     io.say(&format!(
         "Virtual servo bus on {path}: servo id(s) {} at {} baud{}.",
@@ -99,6 +103,12 @@ pub async fn serve_until(
         config.baud,
         if config.wire_timing { ", wire timing on" } else { "" }
     ))?;
+    if bus.link().is_some() {
+        io.say(&format!("{path} links to {} now.", bus.path().display()))?;
+    }
+    for (at, event) in timeline.events() {
+        io.say(&describe(*at, event, &path))?;
+    }
     io.say(&format!("Try: fakesim-hil scan --port {path}"))?;
     if let Some(file) = &args.write_calibration {
         io.say(&format!(
@@ -117,7 +127,10 @@ pub async fn serve_until(
         ))?;
     }
     io.say("Press Ctrl-C to stop.")?;
-    let stopped = stop.await.context("waiting for Ctrl-C");
+    let stopped = match timeline.run_until(&mut bus, stop).await {
+        Ok(stopped) => stopped.context("waiting for Ctrl-C"),
+        Err(error) => Err(anyhow::Error::new(error).context("running the scheduled bus events")),
+    };
     let writes = bus.servos().write_log();
     bus.shutdown().await.context("stopping the virtual servo bus")?;
     if let Some(file) = &args.write_log {
@@ -126,6 +139,16 @@ pub async fn serve_until(
             .with_context(|| format!("writing the bus write log to {}", file.display()))?;
     }
     stopped
+}
+
+/// One line saying what happens to the bus at `at` seconds.
+fn describe(at: std::time::Duration, event: &BusEvent, device: &str) -> String {
+    let at = at.as_secs_f64();
+    match event {
+        BusEvent::Unplug => format!("At {at} s the adapter is unplugged: {device} disappears."),
+        BusEvent::Replug => format!("At {at} s it is plugged in again: a new pseudo-terminal at {device}."),
+        BusEvent::ResetRam(id) => format!("At {at} s servo {id} resets (RAM to its power-on values)."),
+    }
 }
 
 /// Writes `writes` as JSON lines to `file`, whole or not at all (a temporary file renamed).

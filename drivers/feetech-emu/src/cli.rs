@@ -14,6 +14,7 @@ use crate::faults::{FaultConfig, FaultWindow};
 use crate::so101::{JointOffset, JointSlip, VirtualSo101};
 
 pub use crate::script::ScriptArgs;
+pub use crate::timeline::{PlugArgs, ResetAt, UnplugAt};
 
 /// Which arm the virtual bus emulates.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -98,6 +99,15 @@ pub struct FaultArgs {
     /// A servo reporting an input voltage error (repeatable; same form as --overload).
     #[arg(long = "voltage-error", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
     pub voltage_error: Vec<FaultTime>,
+    /// A servo resets at S seconds after start (repeatable): its RAM returns to the power-on
+    /// values (torque off, Lock 1, goal = present position), as in a brown-out the adapter
+    /// survives.
+    #[arg(long = "reset-at", value_name = "ID@S", value_parser = ResetAt::parse)]
+    pub reset_at: Vec<ResetAt>,
+    /// A servo that locks up when it has an overload (repeatable; give it one with
+    /// --overload): from then on it neither executes nor answers until its power is cycled.
+    #[arg(long = "lockup-after-overload", value_name = "ID")]
+    pub lockup_after_overload: Vec<u8>,
     /// Echo every received byte back, as some adapters do.
     #[arg(long)]
     pub echo: bool,
@@ -168,6 +178,7 @@ impl FaultArgs {
             drop_reply: self.drop_reply,
             silent: self.silent.iter().copied().collect(),
             echo: self.echo,
+            lockup_after_overload: self.lockup_after_overload.iter().copied().collect(),
             ..FaultConfig::none()
         };
         for (times, error) in [
@@ -187,20 +198,27 @@ impl FaultArgs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
-    /// Parses fault flags as a command line would.
+    /// Fault and adapter flags of a command line.
     #[derive(Debug, clap::Parser)]
-    struct Command {
+    pub(crate) struct Command {
         #[command(flatten)]
-        faults: FaultArgs,
+        pub(crate) faults: FaultArgs,
+        #[command(flatten)]
+        pub(crate) plug: PlugArgs,
+    }
+
+    /// Parses fault and adapter flags as a command line would.
+    pub(crate) fn parse_command(argv: &[&str]) -> Result<Command, clap::Error> {
+        use clap::Parser;
+        Command::try_parse_from(std::iter::once("emu").chain(argv.iter().copied()))
     }
 
     fn parse(argv: &[&str]) -> Result<FaultArgs, clap::Error> {
-        use clap::Parser;
-        Command::try_parse_from(std::iter::once("emu").chain(argv.iter().copied())).map(|command| command.faults)
+        parse_command(argv).map(|command| command.faults)
     }
 
     #[test]

@@ -39,6 +39,18 @@ pub enum EmuError {
     /// The calibration to emulate cannot be loaded or held by servos.
     #[error("calibration to emulate: {0}")]
     Calibration(#[from] feetech::calibration::CalibrationError),
+    /// `--unplug-at S..E` without `--link`: the new device would have a new name.
+    #[error(
+        "--unplug-at {}..{}: plugging the adapter in again needs --link PATH (the new pseudo-terminal gets a new /dev/pts name; the link is the path a driver reopens)",
+        at.as_secs_f64(),
+        replug_at.as_secs_f64()
+    )]
+    ReplugWithoutLink {
+        /// Unplugged at, since start.
+        at: std::time::Duration,
+        /// Plugged in again at, since start.
+        replug_at: std::time::Duration,
+    },
     /// A joint offset, obstacle or slip names a joint the arm does not have.
     #[error("--{flag} {label}: no such joint in the calibration")]
     UnknownJoint {

@@ -35,6 +35,7 @@ pub mod faults;
 pub mod field;
 pub mod script;
 pub mod so101;
+pub mod timeline;
 pub mod transport;
 pub mod wire_timing;
 pub mod write_log;

@@ -5,9 +5,13 @@
 mod common;
 
 use std::path::Path;
+use std::time::Duration;
 
-use feetech::control_table as ct;
+use feetech::bus::{Bus, BusConfig, BusError};
+use feetech::control_table::{self as ct, DEFAULT_BAUD_RATE};
 use feetech::protocol::instruction;
+use feetech_emu::cli::{FaultArgs, PlugArgs, ResetAt, UnplugAt};
+use feetech_emu::timeline::Timeline;
 use feetech_emu::{EmuError, ServoBus, VirtualSo101, serve_pty_linked, spawn_duplex};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
@@ -151,4 +155,86 @@ async fn a_link_is_never_put_over_a_file_that_is_not_a_link() {
         1,
         "no temporary link left"
     );
+}
+
+/// The project's driver on `path` at 1 Mbaud, one retry.
+fn driver(path: &Path) -> Bus<tokio_serial::SerialStream> {
+    let config = BusConfig {
+        timeout: Duration::from_millis(300),
+        retries: 1,
+        echo: false,
+    };
+    Bus::open(path, DEFAULT_BAUD_RATE, config).unwrap()
+}
+
+/// Present positions of the six servos, read by the driver.
+async fn positions(bus: &mut Bus<tokio_serial::SerialStream>) -> Vec<i32> {
+    let mut read = Vec::new();
+    for id in 1..=6 {
+        read.push(bus.read_register(id, &ct::PRESENT_POSITION).await.unwrap().value);
+    }
+    read
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_loses_the_port_at_an_unplug_and_reopens_the_link_after_the_replug() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("usb-serial-arm");
+    let mut pty = serve_pty_linked(ServoBus::real_time(&VirtualSo101::config()), &link).unwrap();
+    let mut bus = driver(&link);
+    let before = positions(&mut bus).await;
+    assert_eq!(
+        before,
+        VirtualSo101::config()
+            .servos
+            .iter()
+            .map(|s| i32::from(s.raw_position) - i32::from(s.homing_offset))
+            .collect::<Vec<_>>()
+    );
+
+    pty.unplug();
+    pty.wait_finished().await.unwrap();
+    let gone = bus.read_register(1, &ct::PRESENT_POSITION).await;
+    assert!(matches!(gone, Err(BusError::PortGone(_))), "{gone:?}");
+    assert!(matches!(
+        Bus::open(&link, DEFAULT_BAUD_RATE, BusConfig::default()),
+        Err(BusError::PortGone(_))
+    ));
+
+    pty.replug().await.unwrap();
+    let mut again = driver(&link);
+    assert_eq!(positions(&mut again).await, before);
+    pty.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_timeline_unplugs_resets_and_replugs_the_served_bus() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ttyARM");
+    let plug = PlugArgs {
+        link: Some(link.clone()),
+        unplug_at: Some(UnplugAt::parse("0..0.001").unwrap()),
+    };
+    let faults = FaultArgs {
+        reset_at: vec![ResetAt::parse("2@0").unwrap()],
+        ..FaultArgs::default()
+    };
+    let servos = ServoBus::real_time(&VirtualSo101::config());
+    let timeline = Timeline::new(&plug, &faults, &servos.ids()).unwrap();
+    let mut pty = plug.serve(servos).unwrap();
+    let mut port = open_port(&link);
+    request(&mut port, &instruction::write(2, ct::TORQUE_ENABLE.address, &[1]), 6).await;
+    assert_eq!(pty.servos().register(2, &ct::TORQUE_ENABLE).unwrap(), 1);
+
+    timeline.run(&mut pty).await.unwrap();
+    let mut buf = [0; 8];
+    let read = tokio::time::timeout(NO_HANG, port.read(&mut buf))
+        .await
+        .expect("no hang");
+    assert!(matches!(read, Ok(0) | Err(_)), "the old port vanished: {read:?}");
+    assert_eq!(std::fs::read_link(&link).unwrap(), pty.path());
+    let mut again = open_port(&link);
+    let torque = request(&mut again, &instruction::read(2, ct::TORQUE_ENABLE.address, 1), 7).await;
+    assert_eq!(torque[5], 0, "servo 2 reset: torque off");
+    pty.shutdown().await.unwrap();
 }

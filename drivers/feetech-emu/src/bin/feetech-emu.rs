@@ -2,9 +2,10 @@
 
 use anyhow::Context;
 use clap::Parser;
-use feetech_emu::cli::{ArmArgs, FaultArgs, ScriptArgs};
+use feetech_emu::cli::{ArmArgs, FaultArgs, PlugArgs, ScriptArgs};
 use feetech_emu::config::{EmuConfig, ServoConfig};
-use feetech_emu::{VirtualSo101, serve_pty};
+use feetech_emu::timeline::Timeline;
+use feetech_emu::{ServoBus, VirtualSo101};
 
 /// Emulate Feetech STS3215 servos (a virtual SO-101 arm by default) on a pseudo-terminal.
 #[derive(Debug, Parser)]
@@ -28,6 +29,9 @@ struct Args {
     /// Injected faults.
     #[command(flatten)]
     faults: FaultArgs,
+    /// The adapter: a stable link, unplugging and plugging in again.
+    #[command(flatten)]
+    adapter: PlugArgs,
 }
 
 impl Args {
@@ -65,14 +69,20 @@ async fn main() -> anyhow::Result<()> {
     if let Some(script) = &config.script {
         eprintln!("{}", args.hand.describe(script));
     }
-    let bus = serve_pty(config).await.context("starting the virtual servo bus")?;
-    println!("{}", bus.path().display());
+    let servos = ServoBus::real_time(&config);
+    let timeline = Timeline::new(&args.adapter, &args.faults, &servos.ids())?;
+    let mut bus = args.adapter.serve(servos).context("starting the virtual servo bus")?;
+    println!("{}", bus.link().unwrap_or(bus.path()).display());
     eprintln!(
         "virtual bus with servos {:?} at {} baud; press Ctrl-C to stop",
         bus.servos().ids(),
         args.baud
     );
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    timeline
+        .run_until(&mut bus, tokio::signal::ctrl_c())
+        .await
+        .context("running the scheduled bus events")?
+        .context("waiting for Ctrl-C")?;
     bus.shutdown().await.context("stopping the virtual bus")?;
     Ok(())
 }
