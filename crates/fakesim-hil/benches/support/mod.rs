@@ -40,10 +40,7 @@ impl Daemon {
         let mut line = String::new();
         BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
         let addr = line.trim().to_owned();
-        let channel = match addr.strip_prefix("unix:") {
-            Some(path) => unix_channel(PathBuf::from(path)).await?,
-            None => Endpoint::from_shared(format!("http://{addr}"))?.connect().await?,
-        };
+        let channel = connect(&addr).await?;
         Ok(Daemon { child, addr, channel })
     }
 
@@ -87,6 +84,14 @@ fn thread_cpu(stat: &Path) -> anyhow::Result<(String, Duration)> {
         text[open + 1..close].to_owned(),
         Duration::from_secs_f64(ticks as f64 / USER_HZ),
     ))
+}
+
+/// A channel to a daemon's address: `HOST:PORT` or `unix:PATH`.
+pub async fn connect(addr: &str) -> anyhow::Result<Channel> {
+    Ok(match addr.strip_prefix("unix:") {
+        Some(path) => unix_channel(PathBuf::from(path)).await?,
+        None => Endpoint::from_shared(format!("http://{addr}"))?.connect().await?,
+    })
 }
 
 /// A channel over a Unix domain socket.

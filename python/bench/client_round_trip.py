@@ -1,0 +1,136 @@
+"""Benchmark: the Python client's `Tick` and `GetRobotState` round trips beside the Rust client's,
+on the same release daemon in the same run, over a Unix socket and TCP 127.0.0.1; rounds take
+turns (Python, Rust; Rust, Python; ...), each side timing its own calls:
+
+    FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile]
+
+The Rust side is the `rtt_client` bench of the fakesim-hil crate (`cargo bench -p fakesim-hil
+--bench rtt_client --no-run` builds it; this script finds it). ``--profile`` then profiles the
+Python client's ticks with cProfile and prints where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fakesim_hil import Client
+from fakesim_hil.daemon import LocalDaemon
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rust_client() -> str:
+    """The path of the built `rtt_client` bench, building it (release) when needed."""
+    built = subprocess.run(
+        ["cargo", "bench", "-p", "fakesim-hil", "--bench", "rtt_client", "--no-run", "--message-format=json"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for line in built.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "rtt_client" and message.get("executable"):
+            return message["executable"]
+    raise RuntimeError("cargo built no rtt_client executable")
+
+
+def python_medians(client: Client, action: np.ndarray, calls: int) -> tuple[float, float]:
+    """Median µs of ``calls`` ticks and state reads, taking turns."""
+    ticks, states = [], []
+    clock = time.perf_counter_ns
+    for _ in range(calls):
+        start = clock()
+        client.tick(action)
+        ticks.append(clock() - start)
+        start = clock()
+        client.robot_state()
+        states.append(clock() - start)
+    return statistics.median(ticks) / 1e3, statistics.median(states) / 1e3
+
+
+def rust_medians(binary: str, address: str, calls: int) -> tuple[float, float]:
+    """Median µs of the Rust client's ticks and state reads on ``address``."""
+    out = subprocess.run([binary, address, str(calls)], check=True, capture_output=True, text=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def profile(client: Client, action: np.ndarray, calls: int) -> str:
+    """cProfile of ``calls`` ticks: the top functions by their own time."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        client.tick(action)
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(14)
+    return text.getvalue()
+
+
+def spread(values: list[float]) -> str:
+    """min / median of a list of µs."""
+    return f"{min(values):7.1f} / {statistics.median(values):7.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=1000, help="calls of each kind per side of a round")
+    parser.add_argument("--profile", action="store_true", help="profile the Python client's ticks afterwards")
+    parser.add_argument(
+        "--address", action="append", default=[], help="a running daemon to use instead of starting two (repeatable)"
+    )
+    args = parser.parse_args()
+    binary = rust_client()
+    with tempfile.TemporaryDirectory() as runs:
+        if args.address:
+            addresses = {address: address for address in args.address}
+            daemons = {}
+        else:
+            daemons = {
+                "Unix socket": LocalDaemon.start(Path(runs) / "unix"),
+                "TCP 127.0.0.1": LocalDaemon.start(Path(runs) / "tcp", listen="127.0.0.1:0"),
+            }
+            addresses = {transport: daemon.address for transport, daemon in daemons.items()}
+        try:
+            for transport, address in addresses.items():
+                with Client(address) as client:
+                    action = np.array(client.robot_state().ctrl_targets)
+                    python_medians(client, action, 100)  # warm-up
+                    figures: dict[str, list[float]] = {"py tick": [], "rs tick": [], "py state": [], "rs state": []}
+                    for round_ in range(args.rounds):
+                        sides = ["py", "rs"] if round_ % 2 == 0 else ["rs", "py"]
+                        for side in sides:
+                            if side == "py":
+                                tick, state = python_medians(client, action, args.calls)
+                            else:
+                                tick, state = rust_medians(binary, address, args.calls)
+                            figures[f"{side} tick"].append(tick)
+                            figures[f"{side} state"].append(state)
+                    ratio = lambda call: [p / r for p, r in zip(figures[f"py {call}"], figures[f"rs {call}"])]  # noqa: E731
+                    print(f"{transport} ({address}); median µs per round, min / median of {args.rounds} rounds:")
+                    for call, name in (("tick", "Tick"), ("state", "GetRobotState")):
+                        print(
+                            f"  {name:<14} Python {spread(figures[f'py {call}'])}   Rust {spread(figures[f'rs {call}'])}"
+                            f"   Python / Rust {min(ratio(call)):.2f} / {statistics.median(ratio(call)):.2f}"
+                        )
+                    if args.profile and address.startswith("unix:"):
+                        print(profile(client, action, 3000))
+        finally:
+            for daemon in daemons.values():
+                daemon.stop()
+
+
+if __name__ == "__main__":
+    main()
