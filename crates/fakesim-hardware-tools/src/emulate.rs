@@ -170,3 +170,129 @@ async fn save_write_log(file: &Path, writes: &[WriteRecord]) -> std::io::Result<
     tokio::fs::write(&partial, text).await?;
     tokio::fs::rename(&partial, file).await
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use clap::Parser;
+    use tokio::sync::{mpsc, oneshot};
+
+    use super::*;
+
+    /// Everything the command printed, shared with the test.
+    #[derive(Clone, Default)]
+    struct Printed(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Printed {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Printed {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    #[derive(Debug, Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: EmulateArgs,
+    }
+
+    fn args(argv: &[&str]) -> EmulateArgs {
+        Command::try_parse_from(std::iter::once("emulate").chain(argv.iter().copied()))
+            .unwrap()
+            .args
+    }
+
+    fn console() -> (Console, Printed) {
+        let printed = Printed::default();
+        let (_, input) = mpsc::unbounded_channel();
+        let console = Console::new(input, Box::new(printed.clone()), Box::new(printed.clone()), false);
+        (console, printed)
+    }
+
+    /// Waits, within a generous bound, until `done` holds.
+    async fn until(mut done: impl FnMut() -> bool) {
+        let waited = tokio::time::timeout(Duration::from_secs(10), async {
+            while !done() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        waited.await.expect("the condition within 10 s");
+    }
+
+    #[tokio::test]
+    async fn a_replug_without_a_link_is_refused_before_anything_is_served() {
+        let (io, printed) = console();
+        let refused = serve_until(args(&["--unplug-at", "1..2"]), io, std::future::pending())
+            .await
+            .unwrap_err();
+        assert!(
+            format!("{refused:#}").contains("--unplug-at 1..2: plugging the adapter in again needs --link PATH"),
+            "{refused:#}"
+        );
+        assert_eq!(printed.text(), "");
+    }
+
+    #[tokio::test]
+    async fn a_linked_emulator_names_its_link_and_schedule_and_keeps_running_across_the_unplug() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("ttyARM");
+        let link_arg = link.to_str().unwrap();
+        let (io, printed) = console();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let argv = [
+            "--link",
+            link_arg,
+            "--unplug-at",
+            "0..3600",
+            "--reset-at",
+            "2@1800",
+            "--lockup-after-overload",
+            "3",
+        ];
+        let emulator = tokio::spawn(serve_until(args(&argv), io, async move {
+            stopped.await.map_err(std::io::Error::other)
+        }));
+        until(|| printed.text().contains("Press Ctrl-C to stop.")).await;
+        let text = printed.text();
+        assert!(
+            text.starts_with(&format!(
+                "Virtual servo bus on {link_arg}: servo id(s) 1, 2, 3, 4, 5, 6"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(&format!("{link_arg} links to /dev/pts/")), "{text}");
+        assert!(
+            text.contains(&format!("At 0 s the adapter is unplugged: {link_arg} disappears.")),
+            "{text}"
+        );
+        assert!(text.contains("At 1800 s servo 2 resets"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "At 3600 s it is plugged in again: a new pseudo-terminal at {link_arg}."
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("Try: fakesim-hil scan --port {link_arg}")),
+            "{text}"
+        );
+
+        until(|| std::fs::symlink_metadata(&link).is_err()).await;
+        assert!(!emulator.is_finished(), "emulate keeps running while unplugged");
+        stop.send(()).unwrap();
+        emulator.await.unwrap().unwrap();
+    }
+}
