@@ -5,7 +5,7 @@ use crate::TestServer;
 use fakesim_hil::Mode as StartMode;
 use fakesim_hil::Settings;
 use feetech::calibration::Calibration;
-use feetech_emu::{EmuConfig, PtyBus, VirtualSo101, serve_pty};
+use feetech_emu::{EmuConfig, PtyBus, ServoBus, VirtualSo101, serve_pty, serve_pty_linked};
 use std::path::PathBuf;
 use tempfile::TempDir;
 
@@ -39,6 +39,33 @@ impl VirtualArmServer {
     ) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let (bus, port, calibration) = follower(config, calibration, &dir, "virtual_so101").await?;
+        Self::serve(bus, port, calibration, dir, mode, configure).await
+    }
+
+    /// [`VirtualArmServer::start`] with the bus behind a symbolic link, as udev's by-id links
+    /// are: the daemon opens the link, so the bus can be unplugged and plugged back (on a new
+    /// device) at the same path.
+    pub async fn start_linked(
+        config: EmuConfig,
+        mode: StartMode,
+        configure: impl FnOnce(&mut Settings) + Send + 'static,
+    ) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let link = dir.path().join("usb-virtual-so101");
+        let bus = serve_pty_linked(ServoBus::real_time(&config), &link)?;
+        let file = dir.path().join("virtual_so101.json");
+        VirtualSo101::calibration().save(&file)?;
+        Self::serve(bus, link, file, dir, mode, configure).await
+    }
+
+    async fn serve(
+        bus: PtyBus,
+        port: PathBuf,
+        calibration: PathBuf,
+        dir: TempDir,
+        mode: StartMode,
+        configure: impl FnOnce(&mut Settings) + Send + 'static,
+    ) -> anyhow::Result<Self> {
         let server = TestServer::start_with(move |s| {
             s.port = Some(port);
             s.calibration = Some(calibration);

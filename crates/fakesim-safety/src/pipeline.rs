@@ -249,7 +249,7 @@ impl SafetyPipeline {
         let check = self.layers.estop.check().and_then(|()| self.layers.range.check(goals));
         check.map_err(|broken| match broken {
             // The stop latched while the command was in flight: an ordinary refusal.
-            SafetyError::EstopLatched { .. } => GuardError::Refused(broken),
+            SafetyError::EstopLatched { .. } => self.latched_refusal(broken),
             other => {
                 tracing::error!(error = %other, ?goals, "defect: goals failed the last check before the bus");
                 GuardError::Invariant(other)
@@ -267,10 +267,15 @@ impl SafetyPipeline {
         pace: Pace,
     ) -> Result<Commanded, GuardError> {
         let _writing = self.writing.lock().await;
-        let plan = self.plan(targets, measured, pace)?;
-        let goals = plan.capped.goals;
+        // A fault first: a stall latches the stop too, and the fault is what the client needs.
         if let Some(arm) = &self.arm {
             self.check_arm_can_move(arm.as_ref())?;
+        }
+        let plan = self
+            .plan(targets, measured, pace)
+            .map_err(|e| self.latched_refusal(e))?;
+        let goals = plan.capped.goals;
+        if let Some(arm) = &self.arm {
             if let Some(preview) = &self.layers.preview {
                 let from = measured.unwrap_or(goals);
                 preview.check(goals, from).await?;
@@ -300,9 +305,20 @@ impl SafetyPipeline {
         })
     }
 
+    /// A layer's refusal, unless the stop it names was latched by a fault of the arm that
+    /// appeared meanwhile: then that fault, which is what the caller can act on.
+    fn latched_refusal(&self, refusal: SafetyError) -> GuardError {
+        if let (SafetyError::EstopLatched { .. }, Some(arm)) = (&refusal, &self.arm)
+            && let Err(fault) = self.check_arm_can_move(arm.as_ref())
+        {
+            return fault;
+        }
+        GuardError::Refused(refusal)
+    }
+
     /// Refuses while a servo's fault holds the arm or switched torque off, or while torque is
     /// still off after such a fault: the arm would not carry the command out.
-    fn check_arm_can_move(&self, arm: &dyn Arm) -> Result<(), GuardError> {
+    pub fn check_arm_can_move(&self, arm: &dyn Arm) -> Result<(), GuardError> {
         check_fault_flags(
             arm.health()
                 .servos
@@ -406,7 +422,10 @@ impl SafetyPipeline {
             _ if !changed => Ok(()),
             FaultAction::TorqueOff => {
                 let switched = self.switch_torque_off().await.map_err(GuardError::from);
-                if let Some(cause) = decision.reasons.first() {
+                // A servo's fault, not a loss: the stop it latches names a lost bus or servo.
+                if !decision.latch
+                    && let Some(cause) = decision.reasons.first()
+                {
                     self.progress().torque_off_cause = Some(cause.clone());
                 }
                 switched

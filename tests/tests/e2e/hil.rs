@@ -22,13 +22,22 @@ use tokio_stream::StreamExt;
 use tonic::Code;
 use uom::si::angle::radian;
 
-struct Rig {
-    arm: VirtualArmServer,
+pub(crate) struct Rig {
+    pub(crate) arm: VirtualArmServer,
     /// The control lease the rig's clients carry (mirror and hil need it for motion).
     lease: String,
 }
 
 impl Rig {
+    /// A rig on a daemon already driving a virtual arm: the lease taken.
+    pub(crate) async fn on(arm: VirtualArmServer) -> Rig {
+        let lease = acquire(&arm.server, "hil-test", MAX_TTL_MS, false)
+            .await
+            .unwrap()
+            .lease_id;
+        Rig { arm, lease }
+    }
+
     /// A connection carrying the rig's lease.
     async fn conn(&self) -> Conn {
         self.leased(&self.lease).await
@@ -40,15 +49,15 @@ impl Rig {
         self.arm.server.with_metadata(metadata).await.unwrap()
     }
 
-    async fn hardware(&self) -> HardwareServiceClient<Conn> {
+    pub(crate) async fn hardware(&self) -> HardwareServiceClient<Conn> {
         HardwareServiceClient::new(self.conn().await)
     }
 
-    async fn session(&self) -> SessionServiceClient<Conn> {
+    pub(crate) async fn session(&self) -> SessionServiceClient<Conn> {
         SessionServiceClient::new(self.conn().await)
     }
 
-    async fn robot(&self) -> RobotServiceClient<Conn> {
+    pub(crate) async fn robot(&self) -> RobotServiceClient<Conn> {
         RobotServiceClient::new(self.conn().await)
     }
 }
@@ -59,12 +68,7 @@ async fn rig(mode: StartMode) -> Rig {
 
 /// A rig whose virtual bus is `bus`.
 async fn rig_on(bus: EmuConfig, mode: StartMode) -> Rig {
-    let arm = VirtualArmServer::start(bus, mode, |_| {}).await.unwrap();
-    let lease = acquire(&arm.server, "hil-test", MAX_TTL_MS, false)
-        .await
-        .unwrap()
-        .lease_id;
-    Rig { arm, lease }
+    Rig::on(VirtualArmServer::start(bus, mode, |_| {}).await.unwrap()).await
 }
 
 /// A hardware client carrying no lease (reads and streams need none).
@@ -85,7 +89,7 @@ async fn acquire(server: &TestServer, holder: &str, ttl_ms: u32, takeover: bool)
 }
 
 /// Reads the hardware status once per joint-state sample until `done` holds.
-async fn until_status(
+pub(crate) async fn until_status(
     hw: &mut HardwareServiceClient<Conn>,
     limit: usize,
     done: impl Fn(&GetHardwareStatusResponse) -> bool,
@@ -184,7 +188,18 @@ async fn rig_in_hil_on(
     SessionServiceClient<Conn>,
     ResetTaskResponse,
 ) {
-    let rig = rig_on(bus, StartMode::Mirror).await;
+    into_hil(rig_on(bus, StartMode::Mirror).await).await
+}
+
+/// Starts an episode on `rig` (in mirror) and switches it to hil on the arm's pose.
+pub(crate) async fn into_hil(
+    rig: Rig,
+) -> (
+    Rig,
+    HardwareServiceClient<Conn>,
+    SessionServiceClient<Conn>,
+    ResetTaskResponse,
+) {
     let mut hw = rig.hardware().await;
     let mut session = rig.session().await;
     let started = session
@@ -204,7 +219,7 @@ fn twin_ranges() -> [fakesim_twin::values::Bounds; 6] {
         .joint_ranges()
 }
 
-fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
+pub(crate) fn set_mode(mode: Mode, sync: SyncOption) -> SetModeRequest {
     SetModeRequest {
         mode: mode.into(),
         sync: sync.into(),
@@ -417,7 +432,7 @@ async fn losing_the_port_latches_the_stop_and_keeps_the_journal() {
     let status = until_status(&mut hw, 300, |s| s.estop_latched).await;
     assert!(!status.bus_connected);
     let refused = session.r#move(move_by(0.0, 0.01, 0.0)).await.unwrap_err();
-    assert_reason(&refused, Code::FailedPrecondition, "estop_latched");
+    assert_reason(&refused, Code::Unavailable, "bus_unavailable");
     let info = session
         .get_session_info(GetSessionInfoRequest {})
         .await
@@ -820,7 +835,7 @@ async fn a_takeover_is_explicit_and_a_lease_left_to_expire_ends_in_a_hold() {
 
 /// The virtual SO-101 with joints resting `offsets` (degrees) off the model's zero and
 /// obstacles at `obstacles` (degrees of the model's angle).
-fn so101_with(offsets: &[(&str, f64)], obstacles: &[(&str, f64)]) -> EmuConfig {
+pub(crate) fn so101_with(offsets: &[(&str, f64)], obstacles: &[(&str, f64)]) -> EmuConfig {
     let angles = |pairs: &[(&str, f64)]| -> Vec<JointOffset> {
         pairs
             .iter()

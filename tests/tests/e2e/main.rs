@@ -6,6 +6,7 @@ mod access;
 mod chunk;
 mod clock;
 mod determinism;
+mod field;
 mod guard;
 mod hil;
 mod hil_clock;

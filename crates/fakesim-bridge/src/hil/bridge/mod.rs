@@ -354,6 +354,9 @@ impl HardwareBridge {
             (Mode::Mirror, _) => Err(BridgeError::MirrorMode),
             (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::SimOnlyVerb),
             (Mode::Hil, VerbKind::Motion) => {
+                if let Some(arm) = self.arm() {
+                    self.recorded(self.inner.pipeline.check_arm_can_move(arm.as_ref()))?;
+                }
                 self.check_estop()?;
                 Ok(Route::Arm)
             }
