@@ -4,6 +4,8 @@ turns (Python, Rust; Rust, Python; ...), each side timing its own calls:
 
     FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile]
 
+It first times `--starts` daemons of this process's own from their spawn to their first answer.
+
 The Rust side is the `rtt_client` bench of the fakesim-hil crate (`cargo bench -p fakesim-hil
 --bench rtt_client --no-run` builds it; this script finds it). ``--profile`` then profiles the
 Python client's ticks with cProfile and prints where the time goes.
@@ -78,6 +80,22 @@ def profile(client: Client, action: np.ndarray, calls: int) -> str:
     return text.getvalue()
 
 
+def start_ms(runs: Path, starts: int) -> list[float]:
+    """Milliseconds from spawning a daemon of this process's own (`LocalDaemon.start`, on a Unix
+    socket) to its first answer (`GetModelInfo`), ``starts`` times."""
+    times = []
+    for i in range(starts):
+        start = time.perf_counter()
+        daemon = LocalDaemon.start(runs / f"start-{i}")
+        try:
+            with Client(daemon.address) as client:
+                client.model_info()
+                times.append((time.perf_counter() - start) * 1e3)
+        finally:
+            daemon.stop()
+    return times
+
+
 def spread(values: list[float]) -> str:
     """min / median of a list of µs."""
     return f"{min(values):7.1f} / {statistics.median(values):7.1f}"
@@ -88,12 +106,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=1000, help="calls of each kind per side of a round")
     parser.add_argument("--profile", action="store_true", help="profile the Python client's ticks afterwards")
+    parser.add_argument("--starts", type=int, default=10, help="daemon starts timed to their first answer")
     parser.add_argument(
         "--address", action="append", default=[], help="a running daemon to use instead of starting two (repeatable)"
     )
     args = parser.parse_args()
     binary = rust_client()
     with tempfile.TemporaryDirectory() as runs:
+        if args.starts:
+            print(f"daemon spawned to its first answer, ms: min / median of {args.starts}: {spread(start_ms(Path(runs), args.starts))}")
         if args.address:
             addresses = {address: address for address in args.address}
             daemons = {}

@@ -166,6 +166,20 @@ class TickResult:
         )
 
 
+class PendingTick:
+    """A tick sent by `Client.tick_async`, its answer not read yet."""
+
+    def __init__(self, future: grpc.Future) -> None:
+        self._future = future
+
+    def result(self) -> TickResult:
+        """Waits for the tick's answer; a refusal raises `FakesimError`."""
+        try:
+            return TickResult.from_proto(self._future.result())
+        except grpc.RpcError as error:
+            raise FakesimError.from_rpc_error(error) from None
+
+
 @dataclass(frozen=True)
 class ChunkStop:
     """Why a chunk ended before its last tick: the refused tick and the refusal."""
@@ -377,13 +391,27 @@ class Client:
         """One control tick with an ordered action vector; images rendered after it for the
         cameras asked for (the options: `TickOptions`). The request made for a set of options
         is kept and refilled with the next action while the options stay the same."""
+        return TickResult.from_proto(self.call(self.robot.Tick, self._tick_request(action, options)))
+
+    def tick_async(self, action: Sequence[float], **options: Unpack[TickOptions]) -> PendingTick:
+        """`tick` without waiting: the tick is sent and its answer comes from the returned
+        `PendingTick`; ticks to several daemons (a vector env's) are then in flight together."""
+        request = self._tick_request(action, options)
+        try:
+            return PendingTick(self.robot.Tick.future(request, timeout=self.timeout_s, metadata=self._metadata))
+        except grpc.RpcError as error:
+            raise FakesimError.from_rpc_error(error) from None
+
+    def _tick_request(self, action: Sequence[float], options: TickOptions) -> robot_pb2.TickRequest:
+        """This thread's request for ``options`` (made again only when they change), holding
+        ``action``."""
         ticks = self._ticks
         if options != getattr(ticks, "options", None):
             ticks.request = tick_request((), self._with_cameras(options))
             ticks.options = {key: copy.copy(value) for key, value in options.items()}
         request = ticks.request
         request.action[:] = action.tolist() if isinstance(action, np.ndarray) else [float(v) for v in action]
-        return TickResult.from_proto(self.call(self.robot.Tick, request))
+        return request
 
     def _with_cameras(self, options: TickOptions) -> TickOptions:
         """The options with the cameras named: ``images=True`` without ``cameras`` names every

@@ -14,6 +14,7 @@ import numpy as np
 
 from .client import Client, UnitName
 from .gym import FakesimEnv
+from .vector import FakesimVectorEnv
 
 #: A policy: observation (as `FakesimEnv` gives it) to joint targets in the episodes' unit
 #: (radians unless `EpisodeOptions.unit` says otherwise). One with a ``reset()`` method is reset
@@ -117,8 +118,9 @@ def _summary(job: Job, success: Any, steps: int, validation_json: str | None) ->
 def evaluate_vectorised(
     addresses: Sequence[str], policy: Policy, jobs: Iterable[Job], options: EpisodeOptions = EpisodeOptions()
 ) -> list[dict[str, Any]]:
-    """Runs the jobs in batches of one per daemon at ``addresses``, each batch a gymnasium
-    `SyncVectorEnv` stepped in lockstep as lerobot-eval steps its slots; the summaries in job
+    """Runs the jobs in batches of one per daemon at ``addresses``, each batch a
+    `FakesimVectorEnv` stepped in lockstep as lerobot-eval steps its slots (every slot's tick
+    in flight at once); the summaries in job
     order. A policy with an ``act_batch`` method (`LeRobotPolicy`) is called once a step with the
     stacked observations, as lerobot-eval calls its policy; another is called per slot, so it
     must not keep state between steps. Its ``reset()`` is called once per batch."""
@@ -136,7 +138,8 @@ def _run_batch(addresses: Sequence[str], policy: Policy, batch: list[Job], optio
         functools.partial(_env, job.task, options, address=address, init_states=[job.init_state_index])
         for job, address in zip(batch, addresses, strict=True)
     ]
-    vector = gym.vector.SyncVectorEnv(makers, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    # Every slot's tick in flight at once: a batch step costs about one round trip.
+    vector = FakesimVectorEnv(makers)
     try:
         if hasattr(policy, "reset"):
             policy.reset()

@@ -31,7 +31,7 @@ from gymnasium import spaces
 
 from fakesim.v1 import session_pb2
 
-from .client import Client, RenderQualityName, TickOptions, UnitName
+from .client import Client, PendingTick, RenderQualityName, TickOptions, TickResult, UnitName
 from .daemon import LocalDaemon
 from .errors import FakesimError
 
@@ -154,8 +154,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         width, height = self._size
         return spaces.Dict({cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras})
 
-    def _observe(self, action: np.ndarray) -> dict[str, Any]:
-        result = self.client.tick(action, **self._tick_options)
+    def _observation(self, result: TickResult) -> dict[str, Any]:
+        """The observation of a tick's answer."""
         n = self.action_space.shape[0]
         # Views into the tick's own array: every tick answers a fresh one.
         observation = {"joint_pos": result.observation[:n], "joint_vel": result.observation[n : 2 * n]}
@@ -178,18 +178,29 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._running = True
         self._steps = 0
         # A hold tick on the current targets renders the first frames and settles the layout.
-        self._last = self._observe(np.array(self.client.robot_state(self.unit).ctrl_targets))
+        targets = np.array(self.client.robot_state(self.unit).ctrl_targets)
+        self._last = self._observation(self.client.tick(targets, **self._tick_options))
         info = {"run": started.run, "task": started.task.name, "init_state_index": layout, "instruction": self.instruction}
         return self._last, info
 
     def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One control tick toward the joint targets; the last step reports the judged success."""
+        return self.step_finish(self.step_send(action))
+
+    def step_send(self, action: np.ndarray) -> PendingTick:
+        """The first half of `step`: checks the action and sends its tick without waiting for
+        the answer, so a vector env can have every env's tick in flight at once."""
         if not self._running:
             raise RuntimeError("call reset() before step()")
         action = np.asarray(action, dtype=np.float64)
         if action.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, not {action.shape}")
-        self._last = self._observe(action)
+        return self.client.tick_async(action, **self._tick_options)
+
+    def step_finish(self, pending: PendingTick) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """The second half of `step`: waits for the tick's answer and ends the episode after its
+        last step."""
+        self._last = self._observation(pending.result())
         self._steps += 1
         info: dict[str, Any] = {}
         truncated = self._steps >= self.episode_ticks
@@ -212,9 +223,13 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         if not self._running:
             return None
         self._running = False
-        if self.client.session_info().status != session_pb2.EPISODE_STATUS_RUNNING:
+        try:
+            self.last_stop = self.client.stop()
+        except FakesimError as refused:
+            if refused.reason != "not_running":
+                raise
+            # Ended by another client of the daemon: nothing to judge here.
             return None
-        self.last_stop = self.client.stop()
         return bool(self.last_stop.success)
 
     def render(self) -> np.ndarray | None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from fakesim_hil import TickResult
 from fakesim_hil.gym import FakesimEnv
 
 #: Episode records the env appends to in its runs directory, one JSON line per judged episode.
@@ -37,8 +38,8 @@ class LeRobotFakesimEnv(FakesimEnv):
         self.task_description = self.instruction
         self._layout: int | None = None
 
-    def _observe(self, action: np.ndarray) -> dict[str, Any]:
-        seen = super()._observe(action)
+    def _observation(self, result: TickResult) -> dict[str, Any]:
+        seen = super()._observation(result)
         if "pixels" in seen:
             return {"agent_pos": seen["joint_pos"], "pixels": seen["pixels"]}
         return {"agent_pos": seen["joint_pos"]}
