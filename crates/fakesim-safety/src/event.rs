@@ -262,6 +262,8 @@ pub enum SafetyEvent {
         port: String,
         /// Attempts to reopen the port in this outage so far.
         attempts: u32,
+        /// Time lost in outages since the arm was opened, this one included (s).
+        time_lost_s: f64,
         /// The arm's latest error, when the link is not connected.
         last_error: Option<String>,
     },

@@ -124,6 +124,7 @@ impl HardwareBridge {
             state: state.name().to_owned(),
             port: self.port().unwrap_or_default(),
             attempts: health.link.attempts,
+            time_lost_s: health.link.time_lost_at(now()).as_secs_f64(),
             last_error: health.last_error.clone().filter(|_| state != LinkState::Connected),
         });
         match state {
