@@ -4,6 +4,7 @@
 //! with the values named in the message as metadata.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, ErrorInfo, StatusExt};
@@ -40,6 +41,7 @@ pub struct ErrorStatus {
     reason: String,
     message: String,
     metadata: HashMap<String, String>,
+    retry_after: Option<Duration>,
 }
 
 impl ErrorStatus {
@@ -50,7 +52,15 @@ impl ErrorStatus {
             reason: reason.into(),
             message: bounded(message.into(), MAX_MESSAGE_BYTES),
             metadata: HashMap::new(),
+            retry_after: None,
         }
+    }
+
+    /// Adds a `google.rpc.RetryInfo` detail: the client may retry after `delay`.
+    #[must_use]
+    pub fn retry_after(mut self, delay: Duration) -> Self {
+        self.retry_after = Some(delay);
+        self
     }
 
     /// Adds (or replaces) one `ErrorInfo.metadata` entry.
@@ -64,7 +74,10 @@ impl ErrorStatus {
 
 impl From<ErrorStatus> for Status {
     fn from(error: ErrorStatus) -> Self {
-        let details = ErrorDetails::with_error_info(error.reason, ERROR_DOMAIN, error.metadata);
+        let mut details = ErrorDetails::with_error_info(error.reason, ERROR_DOMAIN, error.metadata);
+        if let Some(delay) = error.retry_after {
+            details.set_retry_info(Some(delay));
+        }
         Status::with_error_details(error.code, error.message, details)
     }
 }
@@ -74,6 +87,11 @@ pub fn error_info(status: &Status) -> Option<ErrorInfo> {
     status
         .get_details_error_info()
         .filter(|info| info.domain == ERROR_DOMAIN)
+}
+
+/// The `RetryInfo.retry_delay` of a status, if it has one.
+pub fn retry_delay(status: &Status) -> Option<Duration> {
+    status.get_details_retry_info().and_then(|info| info.retry_delay)
 }
 
 /// The `ErrorInfo.reason` of a status, if it has an `ErrorInfo` from [`ERROR_DOMAIN`].
@@ -130,6 +148,18 @@ mod tests {
         assert_eq!(info.metadata.len(), 2);
         assert_eq!(info.metadata["joint"], "shoulder_pan");
         assert_eq!(info.metadata["value"], "-96.2");
+    }
+
+    #[test]
+    fn a_retry_hint_travels_beside_the_reason() {
+        let sent: Status = ErrorStatus::new(Code::ResourceExhausted, "render_busy", "busy")
+            .retry_after(Duration::from_millis(250))
+            .into();
+        let received = over_the_wire(&sent);
+        assert_eq!(retry_delay(&received), Some(Duration::from_millis(250)));
+        assert_eq!(error_reason(&received).as_deref(), Some("render_busy"));
+        let plain: Status = ErrorStatus::new(Code::NotFound, "unknown_name", "no").into();
+        assert_eq!(retry_delay(&over_the_wire(&plain)), None);
     }
 
     #[test]

@@ -153,7 +153,7 @@ async fn states_and_refusals_follow_the_contract() {
         EpisodeError::NotRunning { .. }
     ));
     assert!(matches!(
-        e.observation(0, None).await.unwrap_err(),
+        e.observation(0, None, None).await.unwrap_err(),
         EpisodeError::NotRunning { .. }
     ));
     assert!(matches!(
@@ -228,7 +228,7 @@ async fn stop_writes_events_frames_and_a_summary_without_leaking_success() {
     let reset = e.reset_task(task(0, 0)).await.unwrap();
     e.move_tcp(0, [0.02, 0.0, 0.0], None).await.unwrap();
     e.gripper(0, GripperCommand::Close).await.unwrap();
-    e.observation(0, None).await.unwrap();
+    e.observation(0, None, None).await.unwrap();
     let stop = e.stop_episode().await.unwrap();
     assert_eq!(stop.run, reset.run);
     let events = std::fs::read_to_string(&stop.artifacts.events).unwrap();

@@ -63,6 +63,21 @@ pub enum TwinError {
     /// Rendering cannot work on this machine (no EGL device, for example); physics still works.
     #[error("rendering unavailable: {0}")]
     RenderUnavailable(String),
+    /// Too many frames wait for the render threads to let a read in; nothing was drawn.
+    #[error(
+        "the renderer is busy: {queued} frames wait for it (at most {capacity} for observations); retry in {retry_after_ms} ms"
+    )]
+    RenderBusy {
+        /// Frames waiting.
+        queued: usize,
+        /// Most frames that may wait before a read is refused.
+        capacity: usize,
+        /// When there should be room, at the mean drawing time (ms).
+        retry_after_ms: u64,
+    },
+    /// The call's deadline passed before its images were drawn; they were not drawn.
+    #[error("the call's deadline passed before its images were drawn")]
+    DeadlinePassed,
     /// The scene file could not be loaded.
     #[error("cannot load scene: {0}")]
     Scene(String),

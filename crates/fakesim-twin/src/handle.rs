@@ -1,5 +1,6 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
+use crate::backlog::{Admission, RenderCounts};
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
 use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
@@ -238,20 +239,35 @@ impl TwinHandle {
             .await
     }
 
-    /// Renders a snapshot's cameras on the render thread; the physics thread is not involved.
+    /// Renders a snapshot's cameras on the render thread, for an action that already ran
+    /// ([`Admission::Owed`]); the physics thread is not involved.
     pub async fn draw(&self, shot: CameraSnapshot) -> Result<Vec<Frame>, TwinError> {
+        self.draw_as(shot, Admission::Owed).await
+    }
+
+    /// Renders a snapshot's cameras let in as `admission` says: a read may be refused
+    /// ([`TwinError::RenderBusy`]) or dropped at its deadline ([`TwinError::DeadlinePassed`]).
+    pub async fn draw_as(&self, shot: CameraSnapshot, admission: Admission) -> Result<Vec<Frame>, TwinError> {
         self.inner
             .renderer
-            .render(Drawing {
-                snapshot: shot.snapshot,
-                quality: shot.quality.unwrap_or(self.inner.render_quality),
-                cameras: shot.cameras,
-                width: shot.width,
-                height: shot.height,
-                depth: shot.depth,
-            })
+            .render(
+                Drawing {
+                    snapshot: shot.snapshot,
+                    quality: shot.quality.unwrap_or(self.inner.render_quality),
+                    cameras: shot.cameras,
+                    width: shot.width,
+                    height: shot.height,
+                    depth: shot.depth,
+                },
+                admission,
+            )
             .await
             .map_err(|e| self.report(e))
+    }
+
+    /// What the render threads did with the frames asked of them since the twin started.
+    pub fn render_counts(&self) -> RenderCounts {
+        self.inner.renderer.counts()
     }
 
     /// Logs and broadcasts a caught fault; passes any error through.

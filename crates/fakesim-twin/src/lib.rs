@@ -4,6 +4,7 @@
 //! what async callers hold. Rendering runs on a separate thread because MuJoCo's GL renderer
 //! cannot move between threads.
 
+pub mod backlog;
 pub mod clock;
 pub mod error;
 pub mod handle;
@@ -19,6 +20,7 @@ pub mod tap;
 pub mod watch;
 mod worker;
 
+pub use backlog::{Admission, RenderCounts};
 pub use clock::TickClock;
 pub use error::TwinError;
 /// The arm's vocabulary the twin speaks: the arm registry, joints, names quoted back, joint

@@ -1,6 +1,7 @@
 //! The renderer's own threads: MuJoCo's GL renderer is not `Send`, so each thread keeps its
 //! renderers (GL contexts) and is fed state snapshots.
 
+use crate::backlog::{Admission, Backlog, FrameKey, RenderCounts};
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
@@ -12,7 +13,7 @@ use mujoco_rs::renderer::MjRenderer;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::oneshot;
+use std::time::Instant;
 
 /// A rendered camera image.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,10 +39,10 @@ pub(crate) struct Drawing {
     pub depth: bool,
 }
 
-/// A drawing for one render thread, and where its frames go.
+/// One frame for a render thread: the key names it, the snapshot is the state to pose.
 struct RenderJob {
-    drawing: Drawing,
-    reply: oneshot::Sender<Result<Vec<Frame>, TwinError>>,
+    key: FrameKey,
+    snapshot: RenderSnapshot,
 }
 
 /// Names of the render threads, in order; their count bounds [`RenderQueue::spawn`]'s.
@@ -50,10 +51,13 @@ const THREAD_NAMES: [&str; 4] = ["render", "render-2", "render-3", "render-4"];
 /// Most render threads a twin runs.
 pub const MAX_RENDER_THREADS: usize = THREAD_NAMES.len();
 
-/// Sends drawings to the render threads, each with GL contexts of its own; the cameras of one
-/// drawing are shared out among them and drawn side by side. [`RenderQueue::stop`] ends them.
+/// Sends frames to the render threads, each with GL contexts of its own; the cameras of one
+/// drawing are shared out among them and drawn side by side. Frames wait in a [`Backlog`]:
+/// identical ones are drawn once, reads are bounded, abandoned ones dropped.
+/// [`RenderQueue::stop`] ends the threads.
 pub(crate) struct RenderQueue {
     workers: Vec<Worker<RenderJob>>,
+    backlog: Arc<Backlog>,
     /// Which thread the next drawing's first camera goes to, so single cameras share the load.
     next: AtomicUsize,
 }
@@ -62,29 +66,29 @@ impl RenderQueue {
     /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model; each holds
     /// a lifeline reporting to `ended`.
     pub fn spawn(model: &MjModel, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
+        let threads = threads.clamp(1, MAX_RENDER_THREADS);
         let queue = RenderQueue {
             workers: Vec::new(),
+            backlog: Arc::new(Backlog::new(threads)),
             next: AtomicUsize::new(0),
         };
-        THREAD_NAMES
-            .iter()
-            .take(threads.clamp(1, MAX_RENDER_THREADS))
-            .try_fold(queue, |mut queue, &name| {
-                let model = model.clone();
-                let body = move |jobs| RenderThread::new(model).run(jobs);
-                match Worker::spawn(name, Lifeline::new(name, ended), body) {
-                    Ok(worker) => {
-                        queue.workers.push(worker);
-                        Ok(queue)
-                    }
-                    Err(e) => {
-                        queue.stop();
-                        Err(TwinError::RenderUnavailable(format!(
-                            "cannot start a render thread: {e}"
-                        )))
-                    }
+        THREAD_NAMES.iter().take(threads).try_fold(queue, |mut queue, &name| {
+            let model = model.clone();
+            let backlog = queue.backlog.clone();
+            let body = move |jobs| RenderThread::new(model, backlog).run(jobs);
+            match Worker::spawn(name, Lifeline::new(name, ended), body) {
+                Ok(worker) => {
+                    queue.workers.push(worker);
+                    Ok(queue)
                 }
-            })
+                Err(e) => {
+                    queue.stop();
+                    Err(TwinError::RenderUnavailable(format!(
+                        "cannot start a render thread: {e}"
+                    )))
+                }
+            }
+        })
     }
 
     /// Ends the render threads after the jobs already queued and waits for them (idempotent).
@@ -94,38 +98,46 @@ impl RenderQueue {
         }
     }
 
-    /// Draws a drawing's frames, in its camera order: camera k on thread (start + k) mod n.
-    pub async fn render(&self, drawing: Drawing) -> Result<Vec<Frame>, TwinError> {
-        let threads = self.workers.len().min(drawing.cameras.len()).max(1);
+    /// Draws a drawing's frames, in its camera order, let in as `admission` says; each new
+    /// frame goes to the next thread in turn.
+    pub async fn render(&self, drawing: Drawing, admission: Admission) -> Result<Vec<Frame>, TwinError> {
+        let size = (drawing.width, drawing.height);
+        let keys = drawing
+            .cameras
+            .iter()
+            .map(|&camera| FrameKey::new(&drawing.snapshot, drawing.quality, camera, size, drawing.depth))
+            .collect();
+        let admitted = self.backlog.admit(keys, admission)?;
         let start = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut replies = Vec::with_capacity(threads);
-        for part in 0..threads {
-            let cameras = drawing.cameras.iter().skip(part).step_by(threads).copied().collect();
-            let (reply, rx) = oneshot::channel();
+        let mut new = admitted.new.into_iter().enumerate();
+        while let Some((k, key)) = new.next() {
             let job = RenderJob {
-                drawing: Drawing {
-                    cameras,
-                    ..drawing.clone()
-                },
-                reply,
+                key: key.clone(),
+                snapshot: drawing.snapshot.clone(),
             };
-            self.workers[(start + part) % self.workers.len()].send(job)?;
-            replies.push(rx);
+            if let Err(e) = self.workers[(start + k) % self.workers.len()].send(job) {
+                for (_, key) in std::iter::once((k, key)).chain(new) {
+                    self.backlog.abandon(&key);
+                }
+                return Err(e);
+            }
         }
-        let mut parts = Vec::with_capacity(threads);
-        for rx in replies {
-            parts.push(rx.await.map_err(|_| TwinError::Stopped)??.into_iter());
-        }
-        let mut frames = Vec::with_capacity(drawing.cameras.len());
-        for k in 0..drawing.cameras.len() {
-            frames.extend(parts[k % threads].next());
+        let mut frames = Vec::with_capacity(admitted.replies.len());
+        for rx in admitted.replies {
+            frames.push(rx.await.map_err(|_| TwinError::Stopped)??);
         }
         Ok(frames)
+    }
+
+    /// What the render threads did so far.
+    pub fn counts(&self) -> RenderCounts {
+        self.backlog.counts()
     }
 }
 
 struct RenderThread {
     model: MjModel,
+    backlog: Arc<Backlog>,
     /// The data each quality level draws from, made on first use.
     scenes: HashMap<RenderQuality, MjData<Arc<MjModel>>>,
     renderers: HashMap<(RenderQuality, u32, u32), MjRenderer>,
@@ -133,9 +145,10 @@ struct RenderThread {
 }
 
 impl RenderThread {
-    fn new(model: MjModel) -> Self {
+    fn new(model: MjModel, backlog: Arc<Backlog>) -> Self {
         RenderThread {
             model,
+            backlog,
             scenes: HashMap::new(),
             renderers: HashMap::new(),
             unavailable: None,
@@ -143,26 +156,38 @@ impl RenderThread {
     }
 
     fn run(mut self, jobs: Jobs<RenderJob>) {
+        give_way();
         for job in jobs {
-            let result = guarded("render", || self.draw(&job.drawing)).and_then(|frames| frames);
+            if !self.backlog.claim(&job.key, Instant::now()) {
+                continue;
+            }
+            let started = Instant::now();
+            let result = guarded("render", || self.draw(&job)).and_then(|frame| frame);
             if result.as_ref().is_err_and(|e| matches!(e, TwinError::Fault { .. })) {
                 // A context a panic interrupted is not trusted again: fresh ones are made.
                 self.renderers.clear();
             }
-            // The caller may have given up waiting; nothing to do then.
-            let _ = job.reply.send(result);
+            self.backlog.finish(&job.key, result, started.elapsed());
         }
     }
 
-    fn draw(&mut self, job: &Drawing) -> Result<Vec<Frame>, TwinError> {
+    fn draw(&mut self, job: &RenderJob) -> Result<Frame, TwinError> {
         if let Some(reason) = &self.unavailable {
             return Err(TwinError::RenderUnavailable(reason.clone()));
         }
+        let FrameKey {
+            quality,
+            camera,
+            width,
+            height,
+            depth,
+            ..
+        } = job.key;
         let model = &self.model;
         let data = self
             .scenes
-            .entry(job.quality)
-            .or_insert_with(|| MjData::new(Arc::new(job.quality.render_model(model))));
+            .entry(quality)
+            .or_insert_with(|| MjData::new(Arc::new(quality.render_model(model))));
         // Drawing needs only the poses of bodies, geoms, cameras and lights.
         job.snapshot.pose(data).map_err(TwinError::RenderUnavailable)?;
         data.camlight();
@@ -170,25 +195,37 @@ impl RenderThread {
             &mut self.renderers,
             &mut self.unavailable,
             data.model(),
-            (job.quality, job.width, job.height),
+            (quality, width, height),
         )?;
-        if renderer.depth_enabled() != job.depth {
-            renderer.set_depth_rendering(job.depth);
+        if renderer.depth_enabled() != depth {
+            renderer.set_depth_rendering(depth);
         }
         let fail = |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
-        let mut frames = Vec::with_capacity(job.cameras.len());
-        for &camera in &job.cameras {
-            renderer.set_camera(MjvCamera::new_fixed(camera));
-            renderer.sync_data(data).map_err(fail)?;
-            renderer.render().map_err(fail)?;
-            frames.push(Frame {
-                width: job.width,
-                height: job.height,
-                rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
-                depth: renderer.depth_flat().map(<[f32]>::to_vec),
-            });
-        }
-        Ok(frames)
+        renderer.set_camera(MjvCamera::new_fixed(camera));
+        renderer.sync_data(data).map_err(fail)?;
+        renderer.render().map_err(fail)?;
+        Ok(Frame {
+            width,
+            height,
+            rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
+            depth: renderer.depth_flat().map(<[f32]>::to_vec),
+        })
+    }
+}
+
+/// How much lower than the daemon's other threads a render thread runs (nice levels), and with
+/// it the GL threads it starts (software GL draws on threads of its own, which inherit it).
+const RENDER_NICENESS: i32 = 10;
+
+/// Lowers the calling render thread's scheduling priority by [`RENDER_NICENESS`]: on a machine
+/// short of CPU, drawing gives way to the threads that answer calls, so deadlines are kept and
+/// refusals sent in time however long drawings take. Nothing changes on an idle machine.
+fn give_way() {
+    let thread = Some(rustix::thread::gettid());
+    let lowered = rustix::process::getpriority_process(thread)
+        .and_then(|now| rustix::process::setpriority_process(thread, (now + RENDER_NICENESS).min(19)));
+    if let Err(error) = lowered {
+        tracing::debug!(%error, "the render thread keeps its priority");
     }
 }
 

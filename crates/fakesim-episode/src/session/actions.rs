@@ -1,35 +1,117 @@
 //! The verbs inside a live episode: observe, move the end effector, open or close the gripper.
 
 use super::events::Event;
-use super::images::CAMERAS;
+use super::images::{CAMERAS, images_of};
 use super::requests::check_delta;
 use super::results::{EefState, GripperOutcome, MoveOutcome, Observation};
-use super::run::{gripper_stop_name, move_stop_name};
+use super::run::{Steps, gripper_stop_name, move_stop_name};
 use super::{ArmActuation, Engine};
 use crate::error::EpisodeError;
 use crate::gripper::{GripperCommand, GripperReport};
+use crate::journal::{Flushed, Frames};
 use crate::motion::MoveTarget;
 use crate::tap::TapEntry;
-use fakesim_twin::{RenderQuality, TwinHandle};
+use fakesim_twin::image::ImageTiming;
+use fakesim_twin::{Admission, RenderQuality, TwinError, TwinHandle};
+use std::time::Instant;
+
+/// An observation ready to answer: its encoded images, its line journaled, its frames named.
+struct Taken {
+    pngs: Vec<Vec<u8>>,
+    timing: ImageTiming,
+    frames: Frames,
+    flushed: Flushed,
+    state: EefState,
+    steps: Steps,
+}
 
 impl Engine {
     /// Images (drawn at `quality`, `None`: the twin's own) and arm `arm`'s state now (as
     /// [`Engine::move_tcp`] numbers the arms), using no budget.
-    pub async fn observation(&self, arm: usize, quality: Option<RenderQuality>) -> Result<Observation, EpisodeError> {
+    ///
+    /// The images are a read ([`Admission::Read`]): refused at once (`RenderBusy`) when the
+    /// renderer's backlog is full, and given up at `deadline` (`DeadlinePassed`) with nothing
+    /// journaled. The observe line and the frames are journaled only once the answer is
+    /// certain, so the journal holds the observations that were answered (the line records the
+    /// step observed; a move journaled meanwhile may come before it).
+    pub async fn observation(
+        &self,
+        arm: usize,
+        quality: Option<RenderQuality>,
+        deadline: Option<Instant>,
+    ) -> Result<Observation, EpisodeError> {
+        let taken = self.take_observation(arm, quality, deadline);
+        let taken = match deadline {
+            Some(at) => tokio::time::timeout_at(at.into(), taken)
+                .await
+                .map_err(|_| TwinError::DeadlinePassed)??,
+            None => taken.await?,
+        };
+        // Answered from here: the line is journaled. The frames are written and the line waited
+        // for until the deadline at most; past it they are left to finish on their own.
+        let Taken {
+            pngs,
+            timing,
+            frames,
+            flushed,
+            state,
+            steps,
+        } = taken;
+        let written = async {
+            self.write_frames(frames, pngs.clone()).await?;
+            flushed.written().await?;
+            Ok::<_, EpisodeError>(())
+        };
+        match deadline {
+            Some(at) => match tokio::time::timeout_at(at.into(), written).await {
+                Ok(written) => written?,
+                Err(_) => tracing::warn!("an observation was answered at its deadline before its frames were on disk"),
+            },
+            None => written.await?,
+        }
+        Ok(Observation::running(
+            Some(images_of(&CAMERAS, pngs, timing)),
+            state,
+            steps,
+        ))
+    }
+
+    /// An observation's state and encoded images, and its journal line once they are ready:
+    /// everything up to the point where the call is certain to be answered.
+    async fn take_observation(
+        &self,
+        arm: usize,
+        quality: Option<RenderQuality>,
+        deadline: Option<Instant>,
+    ) -> Result<Taken, EpisodeError> {
         let ArmActuation { twin, .. } = self.arm(arm)?;
-        let snapped = {
+        let (run_id, step, steps, state, snapshot) = {
             let mut session = self.lock().await;
             let run = session.running()?;
             let command = run.gripper_command(arm);
             let state = twin.with_sim(move |sim| EefState::read(sim, command)).await?;
-            let shot = self.shoot(run, "observe", &CAMERAS, quality, twin).await?;
-            run.journal(&Event::Observe {
-                step: run.step,
-                state: &state,
-            })?;
-            shot.of(run, state)
+            let snapshot = self.snapshot(&CAMERAS, quality, twin).await?;
+            (run.id.clone(), run.step, run.steps(), state, snapshot)
         };
-        self.develop(snapped).await
+        let (pngs, timing) = self
+            .draw_encoded(snapshot, Admission::Read { deadline }, Instant::now(), None)
+            .await?;
+        let mut session = self.lock().await;
+        // The run observed has ended (and maybe another begun) while its images were drawn.
+        let ended = EpisodeError::NotRunning { status: "stopped" };
+        let run = session.running().map_err(|_| ended)?;
+        if run.id != run_id {
+            return Err(EpisodeError::NotRunning { status: "stopped" });
+        }
+        run.journal(&Event::Observe { step, state: &state })?;
+        Ok(Taken {
+            pngs,
+            timing,
+            frames: run.journal.frames("observe", &CAMERAS),
+            flushed: run.journal.flushed(),
+            state,
+            steps,
+        })
     }
 
     /// Moves arm `arm`'s end effector (the engine's arms in the twin's order, 0 for an arm

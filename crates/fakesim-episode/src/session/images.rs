@@ -1,7 +1,8 @@
 //! A call's observation in two halves. Under the session lock the cameras' state is taken and
 //! the frames named ([`Engine::shoot`]), and a barrier is put behind the call's journal lines
 //! ([`Shot::of`]); once the lock is let go, the frames are drawn on the render thread, encoded
-//! and written off the async runtime, and the lines waited for ([`Engine::develop`]).
+//! and written off the async runtime, and the lines waited for ([`Engine::develop`]). An
+//! observation alone journals in the other order (see [`Engine::observation`]).
 
 use super::Engine;
 use super::results::{EefState, Images, Observation};
@@ -9,7 +10,7 @@ use super::run::{Run, Steps};
 use crate::error::EpisodeError;
 use crate::journal::{self, Flushed, Frames};
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
-use fakesim_twin::{CameraSnapshot, RenderQuality, TwinHandle};
+use fakesim_twin::{Admission, CameraSnapshot, RenderQuality, TwinHandle};
 use std::time::Instant;
 
 /// Cameras every observation carries, in order.
@@ -59,21 +60,10 @@ impl Engine {
         arm: &TwinHandle,
     ) -> Result<Shot, EpisodeError> {
         let started = Instant::now();
-        let size = self.config.image_size;
-        // The wrist camera of the arm the call is about (on a pair `left/robot0_eye_in_hand`
-        // or `right/…`).
-        let names: Vec<String> = cameras
-            .iter()
-            .map(|&camera| match camera {
-                "agentview" => camera.to_owned(),
-                _ => arm.arm().part_name(camera),
-            })
-            .collect();
-        let snapshot = if names.is_empty() {
+        let snapshot = if cameras.is_empty() {
             None
         } else {
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            Some(self.twin.snapshot_cameras(&names, size, size, false).await?.at(quality))
+            Some(self.snapshot(cameras, quality, arm).await?)
         };
         Ok(Shot {
             snapshot,
@@ -103,7 +93,30 @@ impl Engine {
         Ok(Observation::running(images, state, steps))
     }
 
-    /// Draws a snapshot of `cameras`, then encodes and writes their frames off the runtime.
+    /// Takes the state of `cameras` (names of [`CAMERAS`], at least one) now, to be drawn at
+    /// `quality` (`None`: the twin's own), the wrist camera `arm`'s.
+    pub(super) async fn snapshot(
+        &self,
+        cameras: &[&'static str],
+        quality: Option<RenderQuality>,
+        arm: &TwinHandle,
+    ) -> Result<CameraSnapshot, EpisodeError> {
+        let size = self.config.image_size;
+        // The wrist camera of the arm the call is about (on a pair `left/robot0_eye_in_hand`
+        // or `right/…`).
+        let names: Vec<String> = cameras
+            .iter()
+            .map(|&camera| match camera {
+                "agentview" => camera.to_owned(),
+                _ => arm.arm().part_name(camera),
+            })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        Ok(self.twin.snapshot_cameras(&names, size, size, false).await?.at(quality))
+    }
+
+    /// Draws a snapshot of `cameras` (an action's images, always drawn), then encodes and
+    /// writes their frames off the runtime.
     async fn develop_frames(
         &self,
         snapshot: CameraSnapshot,
@@ -111,26 +124,54 @@ impl Engine {
         frames: Frames,
         started: Instant,
     ) -> Result<Images, EpisodeError> {
-        let drawn = self.twin.draw(snapshot).await?;
+        let (pngs, timing) = self
+            .draw_encoded(snapshot, Admission::Owed, started, Some(frames))
+            .await?;
+        Ok(images_of(&cameras, pngs, timing))
+    }
+
+    /// Draws a snapshot let in as `admission` says and encodes its frames off the runtime,
+    /// writing them to `frames` in the same go when given; the PNGs in camera order, and how
+    /// long they took since `started`.
+    pub(super) async fn draw_encoded(
+        &self,
+        snapshot: CameraSnapshot,
+        admission: Admission,
+        started: Instant,
+        frames: Option<Frames>,
+    ) -> Result<(Vec<Vec<u8>>, ImageTiming), EpisodeError> {
+        let drawn = self.twin.draw_as(snapshot, admission).await?;
         let rendered = Instant::now();
         let encoded = journal::blocking(&self.config.runs_dir, "encoding and writing frames", move || {
             let pngs = drawn.iter().map(encode_rgb_png).collect::<Result<Vec<_>, _>>()?;
             let timing = ImageTiming::since(started, rendered);
-            frames.write(&pngs)?;
+            if let Some(frames) = frames {
+                frames.write(&pngs)?;
+            }
             Ok::<_, EpisodeError>((pngs, timing))
         });
-        let (pngs, timing) = encoded.await??;
-        let mut images = Images {
-            agentview: Vec::new(),
-            robot0_eye_in_hand: Vec::new(),
-            timing,
-        };
-        for (camera, png) in cameras.into_iter().zip(pngs) {
-            match camera {
-                "agentview" => images.agentview = png,
-                _ => images.robot0_eye_in_hand = png,
-            }
-        }
-        Ok(images)
+        encoded.await?
     }
+
+    /// Writes encoded frames to their files off the runtime.
+    pub(super) async fn write_frames(&self, frames: Frames, pngs: Vec<Vec<u8>>) -> Result<(), EpisodeError> {
+        let written = journal::blocking(&self.config.runs_dir, "writing frames", move || frames.write(&pngs));
+        Ok(written.await??)
+    }
+}
+
+/// The images of `cameras` (names of [`CAMERAS`]) from their PNGs, in the same order.
+pub(super) fn images_of(cameras: &[&'static str], pngs: Vec<Vec<u8>>, timing: ImageTiming) -> Images {
+    let mut images = Images {
+        agentview: Vec::new(),
+        robot0_eye_in_hand: Vec::new(),
+        timing,
+    };
+    for (&camera, png) in cameras.iter().zip(pngs) {
+        match camera {
+            "agentview" => images.agentview = png,
+            _ => images.robot0_eye_in_hand = png,
+        }
+    }
+    images
 }

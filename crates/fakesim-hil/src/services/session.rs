@@ -3,6 +3,7 @@
 use crate::controller::{Done, Motion, mismatched};
 use crate::state::AppState;
 use crate::wire::convert::{image_timing, render_quality};
+use crate::wire::deadline::deadline;
 use crate::wire::status;
 use fakesim_arm::Side;
 use fakesim_episode::session::{EefState, Images, Observation, TaskInfo};
@@ -10,6 +11,7 @@ use fakesim_episode::{Engine, GripperCommand, GripperStop, MoveStop, ResetReques
 use fakesim_proto::v1;
 use fakesim_proto::v1::session_service_server::SessionService as SessionApi;
 use std::sync::Arc;
+use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 /// Serves `fakesim.v1.SessionService` over the episode engine. Calls that drive the arm hold
@@ -206,6 +208,7 @@ impl SessionApi for SessionService {
         &self,
         request: Request<v1::GetObservationRequest>,
     ) -> Result<Response<v1::GetObservationResponse>, Status> {
+        let deadline = deadline(request.metadata(), Instant::now());
         let request = request.into_inner();
         let arm = self.state.tool_arm(&request.arm)?;
         if arm.is_none() {
@@ -214,7 +217,7 @@ impl SessionApi for SessionService {
         let quality = render_quality(request.render_quality)?;
         let c = common(
             self.engine
-                .observation(arm.map_or(0, Side::index), quality)
+                .observation(arm.map_or(0, Side::index), quality, deadline)
                 .await
                 .map_err(|e| status::from_episode(&e))?,
         );

@@ -77,6 +77,8 @@ reasons! {
     ImageSize => ("image_size", InvalidArgument, "an image size the renderer cannot hold"),
     StaleState => ("stale_state", FailedPrecondition, "a saved state taken against another model"),
     RenderUnavailable => ("render_unavailable", Unavailable, "rendering is not possible on this machine"),
+    RenderBusy => ("render_busy", ResourceExhausted, "too many frames wait for the renderer to take an observation; nothing was drawn or journaled; retry after the RetryInfo delay"),
+    DeadlinePassed => ("deadline_passed", DeadlineExceeded, "the call's deadline passed before its images were drawn; the drawing was dropped and nothing was journaled"),
     TwinFault => ("twin_fault", Internal, "a twin thread caught a panic in this call; the thread keeps serving and the fault is journaled"),
     Stopped => ("stopped", Unavailable, "the twin has stopped (the daemon is shutting down)"),
     Scene => ("scene", Internal, "the scene failed to load"),
@@ -166,6 +168,15 @@ pub fn from_twin(error: &TwinError) -> Status {
             .meta("maxWidth", max_width)
             .meta("maxHeight", max_height),
         TwinError::RenderUnavailable(detail) => refusal(Reason::RenderUnavailable, message).meta("detail", detail),
+        TwinError::RenderBusy {
+            queued,
+            capacity,
+            retry_after_ms,
+        } => refusal(Reason::RenderBusy, message)
+            .meta("queued", queued)
+            .meta("capacity", capacity)
+            .retry_after(std::time::Duration::from_millis(*retry_after_ms)),
+        TwinError::DeadlinePassed => refusal(Reason::DeadlinePassed, message),
         TwinError::Scene(detail) => refusal(Reason::Scene, message).meta("detail", detail),
         TwinError::Fault { thread, .. } => refusal(Reason::TwinFault, message).meta("thread", thread),
         TwinError::Stopped => refusal(Reason::Stopped, message),
@@ -367,6 +378,12 @@ mod tests {
                 max_height: 480,
             },
             TwinError::RenderUnavailable("no EGL".into()),
+            TwinError::RenderBusy {
+                queued: 16,
+                capacity: 16,
+                retry_after_ms: 120,
+            },
+            TwinError::DeadlinePassed,
             TwinError::Scene("bad xml".into()),
             TwinError::Stopped,
         ]
@@ -384,6 +401,8 @@ mod tests {
             (Code::FailedPrecondition, "stale_state"),
             (Code::InvalidArgument, "image_size"),
             (Code::Unavailable, "render_unavailable"),
+            (Code::ResourceExhausted, "render_busy"),
+            (Code::DeadlineExceeded, "deadline_passed"),
             (Code::Internal, "scene"),
             (Code::Unavailable, "stopped"),
         ];
@@ -404,6 +423,16 @@ mod tests {
         assert_eq!(meta["range"], "[-1.92, 1.92]");
         assert_eq!(meta["unit"], "rad");
         assert_eq!(meta["hint"], "h");
+    }
+
+    #[test]
+    fn a_busy_renderer_says_when_to_retry() {
+        let status = from_twin(&sample_errors()[9]);
+        assert_eq!(
+            fakesim_proto::errors::retry_delay(&status),
+            Some(std::time::Duration::from_millis(120))
+        );
+        assert_eq!(error_info(&status).unwrap().metadata["capacity"], "16");
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! The render backlog through the handle: reads refused when it is full, reads dropped undrawn
+//! past their deadline, identical frames answered alike.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use fakesim_twin::backlog::FRAMES_PER_THREAD;
+use fakesim_twin::{Admission, CameraSnapshot, RenderQuality, TwinConfig, TwinError, TwinHandle};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
+
+/// A drawing in progress, let in already: its first poll has run.
+type Drawing = Pin<Box<dyn Future<Output = Result<Vec<fakesim_twin::Frame>, TwinError>> + Send>>;
+
+/// Starts drawing `shot` as `admission` says and polls it once, which lets it in (or refuses it)
+/// before this returns.
+fn let_in(twin: &TwinHandle, shot: CameraSnapshot, admission: Admission) -> Drawing {
+    let twin = twin.clone();
+    let mut drawing: Drawing = Box::pin(async move { twin.draw_as(shot, admission).await });
+    if let Poll::Ready(done) = drawing.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        drawing = Box::pin(std::future::ready(done));
+    }
+    drawing
+}
+
+/// Snapshots of `n` distinct states: the red cube a millimetre further along the table in each.
+async fn states(twin: &TwinHandle, n: usize, size: u32) -> Vec<CameraSnapshot> {
+    let mut shots = Vec::new();
+    for _ in 0..n {
+        twin.try_with_sim(|sim| {
+            let [x, y, z] = sim.body_position("cube_red")?;
+            sim.place_body("cube_red", [x + 0.001, y, z], 0.0)
+        })
+        .await
+        .unwrap();
+        shots.push(twin.snapshot_cameras(&CAMERAS, size, size, false).await.unwrap());
+    }
+    shots
+}
+
+#[tokio::test]
+async fn a_full_backlog_refuses_reads_at_once_with_a_hint_and_draws_every_owed_frame() {
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    let read = Admission::Read { deadline: None };
+    // Full-quality frames take tens of milliseconds each on any machine: the backlog fills
+    // long before the render thread could drain it.
+    let shots = states(&twin, FRAMES_PER_THREAD + 4, 256).await;
+    let mut drawings = Vec::new();
+    for shot in shots {
+        drawings.push(let_in(&twin, shot.at(Some(RenderQuality::Full)), read));
+    }
+    let owed = states(&twin, 1, 256).await.pop().unwrap();
+    let owed = let_in(&twin, owed.at(Some(RenderQuality::Full)), Admission::Owed);
+    let mut refused = 0;
+    for drawing in drawings {
+        match drawing.await {
+            Ok(frames) => assert_eq!(frames.len(), 2),
+            Err(TwinError::RenderBusy {
+                capacity,
+                retry_after_ms,
+                ..
+            }) => {
+                assert_eq!(capacity, FRAMES_PER_THREAD);
+                assert!(retry_after_ms > 0);
+                refused += 1;
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(refused >= 2, "{refused} reads refused");
+    assert_eq!(
+        owed.await.unwrap().len(),
+        2,
+        "an action's images are drawn, full or not"
+    );
+    assert_eq!(twin.render_counts().refused, refused as u64);
+}
+
+#[tokio::test]
+async fn a_read_past_its_deadline_is_dropped_undrawn() {
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    let ahead = states(&twin, 2, 256).await;
+    let blockers: Vec<Drawing> = ahead
+        .into_iter()
+        .map(|shot| let_in(&twin, shot.at(Some(RenderQuality::Full)), Admission::Owed))
+        .collect();
+    let late = states(&twin, 1, 64).await.pop().unwrap();
+    let deadline = Instant::now() + Duration::from_millis(1);
+    let late = let_in(
+        &twin,
+        late,
+        Admission::Read {
+            deadline: Some(deadline),
+        },
+    );
+    assert_eq!(late.await.unwrap_err(), TwinError::DeadlinePassed);
+    for blocker in blockers {
+        blocker.await.unwrap();
+    }
+    let past = states(&twin, 1, 64).await.pop().unwrap();
+    let refused = twin
+        .draw_as(
+            past,
+            Admission::Read {
+                deadline: Some(Instant::now()),
+            },
+        )
+        .await;
+    assert_eq!(refused.unwrap_err(), TwinError::DeadlinePassed);
+    let counts = twin.render_counts();
+    assert_eq!(counts.drawn, 4, "the blockers' frames only: {counts:?}");
+    assert_eq!(
+        counts.shed, 4,
+        "the late read's two frames and the past one's two: {counts:?}"
+    );
+}
+
+#[tokio::test]
+async fn identical_reads_asked_at_once_are_answered_alike_and_each_frame_is_drawn_or_shared() {
+    let twin = TwinHandle::spawn(TwinConfig::default()).unwrap();
+    let shot = twin.snapshot_cameras(&CAMERAS, 64, 48, false).await.unwrap();
+    let read = Admission::Read { deadline: None };
+    let drawings: Vec<Drawing> = (0..8).map(|_| let_in(&twin, shot.clone(), read)).collect();
+    let mut answers = Vec::new();
+    for drawing in drawings {
+        answers.push(drawing.await.unwrap());
+    }
+    assert!(answers.windows(2).all(|pair| pair[0] == pair[1]));
+    let counts = twin.render_counts();
+    assert_eq!(counts.drawn + counts.shared, 16, "{counts:?}");
+    assert!(counts.drawn >= 2, "{counts:?}");
+}
