@@ -7,3 +7,6 @@ mod period;
 pub mod preview;
 pub mod robot;
 pub mod session;
+
+#[cfg(test)]
+mod draw_tests;
