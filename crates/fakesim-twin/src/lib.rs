@@ -6,6 +6,7 @@
 
 pub mod backlog;
 pub mod clock;
+pub mod dynamics;
 pub mod error;
 pub mod handle;
 pub mod image;
@@ -22,6 +23,7 @@ mod worker;
 
 pub use backlog::{Admission, RenderCounts};
 pub use clock::TickClock;
+pub use dynamics::{Dynamics, JointDynamics};
 pub use error::TwinError;
 /// The arm's vocabulary the twin speaks: the arm registry, joints, names quoted back, joint
 /// values and ranges.

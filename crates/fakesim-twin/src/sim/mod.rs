@@ -1,6 +1,7 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
 use crate::clock::TickClock;
+use crate::dynamics::{Dynamics, joint_addresses};
 use crate::error::TwinError;
 use crate::scene::Scene;
 use crate::tap::{ArmJoints, TickObserver, TickSnapshot};
@@ -74,7 +75,20 @@ impl Sim {
     /// Loads a scene, checks it has each arm's joints, actuators and sites, and settles the
     /// servo setpoints on the initial pose.
     pub fn load(scene: &Scene, substeps_per_tick: u32) -> Result<Self, TwinError> {
-        let model = Arc::new(scene.compile()?);
+        Self::load_with(scene, substeps_per_tick, None)
+    }
+
+    /// As [`Sim::load`], with `dynamics` (when given) in every arm's joints in place of the
+    /// model's own (see [`crate::dynamics`]; the delay is the caller's to apply).
+    pub fn load_with(scene: &Scene, substeps_per_tick: u32, dynamics: Option<&Dynamics>) -> Result<Self, TwinError> {
+        let mut model = scene.compile()?;
+        if let Some(dynamics) = dynamics {
+            for spec in scene.arms() {
+                let at = joint_addresses(&model, spec)?;
+                dynamics.apply(&mut model, &at);
+            }
+        }
+        let model = Arc::new(model);
         let arms = scene
             .arms()
             .into_iter()

@@ -1,0 +1,76 @@
+//! What identification refuses or fails at.
+
+use fakesim_twin::TwinError;
+
+/// Why a recording cannot be used for a fit.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unusable {
+    /// Too little of it to split and fit.
+    #[error("too short: {seconds:.1} s of usable readings ({readings} readings), the fit needs at least {need_s:.0} s")]
+    TooShort {
+        /// Seconds usable.
+        seconds: f64,
+        /// Readings usable.
+        readings: usize,
+        /// Seconds needed.
+        need_s: f64,
+    },
+    /// A joint neither moved nor was asked to: nothing about its dynamics is in the recording.
+    #[error("no motion on joint {joint}: it moved {moved_rad:.4} rad in all (the fit needs {need_rad:.3} rad)")]
+    NoMotion {
+        /// LeRobot label.
+        joint: &'static str,
+        /// Its measured travel (max − min, rad).
+        moved_rad: f64,
+        /// Travel needed (rad).
+        need_rad: f64,
+    },
+    /// Torque was off (the arm was moved by hand or limp), so goals did not drive it.
+    #[error("torque off for {off_s:.1} of {total_s:.1} s; record in hil mode with torque on")]
+    TorqueOff {
+        /// Seconds with torque off.
+        off_s: f64,
+        /// Seconds in all.
+        total_s: f64,
+    },
+    /// A joint was held at its limit or at full load for much of the recording.
+    #[error("joint {joint} saturated ({what}) for {percent:.0} % of the readings")]
+    Saturated {
+        /// LeRobot label.
+        joint: &'static str,
+        /// What saturated: goals beyond the joint's range, or the servo's load.
+        what: &'static str,
+        /// Share of readings.
+        percent: f64,
+    },
+    /// Goals or readings out of time order or not finite.
+    #[error("malformed: {0}")]
+    Malformed(String),
+}
+
+/// Why identification failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentifyError {
+    /// A recording could not be read.
+    #[error("{path}: {what}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        what: String,
+    },
+    /// A recording cannot be used.
+    #[error("{name}: cannot use this recording: {reason}")]
+    Unusable {
+        /// The recording.
+        name: String,
+        /// Why.
+        reason: Unusable,
+    },
+    /// The recordings are of different arms, or of another arm than asked.
+    #[error("recordings of different arms: {0}")]
+    MixedArms(String),
+    /// The twin could not be loaded or configured.
+    #[error(transparent)]
+    Twin(#[from] TwinError),
+}

@@ -1,0 +1,274 @@
+//! The fit: each joint's six parameters within bounds from the servo's data and the published
+//! fits, by CMA-ES (the `cmaes` crate), one evolution strategy per joint run in lock step.
+//!
+//! Open-loop replays of a stiff servo that saturates, sticks and slips are not smooth in the
+//! parameters at small scales, which stalls derivative-based least squares; an evolution
+//! strategy only ranks candidates. The parameters are mapped onto [0, 1] between their bounds
+//! (log-scaled for the positive ones), with a penalty beyond them. Each generation's k-th
+//! candidates of the six joints' strategies are replayed together in one rollout, and each
+//! strategy is told its own joint's error: the arm's coupling between joints is small next to
+//! a joint's own response, so six 6-parameter searches cost what one would.
+
+use crate::pool::{Pool, rms_per_joint};
+use crate::split::Segment;
+use cmaes::{CMAESOptions, DVector as EsVector};
+use fakesim_twin::dynamics::{Dynamics, JointDynamics};
+use fakesim_twin::joints::Joint;
+use nalgebra::{DMatrix, DVector};
+use std::sync::{Condvar, Mutex};
+
+/// One parameter's bounds; `log` maps it on a logarithmic scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// Smallest value.
+    pub lo: f64,
+    /// Largest value.
+    pub hi: f64,
+    /// Whether the scale between them is logarithmic.
+    pub log: bool,
+}
+
+impl Bound {
+    const fn log(lo: f64, hi: f64) -> Self {
+        Bound { lo, hi, log: true }
+    }
+
+    /// The value at coordinate `u`: 0 at `lo`, 1 at `hi`, held at the bound beyond them.
+    fn value(&self, u: f64) -> f64 {
+        let s = u.clamp(0.0, 1.0);
+        if self.log {
+            self.lo * (self.hi / self.lo).powf(s)
+        } else {
+            self.lo + (self.hi - self.lo) * s
+        }
+    }
+
+    /// The coordinate of `p`, within [0, 1].
+    fn coordinate(&self, p: f64) -> f64 {
+        let s = if self.log {
+            (p / self.lo).ln() / (self.hi / self.lo).ln()
+        } else {
+            (p - self.lo) / (self.hi - self.lo)
+        };
+        s.clamp(0.0, 1.0)
+    }
+}
+
+/// The bounds of a joint's parameters ([`fakesim_twin::dynamics::PARAMETERS`] order): wide
+/// enough for Menagerie's defaults, Rhoban's bench fits at 7.4 and 12 V, MuJoCo Playground's
+/// armature and the older 17.8 N·m/rad stiffness; the gripper's friction may go higher (the
+/// published gripper fit has 0.25 N·m).
+pub fn bounds(joint: Joint) -> [Bound; 6] {
+    let friction_hi = if joint == Joint::Gripper { 2.0 } else { 1.0 };
+    [
+        Bound::log(10.0, 5000.0),
+        Bound::log(0.01, 5.0),
+        Bound::log(0.002, 0.5),
+        Bound::log(0.001, friction_hi),
+        Bound::log(0.3, 10.0),
+        Bound {
+            lo: 0.0,
+            hi: 0.1,
+            log: false,
+        },
+    ]
+}
+
+/// How far the fit may go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    /// Generations of each joint's strategy (each generation is `population` rollouts of the
+    /// training part).
+    pub generations: usize,
+    /// Candidates per generation.
+    pub population: usize,
+    /// Seed of the strategies (runs are repeatable).
+    pub seed: u64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            generations: 60,
+            population: 10,
+            seed: 1,
+        }
+    }
+}
+
+/// The dynamics at coordinates `u` (joint by joint, six each).
+pub fn dynamics_at(u: &DVector<f64>) -> Dynamics {
+    Dynamics {
+        joints: std::array::from_fn(|j| {
+            let b = bounds(Joint::ALL[j]);
+            JointDynamics::from_values(std::array::from_fn(|m| b[m].value(u[6 * j + m])))
+        }),
+    }
+}
+
+/// The coordinates of `dynamics`.
+pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
+    DVector::from_fn(36, |i, _| {
+        bounds(Joint::ALL[i / 6])[i % 6].coordinate(dynamics.joints[i / 6].values()[i % 6])
+    })
+}
+
+/// The joint-by-joint Jacobian from errors `moved[m]` with parameter kind `m` moved by
+/// `step(j, m)` on every joint `j`; cross-joint entries are zero.
+pub(crate) fn block_jacobian(
+    base: &DVector<f64>,
+    moved: &[Vec<f64>],
+    step: impl Fn(usize, usize) -> f64,
+) -> DMatrix<f64> {
+    let mut jac = DMatrix::zeros(base.len(), 36);
+    for (m, errors) in moved.iter().enumerate() {
+        for (row, e) in errors.iter().enumerate() {
+            let j = row % 6;
+            jac[(row, 6 * j + m)] = (e - base[row]) / step(j, m);
+        }
+    }
+    jac
+}
+
+/// Delays (s) tried before the solver starts: the delay trades off against the other
+/// parameters, and the solver alone can settle on the wrong side of that trade.
+const DELAY_GRID_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
+
+/// `start` with each joint's delay set to the one of [`DELAY_GRID_S`] that fits it best.
+fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics) -> Dynamics {
+    let sets: Vec<Dynamics> = DELAY_GRID_S
+        .iter()
+        .map(|&delay| {
+            let mut d = *start;
+            d.joints.iter_mut().for_each(|j| j.delay_s = delay);
+            d
+        })
+        .collect();
+    let rms: Vec<[f64; 6]> = pool.errors(&sets, train).iter().map(|e| rms_per_joint(e)).collect();
+    let mut out = *start;
+    for (j, joint) in out.joints.iter_mut().enumerate() {
+        let best = (0..sets.len())
+            .min_by(|a, b| rms[*a][j].total_cmp(&rms[*b][j]))
+            .unwrap_or(0);
+        joint.delay_s = DELAY_GRID_S[best];
+    }
+    out
+}
+
+/// Where the six strategies meet: each posts its candidate and waits until all six (or the
+/// final points of those that finished) are in, then one rollout scores them all.
+struct Board<'p, 'a> {
+    pool: &'p Pool<'a>,
+    train: &'p [Segment],
+    state: Mutex<Round>,
+    turn: Condvar,
+}
+
+/// One round of the board.
+struct Round {
+    /// Candidates posted this round.
+    posted: [Option<[f64; 6]>; 6],
+    /// Final points of strategies that have finished.
+    finished: [Option<[f64; 6]>; 6],
+    /// Rounds scored so far.
+    scored: u64,
+    /// Each joint's mean squared error in the last scored round.
+    scores: [f64; 6],
+}
+
+/// Penalty per squared coordinate beyond a bound (a coordinate is a parameter's whole range).
+const PENALTY: f64 = 1.0;
+
+impl Board<'_, '_> {
+    /// Posts joint `j`'s candidate and returns its mean squared error once the round is scored.
+    fn score(&self, j: usize, x: [f64; 6]) -> f64 {
+        let Ok(mut round) = self.state.lock() else {
+            return f64::MAX;
+        };
+        round.posted[j] = Some(x);
+        let mine = round.scored;
+        self.score_if_full(&mut round);
+        while round.scored == mine {
+            round = match self.turn.wait(round) {
+                Ok(r) => r,
+                Err(_) => return f64::MAX,
+            };
+        }
+        let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
+        round.scores[j] * (1.0 + PENALTY * beyond)
+    }
+
+    /// Records joint `j`'s final point; the others no longer wait for it.
+    fn finish(&self, j: usize, x: [f64; 6]) {
+        if let Ok(mut round) = self.state.lock() {
+            round.finished[j] = Some(x);
+            self.score_if_full(&mut round);
+        }
+    }
+
+    /// Scores the round when every joint has posted or finished (and one has posted).
+    fn score_if_full(&self, round: &mut Round) {
+        let full = (0..6).all(|j| round.posted[j].is_some() || round.finished[j].is_some());
+        if !full || round.posted.iter().all(Option::is_none) {
+            return;
+        }
+        let u = DVector::from_fn(36, |i, _| {
+            let (j, m) = (i / 6, i % 6);
+            round.posted[j].or(round.finished[j]).map_or(0.5, |x| x[m])
+        });
+        let errors = self.pool.errors(&[dynamics_at(&u)], self.train).swap_remove(0);
+        round.scores = rms_per_joint(&errors).map(|r| r * r);
+        round.posted = [None; 6];
+        round.scored += 1;
+        self.turn.notify_all();
+    }
+}
+
+/// Fits the dynamics on the training segments from `start` (its delays first set by a coarse
+/// search).
+pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Dynamics {
+    let u0 = coordinates(&best_delays(pool, train, start));
+    let board = Board {
+        pool,
+        train,
+        state: Mutex::new(Round {
+            posted: [None; 6],
+            finished: [None; 6],
+            scored: 0,
+            scores: [0.0; 6],
+        }),
+        turn: Condvar::new(),
+    };
+    let mut best = u0.clone();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|j| {
+                let board = &board;
+                let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
+                scope.spawn(move || {
+                    let objective = |x: &EsVector<f64>| board.score(j, std::array::from_fn(|m| x[m]));
+                    let fallback: [f64; 6] = std::array::from_fn(|m| mean[m]);
+                    let point = CMAESOptions::new(mean, INITIAL_STEP)
+                        .population_size(opts.population.max(4))
+                        .max_generations(opts.generations.max(1))
+                        .seed(opts.seed.wrapping_add(j as u64))
+                        .build(objective)
+                        .ok()
+                        .and_then(|mut es| es.run().overall_best)
+                        .map_or(fallback, |b| std::array::from_fn(|m| b.point[m].clamp(0.0, 1.0)));
+                    board.finish(j, point);
+                    point
+                })
+            })
+            .collect();
+        for (j, handle) in handles.into_iter().enumerate() {
+            if let Ok(point) = handle.join() {
+                (0..6).for_each(|m| best[6 * j + m] = point[m]);
+            }
+        }
+    });
+    dynamics_at(&best)
+}
+
+/// The strategies' first step size, in coordinates (a tenth of each parameter's range).
+const INITIAL_STEP: f64 = 0.1;

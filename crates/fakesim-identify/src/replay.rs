@@ -1,0 +1,96 @@
+//! Open-loop replay: a segment's recorded goals run on the twin under given dynamics, from the
+//! segment's measured start, predicting each reading. One [`Replayer`] per worker thread.
+
+use crate::recording::Recording;
+use crate::split::Segment;
+use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
+use fakesim_twin::values::Bounds;
+use fakesim_twin::{ArmType, Scene, TwinError};
+use mujoco_rs::prelude::*;
+
+/// Half-width of the window the start velocity is estimated over (s).
+const VELOCITY_WINDOW_S: f64 = 0.01;
+
+/// The twin's arm alone on its table, with a model of its own to put dynamics in.
+pub struct Replayer {
+    model: MjModel,
+    at: [JointAddress; 6],
+}
+
+impl Replayer {
+    /// Loads `arm`'s built-in scene without the task objects.
+    pub fn new(arm: ArmType) -> Result<Self, TwinError> {
+        let model = Scene::builtin(arm, false).compile()?;
+        let at = joint_addresses(&model, arm.spec())?;
+        Ok(Replayer { model, at })
+    }
+
+    /// The dynamics the model was compiled with (the MJCF's defaults; no delay).
+    pub fn defaults(&self, arm: ArmType) -> Result<Dynamics, TwinError> {
+        Dynamics::read(&self.model, arm.spec())
+    }
+
+    /// Each joint's range, action-key order.
+    pub fn ranges(&self) -> [Bounds; 6] {
+        self.at.map(|a| {
+            let id = self.model.dof_jntid()[a.dof] as usize;
+            let [lo, hi] = self.model.jnt_range()[id];
+            Bounds { lo, hi }
+        })
+    }
+
+    /// Replays `seg` of `rec` under `dynamics` and returns the predicted positions at readings
+    /// `seg.first + stride`, `seg.first + 2 stride`, … up to `seg.last`.
+    pub fn rollout(&mut self, rec: &Recording, seg: &Segment, dynamics: &Dynamics, stride: usize) -> Vec<[f64; 6]> {
+        dynamics.apply(&mut self.model, &self.at);
+        let model = &self.model;
+        let at = self.at;
+        let dt = model.opt().timestep;
+        let mut data = MjData::new(model);
+        let (t0, start) = rec.readings[seg.first];
+        let velocity = start_velocity(rec, seg.first);
+        for (j, a) in at.iter().enumerate() {
+            data.qpos_mut()[a.qpos] = start[j];
+            data.qvel_mut()[a.dof] = velocity[j];
+        }
+        let delay = dynamics.joints.map(|d| d.delay_s);
+        let mut tau = t0;
+        let mut prev = start;
+        let mut now = start;
+        let mut out = Vec::with_capacity((seg.last - seg.first) / stride.max(1) + 1);
+        for k in compared(seg, stride) {
+            let tk = rec.readings[k].0;
+            while tau < tk - 1e-9 {
+                for (j, a) in at.iter().enumerate() {
+                    data.ctrl_mut()[a.actuator] = rec.goal_mean(j, tau - delay[j], tau + dt - delay[j], start[j]);
+                }
+                data.step();
+                tau += dt;
+                prev = now;
+                let qpos = data.qpos();
+                now = at.map(|a| qpos[a.qpos]);
+            }
+            let w = ((tk - (tau - dt)) / dt).clamp(0.0, 1.0);
+            out.push(std::array::from_fn(|j| prev[j] + w * (now[j] - prev[j])));
+        }
+        out
+    }
+}
+
+/// The measured velocity at reading `k`: the slope across a window of about ±10 ms.
+fn start_velocity(rec: &Recording, k: usize) -> [f64; 6] {
+    let next = rec.readings.get(k + 1).or(rec.readings.get(k.wrapping_sub(1)));
+    let period = next.map_or(1.0, |r| (r.0 - rec.readings[k].0).abs()).max(1e-6);
+    let w = ((VELOCITY_WINDOW_S / period).round() as usize).max(1);
+    let (a, b) = (k.saturating_sub(w), (k + w).min(rec.readings.len() - 1));
+    let span = rec.readings[b].0 - rec.readings[a].0;
+    if span <= 0.0 {
+        return [0.0; 6];
+    }
+    std::array::from_fn(|j| (rec.readings[b].1[j] - rec.readings[a].1[j]) / span)
+}
+
+/// The readings a rollout with `stride` predicts, as indices into the recording's readings.
+pub fn compared(seg: &Segment, stride: usize) -> impl Iterator<Item = usize> {
+    (seg.first + stride.max(1)..=seg.last).step_by(stride.max(1))
+}

@@ -1,0 +1,142 @@
+//! Recordings the twin makes of itself under given dynamics: each joint stepped and ramped
+//! about its range, goals held back by each joint's delay, readings rounded to the servo's
+//! 4096 steps a turn. The known-truth test and the benchmarks fit these.
+
+use crate::recording::Recording;
+use fakesim_twin::dynamics::Dynamics;
+use fakesim_twin::{ArmType, Scene, Sim, TwinError};
+use std::f64::consts::TAU;
+
+/// One step of the STS3215's position reading (rad).
+pub const SERVO_STEP_RAD: f64 = TAU / 4096.0;
+
+/// What to record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SynthOptions {
+    /// Length (s).
+    pub seconds: f64,
+    /// Time between goals (s).
+    pub goal_period_s: f64,
+    /// Physics steps between readings.
+    pub steps_per_reading: u32,
+    /// Round readings to the servo's steps.
+    pub quantise: bool,
+    /// Seed of the motion program.
+    pub seed: u64,
+}
+
+impl Default for SynthOptions {
+    fn default() -> Self {
+        SynthOptions {
+            seconds: 20.0,
+            goal_period_s: 0.02,
+            steps_per_reading: 2,
+            quantise: true,
+            seed: 1,
+        }
+    }
+}
+
+/// A xorshift generator: enough to vary a motion program, reproducibly.
+struct Rng(u64);
+
+impl Rng {
+    /// A number in [0, 1).
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// One joint's motion program: moves of 0.4–1.2 s, each a step or a ramp to a new target,
+/// small or large, within 45 % of the middle of the range.
+struct Program {
+    from: f64,
+    to: f64,
+    begin: f64,
+    end: f64,
+    ramp: bool,
+    middle: f64,
+    half_range: f64,
+}
+
+impl Program {
+    fn goal(&mut self, t: f64, rng: &mut Rng) -> f64 {
+        if t >= self.end {
+            self.from = self.to;
+            let size = if rng.next() < 0.4 {
+                0.04 + 0.1 * rng.next()
+            } else {
+                0.25 + 0.5 * rng.next()
+            };
+            let sign = if rng.next() < 0.5 { -1.0 } else { 1.0 };
+            let (lo, hi) = (
+                self.middle - 0.45 * self.half_range,
+                self.middle + 0.45 * self.half_range,
+            );
+            self.to = (self.from + sign * size * self.half_range).clamp(lo, hi);
+            self.ramp = rng.next() < 0.35;
+            self.begin = t;
+            self.end = t + 0.4 + 0.8 * rng.next();
+        }
+        if self.ramp {
+            let s = ((t - self.begin) / (0.7 * (self.end - self.begin))).min(1.0);
+            self.from + s * (self.to - self.from)
+        } else {
+            self.to
+        }
+    }
+}
+
+/// Records `arm` under `dynamics` running a motion program from its initial pose.
+pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<Recording, TwinError> {
+    let mut sim = Sim::load_with(&Scene::builtin(arm, false), 1, Some(dynamics))?;
+    let ranges = sim.settable_ranges();
+    let mut rng = Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let start = sim.arm_qpos();
+    let mut programs: Vec<Program> = (0..6)
+        .map(|j| Program {
+            from: start[j],
+            to: start[j],
+            begin: 0.0,
+            end: 0.2 * rng.next(),
+            ramp: false,
+            middle: 0.5 * (ranges[j].hi + ranges[j].lo),
+            half_range: 0.5 * (ranges[j].hi - ranges[j].lo),
+        })
+        .collect();
+    let dt = sim.model().opt().timestep;
+    let steps = (opts.seconds / dt).round() as u64;
+    let goal_every = ((opts.goal_period_s / dt).round() as u64).max(1);
+    let mut rec = Recording {
+        name: format!("twin-{}", opts.seed),
+        arm,
+        goals: Vec::new(),
+        readings: Vec::new(),
+        torque: None,
+        load: None,
+    };
+    let round = |q: f64| {
+        if opts.quantise {
+            (q / SERVO_STEP_RAD).round() * SERVO_STEP_RAD
+        } else {
+            q
+        }
+    };
+    for n in 0..=steps {
+        let t = n as f64 * dt;
+        if n % u64::from(opts.steps_per_reading.max(1)) == 0 {
+            rec.readings.push((t, sim.arm_qpos().map(round)));
+        }
+        if n % goal_every == 0 {
+            let goal: [f64; 6] = std::array::from_fn(|j| programs[j].goal(t, &mut rng));
+            rec.goals.push((t, goal));
+        }
+        let ctrl: [f64; 6] = std::array::from_fn(|j| rec.goal_at(j, t - dynamics.joints[j].delay_s + 1e-9, start[j]));
+        sim.set_arm_ctrl(&ctrl);
+        sim.hold_ctrl(1);
+    }
+    Ok(rec)
+}
