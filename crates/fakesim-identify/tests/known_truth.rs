@@ -2,6 +2,8 @@
 //! moved 20–50 %, a 20 ms delay, readings rounded to the servo's steps) are fitted from the
 //! twin's defaults, and the fit recovers what it can determine.
 
+#![allow(clippy::unwrap_used, reason = "test helpers: a failure is the test failing")]
+
 use fakesim_identify::pool::{Pool, rms_per_joint};
 use fakesim_identify::synth::{SynthOptions, record};
 use fakesim_identify::{IdentifyError, Options, Recording, Unusable, identify};
