@@ -52,7 +52,7 @@ pub enum Command {
     /// joint-mapping file for --mapping.
     Align(AlignArgs),
     /// Serve a virtual SO-101 servo bus on a pseudo-terminal until Ctrl-C.
-    Emulate(EmulateArgs),
+    Emulate(Box<EmulateArgs>),
     /// Drive a follower arm and the twin from a leader arm moved by hand, until Ctrl-C.
     Teleop(TeleopArgs),
     /// Serve the episode tools over MCP on stdin/stdout, for an agent host that launches it.

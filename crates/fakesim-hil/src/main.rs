@@ -33,7 +33,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::SetupIds(args) => hardware_tools::setup_ids::run(args, Console::stdio()).await,
             Command::Calibrate(args) => hardware_tools::calibrate::run(args, Console::stdio()).await,
             Command::Align(args) => hardware_tools::align::run(args, Console::stdio()).await,
-            Command::Emulate(args) => hardware_tools::emulate::run(args, Console::stdio()).await,
+            Command::Emulate(args) => hardware_tools::emulate::run(*args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
             Command::Mcp(args) => fakesim_hil::mcp_stdio(args).await,
             Command::InstallService(args) => service::run(&args),
