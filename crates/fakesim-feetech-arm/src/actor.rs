@@ -285,18 +285,34 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             // A lost RAM read is no verdict; the next state block reads it again.
             Err(_) => return Ok(()),
         };
-        let mut reset = Vec::new();
+        let mut suspects = Vec::new();
         for (joint, outcome) in Joint::ALL.into_iter().zip(round) {
             let Ok(reply) = outcome else { continue };
             let torque = self.servo(joint).torque_enabled;
-            if let Some(difference) = self.ram.check(joint, &reply.value, torque) {
-                reset.push((joint, difference));
+            if self.ram.check(joint, &reply.value, torque).is_some() {
+                suspects.push(joint);
             }
         }
-        for (joint, difference) in reset {
-            self.servo_was_reset(joint, &difference).await?;
+        for joint in suspects {
+            if let Some(difference) = self.confirm_reset(joint).await? {
+                self.servo_was_reset(joint, &difference).await?;
+            }
         }
         Ok(())
+    }
+
+    /// Reads a suspect servo's RAM once more on its own, so that one late or misread reply on
+    /// a busy bus is not taken for a reset; says what still differs, if anything.
+    async fn confirm_reset(&mut self, joint: Joint) -> Result<Option<String>, ArmError> {
+        let id = self.mapping.servo_id(joint);
+        match self.bus.read(id, ram::ADDRESS, ram::LEN).await {
+            Ok(reply) => {
+                let torque = self.servo(joint).torque_enabled;
+                Ok(self.ram.check(joint, &reply.value, torque))
+            }
+            Err(error @ BusError::PortGone(_)) => Err(self.bus_failure(error)),
+            Err(_) => Ok(None),
+        }
     }
 
     /// A servo lost its RAM: counted, its torque switched off, the servos configured again.
@@ -433,6 +449,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 Err(error) => {
                     attempt_failed(servo, &error);
                     servo.transaction_done(false, lost_after);
+                    // The write may have landed with only its reply lost.
+                    servo.torque_enabled = None;
                     return Err(error);
                 }
             }

@@ -150,6 +150,24 @@ async fn stale_input_is_flushed_before_a_transaction() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_late_reply_of_another_length_is_passed_over_without_sending_again() {
+    let (mut bus, script) = fake_bus(&[1]);
+    // The answer to an earlier read arrives after the drain, just before the write's own ack.
+    let late = StatusPacket::new(1, ServoError::empty(), vec![0; 16]);
+    script.lock().unwrap().stale_before_next_request = late.to_frame().encode();
+    bus.write_register(1, &TORQUE_ENABLE, 1)
+        .await
+        .unwrap()
+        .checked()
+        .unwrap();
+    assert_eq!(
+        writes_to(&script, 1),
+        vec![(TORQUE_ENABLE.address, vec![1])],
+        "written once"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn port_gone_is_reported() {
     let (host, device) = tokio::io::duplex(64);
     drop(device);

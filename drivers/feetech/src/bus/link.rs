@@ -144,15 +144,36 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
         }
     }
 
-    /// One attempt: sends `frame` and waits for a status packet from one of `ids`.
-    async fn exchange_once(&mut self, frame: &Frame, ids: &[u8]) -> Result<StatusPacket, BusError> {
+    /// One attempt: sends `frame` and waits for a status packet with `expected_len` data bytes
+    /// from one of `ids`. A reply of another length is passed over as the late answer to an
+    /// earlier transaction; it is the error only if nothing better arrives in time.
+    async fn exchange_once(
+        &mut self,
+        frame: &Frame,
+        ids: &[u8],
+        expected_len: usize,
+    ) -> Result<StatusPacket, BusError> {
         let id = ids.first().copied().unwrap_or(frame.id);
         self.send(frame).await?;
         let deadline = Instant::now() + self.config.timeout;
+        let mut misfit = None;
         loop {
             match self.receive(deadline).await? {
-                Received::Frame(reply) if ids.contains(&reply.id) => {
+                Received::Frame(reply) if ids.contains(&reply.id) && reply.params.len() == expected_len => {
                     return Ok(StatusPacket::from(reply));
+                }
+                Received::Frame(reply) if ids.contains(&reply.id) => {
+                    tracing::debug!(
+                        id = reply.id,
+                        got = reply.params.len(),
+                        expected_len,
+                        "ignoring a reply of another length"
+                    );
+                    misfit = Some(BusError::BadLength {
+                        id: reply.id,
+                        expected: expected_len,
+                        got: reply.params.len(),
+                    });
                 }
                 Received::Frame(stray) => {
                     tracing::debug!(expected = id, got = stray.id, "ignoring reply from another servo");
@@ -160,9 +181,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
                 Received::Corrupt(DecodeError::Checksum { id: got, .. }) => {
                     return Err(BusError::Checksum { id: got });
                 }
-                Received::Deadline { partial: 0 } => return Err(BusError::NoReply { id }),
                 Received::Deadline { partial } => {
-                    return Err(BusError::Timeout { id, received: partial });
+                    return Err(misfit.unwrap_or(if partial == 0 {
+                        BusError::NoReply { id }
+                    } else {
+                        BusError::Timeout { id, received: partial }
+                    }));
                 }
             }
         }
@@ -188,18 +212,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
     ) -> Result<StatusPacket, BusError> {
         let mut attempt = 0;
         loop {
-            let result = self.exchange_once(frame, ids).await.and_then(|status| {
-                if status.params.len() == expected_len {
-                    Ok(status)
-                } else {
-                    Err(BusError::BadLength {
-                        id: status.id,
-                        expected: expected_len,
-                        got: status.params.len(),
-                    })
-                }
-            });
-            match result {
+            match self.exchange_once(frame, ids, expected_len).await {
                 Err(error) if error.is_retryable() && attempt < self.config.retries => {
                     attempt += 1;
                     tracing::debug!(?ids, attempt, %error, "retrying");
