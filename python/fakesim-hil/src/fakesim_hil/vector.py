@@ -70,6 +70,20 @@ class FakesimVectorEnv(VectorEnv):
         out = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
         return concatenate(self.single_observation_space, observations, out)
 
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each env's attribute ``name``, called with the arguments when it is a method (as
+        `SyncVectorEnv.call`; lerobot-eval reads ``task_description`` and ``_max_episode_steps``
+        and renders through it)."""
+        results = []
+        for env in self.envs:
+            attribute = env.get_wrapper_attr(name)
+            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
+        return tuple(results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each env's attribute ``name``."""
+        return tuple(env.get_wrapper_attr(name) for env in self.envs)
+
     def close_extras(self, **kwargs: Any) -> None:
         """Closes every env (and the daemons they started)."""
         for env in self.envs:

@@ -12,6 +12,8 @@ from lerobot.configs import FeatureType, PolicyFeature
 from lerobot.envs.configs import EnvConfig
 from lerobot.utils.constants import ACTION, OBS_IMAGES, OBS_STATE
 
+from fakesim_hil.vector import FakesimVectorEnv
+
 from .env import LeRobotFakesimEnv
 
 #: Joints of LeRobot's so101_follower, in its action and state order (its ``<motor>.pos`` keys).
@@ -95,12 +97,17 @@ class FakesimHilEnvConfig(EnvConfig):
         return kwargs
 
     def create_envs(self, n_envs: int, use_async_envs: bool = False) -> dict[str, dict[int, gym.vector.VectorEnv]]:
-        """One vector env of ``n_envs`` slots, each on its own daemon (in subprocesses when async)."""
+        """One vector env of ``n_envs`` slots, each on its own daemon: in this process a
+        `FakesimVectorEnv`, which sends every slot's tick before reading any answer (one round
+        trip a batch step); with ``use_async_envs`` and more than one slot, gymnasium's
+        `AsyncVectorEnv`, a subprocess per slot."""
         if self.addresses and len(self.addresses) < n_envs:
             raise ValueError(f"{n_envs} envs need as many daemon addresses, {len(self.addresses)} given")
         makers = [functools.partial(LeRobotFakesimEnv, **self.slot_kwargs(i)) for i in range(n_envs)]
         if use_async_envs and n_envs > 1:
             vector = gym.vector.AsyncVectorEnv(makers, autoreset_mode=AutoresetMode.SAME_STEP, context="forkserver")
         else:
-            vector = gym.vector.SyncVectorEnv(makers, autoreset_mode=AutoresetMode.SAME_STEP)
+            # No autoreset: the slots' episodes all end at lerobot-eval's last step
+            # (``_max_episode_steps``), and its next batch resets them itself.
+            vector = FakesimVectorEnv(makers)
         return {self.type: {0: vector}}

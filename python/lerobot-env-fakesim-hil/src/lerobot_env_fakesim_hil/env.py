@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from fakesim_hil import TickResult
+from fakesim_hil.client import PendingTick
 from fakesim_hil.gym import FakesimEnv
 
 #: Episode records the env appends to in its runs directory, one JSON line per judged episode.
@@ -50,11 +51,16 @@ class LeRobotFakesimEnv(FakesimEnv):
         self._layout = info["init_state_index"]
         return observation, info
 
-    def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """One tick; the episode's last also records the daemon's judgement and report."""
-        # Held to the joint ranges as the servos hold a real arm (a fresh policy may ask for more).
+    def step_send(self, action: np.ndarray) -> PendingTick:
+        """Sends one tick (`FakesimEnv.step_send`) toward the action held inside the joint ranges,
+        as the servos hold a real arm (a fresh policy may ask for more)."""
         action = np.clip(np.asarray(action, dtype=np.float64), self.action_space.low, self.action_space.high)
-        observation, reward, terminated, truncated, info = super().step(action)
+        return super().step_send(action)
+
+    def step_finish(self, pending: PendingTick) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Reads the tick's answer (`FakesimEnv.step_finish`); the episode's last also records the
+        daemon's judgement and report. `step` and the batch's step both come here."""
+        observation, reward, terminated, truncated, info = super().step_finish(pending)
         if "run" in info and self.records_dir is not None:
             record = {
                 "run": info["run"],
