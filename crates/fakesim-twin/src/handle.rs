@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::backlog::{Admission, RenderCounts};
+use crate::dynamics::Dynamics;
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
 use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
@@ -29,6 +30,16 @@ pub struct TwinConfig {
     /// [`crate::render::MAX_RENDER_THREADS`]): the cameras of one drawing are drawn side by
     /// side, one per thread.
     pub render_threads: usize,
+    /// Each arm's identified dynamics, in the scene's arm order (left first in a pair); an arm
+    /// without an entry, or with `None`, keeps the model's own. The preview shares the model.
+    pub dynamics: Vec<Option<Dynamics>>,
+}
+
+impl TwinConfig {
+    /// The twin's physics as configured.
+    fn load(&self) -> Result<Sim, TwinError> {
+        Sim::load_each(&self.scene, self.substeps_per_tick, &self.dynamics)
+    }
 }
 
 impl Default for TwinConfig {
@@ -38,6 +49,7 @@ impl Default for TwinConfig {
             substeps_per_tick: crate::sim::DEFAULT_SUBSTEPS_PER_TICK,
             render_quality: RenderQuality::default(),
             render_threads: DEFAULT_RENDER_THREADS,
+            dynamics: Vec::new(),
         }
     }
 }
@@ -79,11 +91,13 @@ impl TwinHandle {
     pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
         let (ready_tx, ready_rx) = mpsc::channel();
         let arms = config.scene.arms();
+        let render_quality = config.render_quality;
+        let render_threads = config.render_threads;
         let ended: Ended = Arc::new(watch::channel(None).0);
         let physics = Worker::spawn(
             "physics",
             Lifeline::new("physics", &ended),
-            move |jobs: Jobs<Job>| match Sim::load(&config.scene, config.substeps_per_tick) {
+            move |jobs: Jobs<Job>| match config.load() {
                 Ok(mut sim) => {
                     let _ = ready_tx.send(Ok(sim.model().clone()));
                     for job in jobs {
@@ -105,7 +119,7 @@ impl TwinHandle {
             Ok(Err(e)) => return abandon(physics, e),
             Err(_) => return abandon(physics, TwinError::Stopped),
         };
-        let renderer = match RenderQueue::spawn(&model, config.render_threads, &ended) {
+        let renderer = match RenderQueue::spawn(&model, render_threads, &ended) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -122,7 +136,7 @@ impl TwinHandle {
                 arms,
                 physics,
                 renderer,
-                render_quality: config.render_quality,
+                render_quality,
                 previewer,
                 faults: broadcast::channel(FAULTS_KEPT).0,
                 ended,

@@ -129,6 +129,21 @@ pub struct ArmOptions {
     /// as LeRobot's bi_so_follower names them.
     #[arg(long, value_name = "ID")]
     pub robot_id: Option<String>,
+    /// Dynamics profile of the arm (TOML, as `fakesim-hil identify` writes it) for the twin, its
+    /// preview and the shadow [default: ID.dynamics.toml beside the calibration of --robot-id
+    /// or --calibration, if there is one].
+    #[arg(long, value_name = "FILE")]
+    pub dynamics: Option<PathBuf>,
+    /// Dynamics profile of a pair's left arm [default: found as for --dynamics, by ID_left].
+    #[arg(long, value_name = "FILE")]
+    pub left_dynamics: Option<PathBuf>,
+    /// Dynamics profile of a pair's right arm [default: found as for --dynamics, by ID_right].
+    #[arg(long, value_name = "FILE")]
+    pub right_dynamics: Option<PathBuf>,
+    /// Load no dynamics profile, not even one found beside the calibration: every arm keeps the
+    /// model's own dynamics and the shadow its hand-set lag.
+    #[arg(long)]
+    pub no_dynamics: bool,
     /// Joint-mapping file (JSON, as `fakesim-hil align` writes it) instead of the built-in
     /// table of --arm.
     #[arg(long, value_name = "FILE")]
@@ -189,6 +204,10 @@ overlay!(ArmOptions {
     mode,
     hil_rate_hz,
     preview_horizon_ticks,
+    dynamics,
+    left_dynamics,
+    right_dynamics,
+    no_dynamics,
     reconnect_interval,
     no_reconnect,
     servos,

@@ -41,6 +41,12 @@ pub struct Settings {
     pub calibration: Option<PathBuf>,
     /// The follower's id in LeRobot's calibration directory.
     pub robot_id: Option<String>,
+    /// The dynamics profile of the arm, when named directly.
+    pub dynamics: Option<PathBuf>,
+    /// Dynamics profiles of a pair's left and right arms, when named directly.
+    pub pair_dynamics: [Option<PathBuf>; 2],
+    /// Load no dynamics profile at all, not even one found by robot id.
+    pub no_dynamics: bool,
     /// Joint-mapping file; `None` uses the built-in table of the arm.
     pub mapping: Option<PathBuf>,
     /// Speed limit of the ramp after torque comes on or a hold (rad/s).
@@ -154,6 +160,9 @@ impl Settings {
             robot_id: arm.robot_id,
             mapping: arm.mapping,
             ramp_speed_rad_s: arm.ramp_speed.unwrap_or_default(),
+            dynamics: arm.dynamics,
+            pair_dynamics: [arm.left_dynamics, arm.right_dynamics],
+            no_dynamics: arm.no_dynamics,
             shadow: ShadowConfig {
                 residual_rad: shadow.shadow_residual.unwrap_or_default(),
                 load_percent: shadow.shadow_load.unwrap_or_default(),
@@ -227,6 +236,7 @@ impl Settings {
         if !self.has_hardware() && self.mode != Mode::Sim {
             bail!(
                 "--mode {:?} needs the real arm: give --port DEVICE (or --left-port and --right-port for a pair)",
+        self.check_dynamics()?;
                 self.mode
             );
         }
@@ -284,6 +294,21 @@ impl Settings {
     pub fn check_exposure(&self, listen: &ListenAddr) -> anyhow::Result<()> {
         let policy = self.auth_policy();
         check_exposure(listen, &policy)?;
+
+    /// Refuses a profile named for an arm the daemon does not run, or with `--no-dynamics`.
+    fn check_dynamics(&self) -> anyhow::Result<()> {
+        let sided = self.pair_dynamics.iter().any(Option::is_some);
+        if self.no_dynamics && (sided || self.dynamics.is_some()) {
+            bail!("--no-dynamics loads no profile: leave out --dynamics, --left-dynamics and --right-dynamics");
+        }
+        if self.pair && self.dynamics.is_some() {
+            bail!("--dynamics is one arm's; a pair takes --left-dynamics FILE and --right-dynamics FILE");
+        }
+        if !self.pair && sided {
+            bail!("--left-dynamics and --right-dynamics are for a pair: give --pair (or its ports) too");
+        }
+        Ok(())
+    }
         if let Some(addr) = self.mcp_listen {
             check_exposure(&addr.into(), &policy).context("the MCP endpoint (--mcp-listen)")?;
         }

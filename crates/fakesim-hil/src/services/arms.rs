@@ -168,6 +168,29 @@ impl AppState {
         self.arms.iter().flat_map(joint_infos).collect()
     }
 
+    /// The dynamics profile in force on each arm that has one, as GetModelInfo names them.
+    pub fn dynamics_profiles(&self) -> Vec<v1::DynamicsProfile> {
+        (self.arms.iter())
+            .filter_map(|arm| {
+                let loaded = arm.dynamics.as_deref()?;
+                let fit = loaded.profile.fit.as_ref();
+                let rms = loaded.validation_rms();
+                Some(v1::DynamicsProfile {
+                    side: arm.side.map(|side| side.name().to_owned()).unwrap_or_default(),
+                    path: loaded.path.display().to_string(),
+                    found_by: loaded.found_by.name().to_owned(),
+                    robot_id: loaded.profile.robot_id.clone().unwrap_or_default(),
+                    recordings: fit.map(|f| f.recordings.clone()).unwrap_or_default(),
+                    train_seconds: fit.map_or(0.0, |f| f.seconds[0]),
+                    validation_seconds: fit.map_or(0.0, |f| f.seconds[1]),
+                    validation_rms_before_rad: rms.map(|r| r[0]),
+                    validation_rms_after_rad: rms.map(|r| r[1]),
+                    max_delay_s: loaded.max_delay_s(),
+                })
+            })
+            .collect()
+    }
+
     /// Every arm's joints as model name and label: `left/1 (left/shoulder_pan)`.
     pub fn joint_names(&self) -> Vec<String> {
         self.arms

@@ -10,3 +10,5 @@ pub mod session;
 
 #[cfg(test)]
 mod draw_tests;
+#[cfg(test)]
+mod dynamics_tests;

@@ -107,6 +107,7 @@ impl RobotApi for RobotService {
                 .filter_map(|arm| arm.side)
                 .map(|side| side.name().to_owned())
                 .collect(),
+            dynamics: self.state.dynamics_profiles(),
         }))
     }
 

@@ -36,6 +36,8 @@ pub struct Follower {
     pub robot_id: Option<String>,
 }
 
+    /// Its dynamics profile, when named directly.
+    pub dynamics: Option<PathBuf>,
 impl Follower {
     /// The followers of the settings: the one arm, or the left and the right of a pair.
     pub fn all(settings: &Settings) -> Vec<Follower> {
@@ -47,6 +49,7 @@ impl Follower {
                 robot_id: settings.robot_id.clone(),
             }];
         }
+                dynamics: settings.dynamics.clone(),
         Side::BOTH
             .into_iter()
             .map(|side| Follower {
@@ -56,6 +59,7 @@ impl Follower {
                 robot_id: settings.robot_id.as_ref().map(|id| format!("{id}_{side}")),
             })
             .collect()
+                dynamics: settings.pair_dynamics[side.index()].clone(),
     }
 
     /// How messages name its port flag: `--port`, `--left-port`.

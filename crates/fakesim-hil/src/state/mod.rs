@@ -1,6 +1,7 @@
 //! What every service shares: the twin, the lock that serialises driving calls, the settings,
 //! and the model's static facts.
 
+mod dynamics;
 mod expiry;
 mod hardware;
 mod live_view;
@@ -10,6 +11,7 @@ use crate::access::lease::Leases;
 use crate::config::Settings;
 use crate::wire::units::Units;
 use anyhow::{Context, bail};
+pub use dynamics::LoadedProfile;
 use expiry::hold_on_expiry;
 use fakesim_arm::Side;
 use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
@@ -66,14 +68,21 @@ pub struct ArmUnit {
     pub bridge: HardwareBridge,
     /// Conversions between LeRobot's units and radians through this arm's calibration.
     pub units: Arc<Units>,
+    /// The dynamics profile in force on this arm, if any (else the model's own dynamics).
+    pub dynamics: Option<Arc<LoadedProfile>>,
 }
 
 impl AppState {
     /// Loads the twin and checks the settings fit its model (the default image size).
     pub async fn start(settings: Settings) -> anyhow::Result<Self> {
+        let followers = Follower::all(&settings);
+        let profiles = (followers.iter())
+            .map(|follower| dynamics::profile_of(&settings, follower).map(|p| p.map(Arc::new)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let config = TwinConfig {
             scene: hardware::scene(&settings),
             render_quality: settings.render_quality,
+            dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             ..TwinConfig::default()
         };
         let twin = tokio::task::spawn_blocking(move || TwinHandle::spawn(config))
@@ -89,8 +98,8 @@ impl AppState {
         let table = hardware::joint_mapping(&settings)?;
         let mut arms = Vec::new();
         let mut safety_events = Vec::new();
-        for follower in Follower::all(&settings) {
-            let (arm, events) = start_arm(&settings, &table, &twin, follower).await?;
+        for (follower, profile) in followers.into_iter().zip(profiles) {
+            let (arm, events) = start_arm(&settings, &table, &twin, follower, profile).await?;
             arms.push(arm);
             safety_events.push(events);
         }
@@ -208,6 +217,7 @@ async fn start_arm(
     table: &JointMapping,
     twin: &TwinHandle,
     follower: Follower,
+    dynamics: Option<Arc<LoadedProfile>>,
 ) -> anyhow::Result<(ArmUnit, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let arm_twin = match follower.side {
         Some(side) => twin.on(side).with_context(|| format!("the twin holds no {side} arm"))?,
@@ -230,6 +240,7 @@ async fn start_arm(
         model: Arc::new(model),
         bridge,
         units: Arc::new(units),
+        dynamics,
     };
     Ok((arm, events))
 }

@@ -81,9 +81,16 @@ impl Sim {
     /// As [`Sim::load`], with `dynamics` (when given) in every arm's joints in place of the
     /// model's own (see [`crate::dynamics`]; the delay is the caller's to apply).
     pub fn load_with(scene: &Scene, substeps_per_tick: u32, dynamics: Option<&Dynamics>) -> Result<Self, TwinError> {
+        let each = vec![dynamics.copied(); scene.arms().len()];
+        Self::load_each(scene, substeps_per_tick, &each)
+    }
+
+    /// As [`Sim::load`], with `dynamics[i]` (when given) in the joints of the scene's arm `i`
+    /// (left first in a pair) in place of the model's own; arms past the list keep theirs.
+    pub fn load_each(scene: &Scene, substeps_per_tick: u32, dynamics: &[Option<Dynamics>]) -> Result<Self, TwinError> {
         let mut model = scene.compile()?;
-        if let Some(dynamics) = dynamics {
-            for spec in scene.arms() {
+        for (spec, dynamics) in scene.arms().into_iter().zip(dynamics) {
+            if let Some(dynamics) = dynamics {
                 let at = joint_addresses(&model, spec)?;
                 dynamics.apply(&mut model, &at);
             }

@@ -74,7 +74,7 @@ class GetModelInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetModelInfoResponse(_message.Message):
-    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names", "arms")
+    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names", "arms", "dynamics")
     JOINTS_FIELD_NUMBER: _ClassVar[int]
     ACTION_KEYS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
@@ -89,6 +89,7 @@ class GetModelInfoResponse(_message.Message):
     LEROBOT_ROBOT_FIELD_NUMBER: _ClassVar[int]
     JOINT_NAMES_FIELD_NUMBER: _ClassVar[int]
     ARMS_FIELD_NUMBER: _ClassVar[int]
+    DYNAMICS_FIELD_NUMBER: _ClassVar[int]
     joints: _containers.RepeatedCompositeFieldContainer[JointInfo]
     action_keys: _containers.RepeatedScalarFieldContainer[str]
     control_rate_hz: float
@@ -103,7 +104,32 @@ class GetModelInfoResponse(_message.Message):
     lerobot_robot: str
     joint_names: _containers.RepeatedScalarFieldContainer[str]
     arms: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[str]] = ...) -> None: ...
+    dynamics: _containers.RepeatedCompositeFieldContainer[DynamicsProfile]
+    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[str]] = ..., dynamics: _Optional[_Iterable[_Union[DynamicsProfile, _Mapping]]] = ...) -> None: ...
+
+class DynamicsProfile(_message.Message):
+    __slots__ = ("side", "path", "found_by", "robot_id", "recordings", "train_seconds", "validation_seconds", "validation_rms_before_rad", "validation_rms_after_rad", "max_delay_s")
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FOUND_BY_FIELD_NUMBER: _ClassVar[int]
+    ROBOT_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORDINGS_FIELD_NUMBER: _ClassVar[int]
+    TRAIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_RMS_BEFORE_RAD_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_RMS_AFTER_RAD_FIELD_NUMBER: _ClassVar[int]
+    MAX_DELAY_S_FIELD_NUMBER: _ClassVar[int]
+    side: str
+    path: str
+    found_by: str
+    robot_id: str
+    recordings: _containers.RepeatedScalarFieldContainer[str]
+    train_seconds: float
+    validation_seconds: float
+    validation_rms_before_rad: float
+    validation_rms_after_rad: float
+    max_delay_s: float
+    def __init__(self, side: _Optional[str] = ..., path: _Optional[str] = ..., found_by: _Optional[str] = ..., robot_id: _Optional[str] = ..., recordings: _Optional[_Iterable[str]] = ..., train_seconds: _Optional[float] = ..., validation_seconds: _Optional[float] = ..., validation_rms_before_rad: _Optional[float] = ..., validation_rms_after_rad: _Optional[float] = ..., max_delay_s: _Optional[float] = ...) -> None: ...
 
 class GetRobotStateRequest(_message.Message):
     __slots__ = ("unit",)
