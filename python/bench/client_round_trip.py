@@ -4,10 +4,12 @@ turns (Python, Rust; Rust, Python; ...), each side timing its own calls:
 
     FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile]
 
-It first times `--starts` daemons of this process's own from their spawn to their first answer.
+It first times `--starts` daemons of this process's own from their spawn to their first answer,
+with the marks of their start-up between (from their log).
 
 The Rust side is the `rtt_client` bench of the fakesim-hil crate (`cargo bench -p fakesim-hil
---bench rtt_client --no-run` builds it; this script finds it). ``--profile`` then profiles the
+--bench rtt_client --no-run` builds it; this script finds it, or takes the executable's path from
+``$FAKESIM_RTT_CLIENT``). ``--profile`` then profiles the
 Python client's ticks with cProfile and prints where the time goes.
 """
 
@@ -17,11 +19,13 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import statistics
 import subprocess
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +37,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def rust_client() -> str:
-    """The path of the built `rtt_client` bench, building it (release) when needed."""
+    """The path of the built `rtt_client` bench: ``$FAKESIM_RTT_CLIENT``, else built (release)
+    by cargo in this checkout (``CARGO_TARGET_DIR`` applies)."""
+    if os.environ.get("FAKESIM_RTT_CLIENT"):
+        return os.environ["FAKESIM_RTT_CLIENT"]
     built = subprocess.run(
         ["cargo", "bench", "-p", "fakesim-hil", "--bench", "rtt_client", "--no-run", "--message-format=json"],
         cwd=REPO,
@@ -80,20 +87,35 @@ def profile(client: Client, action: np.ndarray, calls: int) -> str:
     return text.getvalue()
 
 
-def start_ms(runs: Path, starts: int) -> list[float]:
+#: Start-up marks of the daemon's log (at ``--log-level info``): the line's text, its label.
+START_MARKS = (("twin loaded", "twin loaded"), ("serving ", "serving"))
+
+
+def start_phases(runs: Path, starts: int) -> dict[str, list[float]]:
     """Milliseconds from spawning a daemon of this process's own (`LocalDaemon.start`, on a Unix
-    socket) to its first answer (`GetModelInfo`), ``starts`` times."""
-    times = []
+    socket, logging at info) to each mark of its start-up, ``starts`` times: the twin loaded and
+    serving (the times its log gives them), its address read, its first answer (`GetModelInfo`
+    on a new channel)."""
+    phases: dict[str, list[float]] = {}
     for i in range(starts):
-        start = time.perf_counter()
-        daemon = LocalDaemon.start(runs / f"start-{i}")
+        wall, start = time.time(), time.perf_counter()
+        daemon = LocalDaemon.start(runs / f"start-{i}", "--log-level", "info")
+        marks = {"address read": time.perf_counter() - start}
         try:
             with Client(daemon.address) as client:
                 client.model_info()
-                times.append((time.perf_counter() - start) * 1e3)
+                marks["first answer"] = time.perf_counter() - start
         finally:
             daemon.stop()
-    return times
+        for line in (runs / f"start-{i}" / "daemon.log").read_text(encoding="utf-8").splitlines():
+            for text, label in START_MARKS:
+                if text in line and label not in marks:
+                    stamp = datetime.fromisoformat(line.split()[0].replace("Z", "+00:00")).timestamp()
+                    marks[label] = stamp - wall
+        for label in ("twin loaded", "serving", "address read", "first answer"):
+            if label in marks:
+                phases.setdefault(label, []).append(marks[label] * 1e3)
+    return phases
 
 
 def spread(values: list[float]) -> str:
@@ -114,7 +136,9 @@ def main() -> None:
     binary = rust_client()
     with tempfile.TemporaryDirectory() as runs:
         if args.starts:
-            print(f"daemon spawned to its first answer, ms: min / median of {args.starts}: {spread(start_ms(Path(runs), args.starts))}")
+            print(f"a daemon of this process's own, ms from its spawn, min / median of {args.starts}:")
+            for label, times in start_phases(Path(runs), args.starts).items():
+                print(f"  {label:<14} {spread(times)}")
         if args.address:
             addresses = {address: address for address in args.address}
             daemons = {}

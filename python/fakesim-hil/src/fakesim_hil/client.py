@@ -235,8 +235,10 @@ class Client:
         self.preview = PreviewServiceStub(self._channel)
         self._model: robot_pb2.GetModelInfoResponse | None = None
         self._lease_id: str | None = None
-        # What every call carries, made once and again only when the lease changes.
+        # What every call carries, made once and again only when the lease changes; None when
+        # nothing (grpcio spends some 40 µs of CPU a call on an empty tuple, none on None).
         self._metadata = self.connection.call_metadata()
+        self._call_metadata = self._metadata or None
         # Per thread, the last tick's options and the request made from them, refilled with
         # each action (a thread's request is never refilled while another sends it).
         self._ticks = threading.local()
@@ -269,6 +271,7 @@ class Client:
         self._lease_id = lease_id
         lease = (("x-fakesim-lease", lease_id),) if lease_id else ()
         self._metadata = self.connection.call_metadata() + lease
+        self._call_metadata = self._metadata or None
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """Metadata sent with every call: the bearer token and the control lease, when held."""
@@ -277,7 +280,7 @@ class Client:
     def call(self, method: Callable[..., Response], request: Any) -> Response:
         """Runs one unary call with the connection's metadata, raising `FakesimError` on failure."""
         try:
-            return method(request, timeout=self.timeout_s, metadata=self._metadata)
+            return method(request, timeout=self.timeout_s, metadata=self._call_metadata)
         except grpc.RpcError as error:
             raise FakesimError.from_rpc_error(error) from None
 
@@ -398,7 +401,7 @@ class Client:
         `PendingTick`; ticks to several daemons (a vector env's) are then in flight together."""
         request = self._tick_request(action, options)
         try:
-            return PendingTick(self.robot.Tick.future(request, timeout=self.timeout_s, metadata=self._metadata))
+            return PendingTick(self.robot.Tick.future(request, timeout=self.timeout_s, metadata=self._call_metadata))
         except grpc.RpcError as error:
             raise FakesimError.from_rpc_error(error) from None
 

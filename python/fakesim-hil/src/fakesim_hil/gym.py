@@ -184,23 +184,33 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         return self._last, info
 
     def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """One control tick toward the joint targets; the last step reports the judged success."""
-        return self.step_finish(self.step_send(action))
+        """One control tick toward the joint targets; the last step reports the judged success.
+        Alone, the tick is a blocking call (a future's answer comes through grpcio's polling
+        thread, a hand-off that costs more than the call on a busy machine)."""
+        return self._after_tick(self.client.tick(self._checked(action), **self._tick_options))
 
     def step_send(self, action: np.ndarray) -> PendingTick:
-        """The first half of `step`: checks the action and sends its tick without waiting for
-        the answer, so a vector env can have every env's tick in flight at once."""
+        """The first half of `step` for a batch: checks the action and sends its tick without
+        waiting for the answer, so a vector env can have every env's tick in flight at once."""
+        return self.client.tick_async(self._checked(action), **self._tick_options)
+
+    def step_finish(self, pending: PendingTick) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """The second half of `step` for a batch: waits for the tick's answer and ends the
+        episode after its last step."""
+        return self._after_tick(pending.result())
+
+    def _checked(self, action: np.ndarray) -> np.ndarray:
+        """The action as a float array of the action space's shape, once an episode runs."""
         if not self._running:
             raise RuntimeError("call reset() before step()")
         action = np.asarray(action, dtype=np.float64)
         if action.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, not {action.shape}")
-        return self.client.tick_async(action, **self._tick_options)
+        return action
 
-    def step_finish(self, pending: PendingTick) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """The second half of `step`: waits for the tick's answer and ends the episode after its
-        last step."""
-        self._last = self._observation(pending.result())
+    def _after_tick(self, result: TickResult) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """A step's outcome from its tick's answer; the episode's last step ends it."""
+        self._last = self._observation(result)
         self._steps += 1
         info: dict[str, Any] = {}
         truncated = self._steps >= self.episode_ticks

@@ -10,7 +10,6 @@ import numpy as np
 from gymnasium import spaces
 
 from fakesim_hil import TickResult
-from fakesim_hil.client import PendingTick
 from fakesim_hil.gym import FakesimEnv
 
 #: Episode records the env appends to in its runs directory, one JSON line per judged episode.
@@ -51,16 +50,16 @@ class LeRobotFakesimEnv(FakesimEnv):
         self._layout = info["init_state_index"]
         return observation, info
 
-    def step_send(self, action: np.ndarray) -> PendingTick:
-        """Sends one tick (`FakesimEnv.step_send`) toward the action held inside the joint ranges,
-        as the servos hold a real arm (a fresh policy may ask for more)."""
+    def _checked(self, action: np.ndarray) -> np.ndarray:
+        """The action held inside the joint ranges, as the servos hold a real arm (a fresh
+        policy may ask for more); `step` and the batch's `step_send` both come here."""
         action = np.clip(np.asarray(action, dtype=np.float64), self.action_space.low, self.action_space.high)
-        return super().step_send(action)
+        return super()._checked(action)
 
-    def step_finish(self, pending: PendingTick) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Reads the tick's answer (`FakesimEnv.step_finish`); the episode's last also records the
-        daemon's judgement and report. `step` and the batch's step both come here."""
-        observation, reward, terminated, truncated, info = super().step_finish(pending)
+    def _after_tick(self, result: TickResult) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """A step's outcome (`FakesimEnv`'s); the episode's last also records the daemon's
+        judgement and report."""
+        observation, reward, terminated, truncated, info = super()._after_tick(result)
         if "run" in info and self.records_dir is not None:
             record = {
                 "run": info["run"],
