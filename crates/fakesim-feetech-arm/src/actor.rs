@@ -15,7 +15,9 @@ use crate::link::{Reconnection, operating_config};
 use crate::mapping::CalibratedMapping;
 use crate::ram::{self, RamWatch};
 use crate::reading::{attempt_failed, joint_state};
+use crate::trace;
 use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, LinkHealth, LinkState, ServoFailure, ServoHealth};
+use fakesim_trace::Recorder;
 
 /// A call from a [`super::FeetechArm`] handle.
 pub(super) enum Request {
@@ -29,6 +31,8 @@ pub(super) enum Request {
     JointTorque(Joint, bool, oneshot::Sender<Result<(), ArmError>>),
     /// Torque off (when configured) and stop.
     Close(oneshot::Sender<Result<(), ArmError>>),
+    /// Record every reading and goal write from now on.
+    Trace(Recorder, oneshot::Sender<()>),
 }
 
 /// The port owner.
@@ -50,6 +54,8 @@ pub(super) struct Actor<T> {
     pub(crate) operating: BusConfig,
     /// What each servo's RAM should hold.
     pub(crate) ram: RamWatch,
+    /// Where readings and goal writes are recorded, if anywhere.
+    trace: Option<Recorder>,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
@@ -83,6 +89,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             next_attempt: Instant::now(),
             operating,
             ram: RamWatch::default(),
+            trace: None,
         };
         (actor, health)
     }
@@ -121,6 +128,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                     let result = self.set_joint_torque(joint, enabled).await;
                     self.answer(reply, result);
                 }
+                Request::Trace(recorder, reply) => {
+                    self.trace = Some(recorder);
+                    self.answer(reply, ());
+                }
                 Request::Close(reply) => {
                     let result = self.close().await;
                     self.answer(reply, result);
@@ -141,6 +152,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
 
     /// Publishes the health as it stands.
     pub(crate) fn publish(&self) {
+        if let Some(recorder) = &self.trace {
+            recorder.torque(std::time::Instant::now(), self.torque_enabled);
+        }
         self.publish.send_replace(ArmHealth {
             link: self.link,
             torque_enabled: self.torque_enabled,
@@ -192,6 +206,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     async fn read_state(&mut self) -> Result<ArmState, ArmError> {
         self.ensure_open()?;
         let block = self.cadence.wants_block();
+        let began = std::time::Instant::now();
         let mut replies: [Option<Reply<ServoState>>; 6] = Default::default();
         let mut errors: [Option<BusError>; 6] = Default::default();
         let mut pending: Vec<Joint> = Joint::ALL.to_vec();
@@ -223,9 +238,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         }
         let mut state = ArmState::default();
         let mut failures = Vec::new();
+        let mut velocity = [0; 6];
         for joint in Joint::ALL {
             let lost_after = self.config.lost_after;
             let reply = replies[joint.index()].take();
+            velocity[joint.index()] = reply.as_ref().map_or(0, |reply| reply.value.velocity);
             if let Some(reply) = reply.as_ref().filter(|_| block) {
                 self.cadence.record(joint, reply.value);
             }
@@ -254,6 +271,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             self.check_ram().await?;
         }
         if failures.is_empty() {
+            if let Some(recorder) = &self.trace {
+                trace::reading(recorder, &self.mapping, began, &state, velocity, self.torque_enabled);
+            }
             Ok(state)
         } else {
             Err(self.unresponsive(failures))
@@ -364,7 +384,16 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         for (joint, steps) in goals {
             self.servo(*joint).goal_steps = Some(*steps);
         }
+        self.trace_goals();
         Ok(())
+    }
+
+    /// Records the goals every servo holds now, when tracing.
+    fn trace_goals(&self) {
+        if let Some(recorder) = &self.trace {
+            let at = std::time::Instant::now();
+            trace::goals(recorder, &self.mapping, at, &self.servos, self.torque_enabled);
+        }
     }
 
     /// Torque on first makes every goal the present position, so no joint jumps to a stale
@@ -396,6 +425,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
                 .await
                 .map_err(|error| self.bus_failure(error))?;
             self.servo(joint).goal_steps = Some(steps);
+            self.trace_goals();
         }
         self.switch_torque(&[joint], enabled).await?;
         self.torque_enabled = self.servos.iter().any(|servo| servo.torque_enabled == Some(true));

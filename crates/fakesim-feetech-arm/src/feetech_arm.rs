@@ -109,6 +109,11 @@ impl FeetechArm {
         self.call(Request::Close).await?
     }
 
+    /// Records every reading and goal write of the port task to `recorder` from now on.
+    pub async fn trace_to(&self, recorder: fakesim_trace::Recorder) -> Result<(), ArmError> {
+        self.call(|reply| Request::Trace(recorder, reply)).await
+    }
+
     async fn call<R>(&self, request: impl FnOnce(oneshot::Sender<R>) -> Request) -> Result<R, ArmError> {
         let (reply, answer) = oneshot::channel();
         self.requests.send(request(reply)).await.map_err(|_| ArmError::Closed)?;

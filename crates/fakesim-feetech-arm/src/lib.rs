@@ -11,6 +11,7 @@ mod feetech_arm;
 mod link;
 mod ram;
 mod reading;
+mod trace;
 
 pub use feetech_arm::{FeetechArm, FeetechArmConfig};
 pub use link::{Reconnect, Reconnection};

@@ -17,6 +17,10 @@
 //! | 64..70 | six `u8` voltages, 0.1 V (readings) |
 //! | 70..72 | zero |
 
+pub mod recorder;
+
+pub use recorder::{Recorder, Summary};
+
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -239,11 +243,21 @@ impl Writer {
             path: name.clone(),
             source,
         };
+        let file = File::create(path).map_err(io)?;
+        Writer::on(file, name, header)
+    }
+
+    /// Writes the header to `file` (new and empty), named `name` in errors.
+    pub(crate) fn on(file: File, name: String, header: &Header) -> Result<Self, TraceError> {
+        let io = |source| TraceError::Io {
+            path: name.clone(),
+            source,
+        };
         let json = serde_json::to_vec(header).map_err(|e| TraceError::Format {
             path: name.clone(),
             what: e.to_string(),
         })?;
-        let mut out = BufWriter::new(File::create(path).map_err(io)?);
+        let mut out = BufWriter::new(file);
         out.write_all(MAGIC).map_err(io)?;
         // A header is a few hundred bytes; the length always fits.
         out.write_all(&(json.len() as u32).to_le_bytes()).map_err(io)?;

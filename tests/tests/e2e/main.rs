@@ -27,4 +27,5 @@ mod server;
 mod session;
 mod so100;
 mod tick_images;
+mod trace;
 mod virtual_bus;

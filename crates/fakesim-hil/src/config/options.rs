@@ -177,6 +177,12 @@ pub struct ArmOptions {
     /// Never reopen a lost serial port: the real arm stays lost until the daemon restarts.
     #[arg(long)]
     pub no_reconnect: bool,
+    /// Record a trace of each real arm into this directory (created if missing): every goal
+    /// written and every reading taken, with its bus time, the mode and the torque, in
+    /// ROBOT_ID-UTCTIME.fstrace (the calibration file's name without a robot id), the input of
+    /// `fakesim-hil identify`.
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
     /// Connect-time servo settings: a table of the config file only (its keys are listed with
     /// the other settings').
     #[arg(skip)]
@@ -198,18 +204,19 @@ overlay!(ArmOptions {
     left_calibration,
     right_calibration,
     robot_id,
+    dynamics,
+    left_dynamics,
+    right_dynamics,
+    no_dynamics,
     mapping,
     ramp_speed,
     write_calibration_to_servos,
     mode,
     hil_rate_hz,
     preview_horizon_ticks,
-    dynamics,
-    left_dynamics,
-    right_dynamics,
-    no_dynamics,
     reconnect_interval,
     no_reconnect,
+    trace,
     servos,
     stall,
 });

@@ -77,6 +77,8 @@ pub struct Settings {
     pub preview_horizon_ticks: u32,
     /// Time between attempts to reopen a lost serial port; `None`: never reopened.
     pub reconnect_interval: Option<Duration>,
+    /// Directory each real arm's trace is recorded into, if any.
+    pub trace_dir: Option<PathBuf>,
     /// Camera image quality.
     pub render_quality: RenderQuality,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
@@ -158,11 +160,11 @@ impl Settings {
             baud: arm.baud.unwrap_or_default(),
             calibration: arm.calibration,
             robot_id: arm.robot_id,
-            mapping: arm.mapping,
-            ramp_speed_rad_s: arm.ramp_speed.unwrap_or_default(),
             dynamics: arm.dynamics,
             pair_dynamics: [arm.left_dynamics, arm.right_dynamics],
             no_dynamics: arm.no_dynamics,
+            mapping: arm.mapping,
+            ramp_speed_rad_s: arm.ramp_speed.unwrap_or_default(),
             shadow: ShadowConfig {
                 residual_rad: shadow.shadow_residual.unwrap_or_default(),
                 load_percent: shadow.shadow_load.unwrap_or_default(),
@@ -182,6 +184,7 @@ impl Settings {
             reconnect_interval: (!arm.no_reconnect)
                 .then(|| arm.reconnect_interval.unwrap_or_default())
                 .map(|seconds| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)),
+            trace_dir: arm.trace,
             render_quality: twin.render_quality.unwrap_or_default(),
             mcp_listen,
             mcp_observe_only,
@@ -233,12 +236,15 @@ impl Settings {
             );
         }
         self.check_pair()?;
+        self.check_dynamics()?;
         if !self.has_hardware() && self.mode != Mode::Sim {
             bail!(
                 "--mode {:?} needs the real arm: give --port DEVICE (or --left-port and --right-port for a pair)",
-        self.check_dynamics()?;
                 self.mode
             );
+        }
+        if self.trace_dir.is_some() && !self.has_hardware() {
+            bail!("--trace records the real arm's bus: give --port DEVICE (or a pair's ports) too");
         }
         if self.port.is_some() && self.calibration.is_none() && self.robot_id.is_none() {
             bail!(
@@ -289,12 +295,6 @@ impl Settings {
         Ok(())
     }
 
-    /// Refuses serving gRPC on `listen`, or the MCP endpoint, off loopback without TLS and a way
-    /// to authenticate: one rule for both listeners.
-    pub fn check_exposure(&self, listen: &ListenAddr) -> anyhow::Result<()> {
-        let policy = self.auth_policy();
-        check_exposure(listen, &policy)?;
-
     /// Refuses a profile named for an arm the daemon does not run, or with `--no-dynamics`.
     fn check_dynamics(&self) -> anyhow::Result<()> {
         let sided = self.pair_dynamics.iter().any(Option::is_some);
@@ -309,6 +309,12 @@ impl Settings {
         }
         Ok(())
     }
+
+    /// Refuses serving gRPC on `listen`, or the MCP endpoint, off loopback without TLS and a way
+    /// to authenticate: one rule for both listeners.
+    pub fn check_exposure(&self, listen: &ListenAddr) -> anyhow::Result<()> {
+        let policy = self.auth_policy();
+        check_exposure(listen, &policy)?;
         if let Some(addr) = self.mcp_listen {
             check_exposure(&addr.into(), &policy).context("the MCP endpoint (--mcp-listen)")?;
         }

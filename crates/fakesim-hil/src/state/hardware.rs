@@ -1,11 +1,13 @@
 //! Pairs the twin with the real arm named by `--port` (or with nothing, sim-only): loads the
 //! calibration, checks the joint mapping against the twin, opens the arm and starts the bridge.
 
+mod trace;
+
 use crate::config::Settings;
 use anyhow::{Context, anyhow, bail};
 use fakesim_arm::BoxFuture;
 use fakesim_arm::{Arm, Side};
-use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge};
+use fakesim_bridge::hil::{BridgeConfig, BridgeParts, HardwareBridge, ShadowModel};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinPreviewGate};
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig, Reconnect, Reconnection};
@@ -34,10 +36,10 @@ pub struct Follower {
     /// Its id in LeRobot's calibration directory: `--robot-id`, with `_left` or `_right` on a
     /// pair's side.
     pub robot_id: Option<String>,
-}
-
     /// Its dynamics profile, when named directly.
     pub dynamics: Option<PathBuf>,
+}
+
 impl Follower {
     /// The followers of the settings: the one arm, or the left and the right of a pair.
     pub fn all(settings: &Settings) -> Vec<Follower> {
@@ -47,9 +49,9 @@ impl Follower {
                 port: settings.port.clone(),
                 calibration: settings.calibration.clone(),
                 robot_id: settings.robot_id.clone(),
+                dynamics: settings.dynamics.clone(),
             }];
         }
-                dynamics: settings.dynamics.clone(),
         Side::BOTH
             .into_iter()
             .map(|side| Follower {
@@ -57,9 +59,9 @@ impl Follower {
                 port: settings.pair_ports[side.index()].clone(),
                 calibration: settings.pair_calibrations[side.index()].clone(),
                 robot_id: settings.robot_id.as_ref().map(|id| format!("{id}_{side}")),
+                dynamics: settings.pair_dynamics[side.index()].clone(),
             })
             .collect()
-                dynamics: settings.pair_dynamics[side.index()].clone(),
     }
 
     /// How messages name its port flag: `--port`, `--left-port`.
@@ -218,12 +220,14 @@ pub async fn start_bridge(
     follower: &Follower,
     twin: &TwinHandle,
     model: &ModelInfo,
+    shadow_model: Option<ShadowModel>,
 ) -> anyhow::Result<(HardwareBridge, mpsc::UnboundedReceiver<SafetyEvent>)> {
     let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
     let control_period = Duration::from_secs_f64(1.0 / settings.hil_rate_hz.unwrap_or(model.control_rate_hz()));
     let arm_index = follower.side.map_or(0, Side::index);
     let kinematics = ScratchTwinKinematics::for_arm(&scene(settings), arm_index)
         .context("cannot load the twin for the table guard")?;
+    let mut recorder = None;
     let (arm, range): (Option<Arc<dyn Arm>>, RangeGuard) = match &follower.port {
         None => (None, RangeGuard::model_only(twin_ranges)),
         Some(port) => {
@@ -254,6 +258,7 @@ pub async fn start_bridge(
                 interval: settings.reconnect_interval,
             };
             let arm = FeetechArm::spawn_reconnecting(bus, mapping, config, Some(reconnection));
+            recorder = trace::start(settings, follower, &arm).await?;
             let side = follower.side.map_or("", Side::name);
             tracing::info!(port = %port.display(), calibration = %file.display(), side, "real arm connected");
             (Some(Arc::new(arm)), range)
@@ -276,11 +281,16 @@ pub async fn start_bridge(
         config: BridgeConfig {
             ramp_speed_rad_s: settings.ramp_speed_rad_s,
             shadow: settings.shadow,
+            shadow_model,
             stall: settings.stall,
             ..BridgeConfig::new(control_period)
         },
     };
-    HardwareBridge::start(parts, settings.mode)
+    let started = HardwareBridge::start(parts, settings.mode)
         .await
-        .context("cannot start the hardware bridge")
+        .context("cannot start the hardware bridge")?;
+    if let Some(recorder) = recorder {
+        trace::follow_mode(recorder, &started.0);
+    }
+    Ok(started)
 }
