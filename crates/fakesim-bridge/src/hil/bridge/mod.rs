@@ -347,10 +347,11 @@ impl HardwareBridge {
     /// Where a robot-service verb goes in the current mode, or why it is refused. In `sim` the
     /// real arm's troubles refuse nothing: only a stop a client latched stops the twin.
     pub fn route(&self, verb: VerbKind) -> Result<Route, BridgeError> {
-        match (self.mode(), verb) {
-            (Mode::Mirror | Mode::Hil, VerbKind::Motion) if self.check_link().is_err() => {
-                self.check_link().map(|()| Route::Arm)
-            }
+        let mode = self.mode();
+        if mode != Mode::Sim && verb == VerbKind::Motion {
+            self.check_link()?;
+        }
+        match (mode, verb) {
             (Mode::Mirror, _) => Err(BridgeError::MirrorMode),
             (Mode::Hil, VerbKind::SimOnly) => Err(BridgeError::SimOnlyVerb),
             (Mode::Hil, VerbKind::Motion) => {
