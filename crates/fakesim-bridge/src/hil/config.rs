@@ -1,6 +1,6 @@
 //! How the hardware bridge runs: its settings and their defaults.
 
-use super::shadow::ShadowConfig;
+use super::shadow::{ShadowConfig, ShadowModel};
 use super::stall::StallConfig;
 use std::time::Duration;
 
@@ -25,6 +25,9 @@ pub struct BridgeConfig {
     pub ramp_speed_rad_s: f64,
     /// The shadow's thresholds for obstructions and calibration drift.
     pub shadow: ShadowConfig,
+    /// The arm's identified model, with a dynamics profile loaded: the shadow rolls it out
+    /// instead of its hand-set lag.
+    pub shadow_model: Option<ShadowModel>,
     /// The stall guard's limits per joint.
     pub stall: StallConfig,
 }
@@ -42,6 +45,7 @@ impl BridgeConfig {
             max_delta_rad: 0.35,
             ramp_speed_rad_s: 0.5,
             shadow: ShadowConfig::default(),
+            shadow_model: None,
             stall: StallConfig::default(),
         }
     }

@@ -20,5 +20,5 @@ pub use bridge::{BridgeParts, HardwareBridge, ModeSwitch, Route, Sample};
 pub use config::BridgeConfig;
 pub use error::BridgeError;
 pub use mode::{Mode, SyncOption, UnknownMode, VerbKind};
-pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput};
+pub use shadow::{Finding, JointResidual, Shadow, ShadowConfig, ShadowInput, ShadowModel};
 pub use stall::{StallConfig, StallGuard, StallLimit, Stalled};

@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 pub use dynamics::LoadedProfile;
 use expiry::hold_on_expiry;
 use fakesim_arm::Side;
-use fakesim_bridge::hil::{BridgeActuation, HardwareBridge};
+use fakesim_bridge::hil::{BridgeActuation, HardwareBridge, ShadowModel};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::session::within_limits;
 use fakesim_episode::{ArmActuation, Engine, EngineConfig};
@@ -227,7 +227,17 @@ async fn start_arm(
         .with_sim(|sim| sim.model_info())
         .await
         .context("the twin stopped while starting")?;
-    let (bridge, events) = hardware::start_bridge(settings, &follower, &arm_twin, &model).await?;
+    let shadow_model = match &dynamics {
+        Some(profile) => {
+            let (arm, identified) = (settings.arm, profile.dynamics);
+            let compiled = tokio::task::spawn_blocking(move || ShadowModel::new(arm, &identified))
+                .await
+                .context("the shadow's model loader panicked")?;
+            Some(compiled.context("cannot load the shadow's identified model")?)
+        }
+        None => None,
+    };
+    let (bridge, events) = hardware::start_bridge(settings, &follower, &arm_twin, &model, shadow_model).await?;
     let calibration = match follower.port {
         Some(_) => Some(hardware::calibration_file(&follower)?),
         None => follower.calibration.clone(),

@@ -131,6 +131,8 @@ pub(crate) struct PreviewJob {
     limits: PreviewLimits,
     /// The arm previewed: an index into the scene's arms.
     arm: usize,
+    /// Physics steps each joint's target is held back (the arm's transport delay).
+    delay_steps: [u64; 6],
 }
 
 impl Sim {
@@ -171,6 +173,9 @@ impl Sim {
             ranges: self.joint_ranges(),
             limits: request.limits,
             arm: self.focus_index(),
+            delay_steps: self
+                .arm_delay_s()
+                .map(|d| (d / self.model().opt().timestep).round() as u64),
         })
     }
 }
@@ -199,14 +204,16 @@ impl PreviewJob {
             .ok_or_else(|| TwinError::Scene(format!("the preview has no parts of arm {}", self.arm)))?;
         let mut observer = Observer::new(parts, self.limits, self.ranges, data, self.start_qvel);
         let mut target = self.start_ctrl;
+        let mut step = 0u64;
         for tick in 0..self.ticks {
             if let Some(next) = self.targets.get(tick as usize) {
                 target = *next;
             }
-            for (i, &(_, _, actuator)) in joints.iter().enumerate() {
-                data.ctrl_mut()[actuator] = target[i];
-            }
             for _ in 0..self.substeps {
+                for (i, &(_, _, actuator)) in joints.iter().enumerate() {
+                    data.ctrl_mut()[actuator] = self.target_at(step, i);
+                }
+                step += 1;
                 data.step();
                 observer.after_step(data, &sample(data), tick);
             }
@@ -214,6 +221,21 @@ impl PreviewJob {
             observer.after_tick(data, &sample(data), target[GRIPPER_INDEX], tick);
         }
         Ok(observer.finish(self.ticks, self.substeps))
+    }
+}
+
+impl PreviewJob {
+    /// Joint `i`'s target at physics step `step` of the chunk: the tick's, `delay_steps` late
+    /// (the start's targets until the first arrives; the last holds through the horizon).
+    fn target_at(&self, step: u64, i: usize) -> f64 {
+        let Some(since) = step.checked_sub(self.delay_steps[i]) else {
+            return self.start_ctrl[i];
+        };
+        let tick = usize::try_from(since / u64::from(self.substeps.max(1))).unwrap_or(usize::MAX);
+        match self.targets.get(tick.min(self.targets.len().saturating_sub(1))) {
+            Some(target) => target[i],
+            None => self.start_ctrl[i],
+        }
     }
 }
 

@@ -18,6 +18,9 @@ pub(crate) struct ArmSlot {
     pub tcp_site: usize,
     /// The fixed and the moving jaw tip sites.
     pub jaw_sites: (usize, usize),
+    /// Each joint's transport delay from a dynamics profile (s); zeros without one. The
+    /// preview holds each target back by it.
+    pub delay_s: [f64; 6],
 }
 
 impl ArmSlot {
@@ -37,6 +40,7 @@ impl ArmSlot {
             tcp_site: site(TCP_SITE)?,
             jaw_sites: (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?),
             spec,
+            delay_s: [0.0; 6],
         })
     }
 }
@@ -45,6 +49,11 @@ impl Sim {
     /// The arm the per-arm verbs act on: the scene's only arm, or the side of a pair in focus.
     pub fn arm(&self) -> &'static ArmSpec {
         self.slot().spec
+    }
+
+    /// Each joint's transport delay of the arm in focus, from its dynamics profile (s).
+    pub fn arm_delay_s(&self) -> [f64; 6] {
+        self.slot().delay_s
     }
 
     /// Every arm in the scene, left first in a pair.

@@ -86,7 +86,8 @@ impl Sim {
     }
 
     /// As [`Sim::load`], with `dynamics[i]` (when given) in the joints of the scene's arm `i`
-    /// (left first in a pair) in place of the model's own; arms past the list keep theirs.
+    /// (left first in a pair) in place of the model's own; arms past the list keep theirs. The
+    /// delays hold back the preview's targets; the live twin's ticks act at once.
     pub fn load_each(scene: &Scene, substeps_per_tick: u32, dynamics: &[Option<Dynamics>]) -> Result<Self, TwinError> {
         let mut model = scene.compile()?;
         for (spec, dynamics) in scene.arms().into_iter().zip(dynamics) {
@@ -96,11 +97,16 @@ impl Sim {
             }
         }
         let model = Arc::new(model);
-        let arms = scene
+        let mut arms = scene
             .arms()
             .into_iter()
             .map(|spec| ArmSlot::find(&model, spec))
             .collect::<Result<Vec<_>, _>>()?;
+        for (slot, dynamics) in arms.iter_mut().zip(dynamics) {
+            if let Some(dynamics) = dynamics {
+                slot.delay_s = dynamics.joints.map(|j| j.delay_s);
+            }
+        }
         let data = MjData::new(model.clone());
         let substeps_per_tick = substeps_per_tick.max(1);
         let mut sim = Sim {

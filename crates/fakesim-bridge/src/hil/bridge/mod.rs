@@ -177,7 +177,8 @@ impl HardwareBridge {
             period: parts.config.control_period,
             watchdog_timeout: parts.config.watchdog_timeout,
         };
-        let shadow = Shadow::new(parts.config.shadow, parts.config.control_period, twin_rad);
+        let shadow = Shadow::new(parts.config.shadow, parts.config.control_period, twin_rad)
+            .identified(parts.config.shadow_model.clone());
         let stall = StallGuard::new(parts.config.stall);
         let inner = Arc::new(Inner {
             pipeline: SafetyPipeline::new(parts.arm, layers, timing, now),

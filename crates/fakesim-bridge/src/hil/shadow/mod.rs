@@ -10,8 +10,16 @@
 //! below the threshold in free motion; an obstruction shows as a residual that persists under
 //! load, which no tracking lag does. With no goals (torque off) the arm is passive and is
 //! predicted to stay where it was last known, until it is seen to move.
+//!
+//! With a dynamics profile loaded ([`Shadow::identified`]) the hand-set lag gives way to a
+//! rollout of the identified model ([`rollout`] says how and why), delay included.
+
+mod rollout;
+
+pub use rollout::ShadowModel;
 
 use fakesim_arm::Joint;
+use rollout::Rollout;
 use std::time::{Duration, Instant};
 
 /// Time constant of the predicted servo response.
@@ -150,13 +158,15 @@ struct Rest {
 }
 
 /// The shadow of one arm.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Shadow {
     config: ShadowConfig,
     /// How long the obstruction window lasts.
     window: Duration,
     tracks: [Track; 6],
     last_at: Option<Instant>,
+    /// The identified model's rollout, with a dynamics profile loaded.
+    rollout: Option<Box<Rollout>>,
 }
 
 impl Shadow {
@@ -173,12 +183,24 @@ impl Shadow {
             window: period * config.ticks,
             tracks,
             last_at: None,
+            rollout: None,
         }
+    }
+
+    /// The shadow predicting with the identified `model` (a rollout) instead of the hand-set
+    /// lag; `None` keeps the lag.
+    #[must_use]
+    pub fn identified(mut self, model: Option<ShadowModel>) -> Self {
+        self.rollout = model.map(|m| Box::new(Rollout::new(m)));
+        self
     }
 
     /// The prediction restarts from `pose` (the arm was just held or placed there); windows
     /// restart, reported drift stays.
     pub fn rebase(&mut self, pose: [f64; 6]) {
+        if let Some(rollout) = &mut self.rollout {
+            rollout.stop();
+        }
         for (track, p) in self.tracks.iter_mut().zip(pose) {
             *track = Track {
                 predicted: p,
@@ -195,7 +217,19 @@ impl Shadow {
         let dt = self.last_at.map_or(Duration::ZERO, |last| {
             input.at.saturating_duration_since(last).min(MAX_GAP)
         });
+        let since = self.last_at.unwrap_or(input.at);
         self.last_at = Some(input.at);
+        let rolled = match (&mut self.rollout, input.goals) {
+            (Some(rollout), Some(goals)) => {
+                let from = self.tracks.map(|t| t.predicted);
+                Some(rollout.advance(since, goals, input.at, from))
+            }
+            (Some(rollout), None) => {
+                rollout.stop();
+                None
+            }
+            (None, _) => None,
+        };
         let mut findings = Vec::new();
         let residuals = Joint::ALL.map(|joint| {
             let i = joint.index();
@@ -203,7 +237,10 @@ impl Shadow {
             let (measured, load) = (input.measured[i], input.load_percent[i]);
             match input.goals {
                 Some(goals) => {
-                    predict(&mut track.predicted, goals[i], dt);
+                    match rolled {
+                        Some(pose) => track.predicted = pose[i],
+                        None => predict(&mut track.predicted, goals[i], dt),
+                    }
                     // Should torque go off, the passive arm is followed from where it is.
                     track.anchor = track.predicted;
                 }

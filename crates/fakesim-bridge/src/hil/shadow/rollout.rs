@@ -1,0 +1,185 @@
+//! The shadow's prediction with a dynamics profile loaded: a rollout of the identified model.
+//!
+//! The arm alone on its table (no task objects) is compiled once with the profile's stiffness,
+//! damping, armature, friction and torque limit, and stepped open-loop alongside the readings:
+//! each joint's servo target at physics time `τ` is the goal that was in force at
+//! `τ − delay` (the profile's transport delay), and the prediction at a reading is the pose
+//! interpolated between the two physics steps around it. This is the model the fit scored
+//! (`fakesim-identify` replays recordings the same way), so the shadow expects exactly what the
+//! identified arm does: its slew under the torque limit, its overshoot, gravity's pull and the
+//! delay; a cheaper per-joint model fitted alongside would have to approximate all of them. It
+//! costs one physics step of a six-joint arm (tens of microseconds) per 5 ms of readings.
+
+use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
+use fakesim_twin::{ArmType, Scene, TwinError};
+use mujoco_rs::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One arm's identified model, ready for shadows to roll out. Cheap to clone.
+#[derive(Clone)]
+pub struct ShadowModel {
+    model: Arc<MjModel>,
+    at: [JointAddress; 6],
+    delay: [Duration; 6],
+}
+
+impl std::fmt::Debug for ShadowModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShadowModel")
+            .field("delay", &self.delay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ShadowModel {
+    /// Compiles `arm` alone on its table with `dynamics` in its joints (a few tens of
+    /// milliseconds: do it at start-up, off the async runtime).
+    pub fn new(arm: ArmType, dynamics: &Dynamics) -> Result<Self, TwinError> {
+        let mut model = Scene::builtin(arm, false).compile()?;
+        let at = joint_addresses(&model, arm.spec())?;
+        dynamics.apply(&mut model, &at);
+        Ok(ShadowModel {
+            model: Arc::new(model),
+            at,
+            delay: dynamics.joints.map(|j| Duration::from_secs_f64(j.delay_s)),
+        })
+    }
+
+    /// The longest delay of its joints.
+    fn longest_delay(&self) -> Duration {
+        self.delay.iter().copied().max().unwrap_or_default()
+    }
+}
+
+/// A running rollout: the model's state at `clock`, and the goals in force since when.
+#[derive(Debug)]
+pub(super) struct Rollout {
+    model: ShadowModel,
+    data: Physics,
+    /// Goals with the time each came in force, oldest first; none older than needed.
+    goals: VecDeque<(Instant, [f64; 6])>,
+    /// Where the goals stood before the oldest kept (the pose the rollout started from).
+    before: [f64; 6],
+    /// The instant the physics state is at; `None` until the rollout starts.
+    clock: Option<Instant>,
+    /// The joints one physics step before `clock`.
+    previous: [f64; 6],
+}
+
+/// The rollout's physics data.
+struct Physics(MjData<Arc<MjModel>>);
+
+impl std::fmt::Debug for Physics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Physics")
+    }
+}
+
+impl std::ops::Deref for Physics {
+    type Target = MjData<Arc<MjModel>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Physics {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Rollout {
+    /// A rollout of `model`, not started.
+    pub(super) fn new(model: ShadowModel) -> Self {
+        let data = Physics(MjData::new(model.model.clone()));
+        Rollout {
+            model,
+            data,
+            goals: VecDeque::new(),
+            before: [0.0; 6],
+            clock: None,
+            previous: [0.0; 6],
+        }
+    }
+
+    /// Starts over at `at` from `pose` at rest, holding it.
+    pub(super) fn start(&mut self, at: Instant, pose: [f64; 6]) {
+        self.data.reset();
+        for (j, a) in self.model.at.iter().enumerate() {
+            self.data.qpos_mut()[a.qpos] = pose[j];
+            self.data.ctrl_mut()[a.actuator] = pose[j];
+        }
+        self.data.forward();
+        self.goals.clear();
+        self.before = pose;
+        self.previous = pose;
+        self.clock = Some(at);
+    }
+
+    /// Stops the rollout (torque went off).
+    pub(super) fn stop(&mut self) {
+        self.clock = None;
+    }
+
+    /// Takes `goals` as in force since `since` and rolls out to `at`; returns the predicted pose
+    /// at `at`. A rollout not started starts at `since` from where the goals were (`from`).
+    pub(super) fn advance(&mut self, since: Instant, goals: [f64; 6], at: Instant, from: [f64; 6]) -> [f64; 6] {
+        let Some(mut clock) = self.clock else {
+            self.start(since, from);
+            return self.advance(since, goals, at, from);
+        };
+        if at.saturating_duration_since(clock) > super::MAX_GAP {
+            // A long silence: the state is kept, the time between is not rolled out.
+            clock = at - super::MAX_GAP;
+        }
+        if self.goals.back().is_none_or(|last| last.1 != goals) {
+            self.goals.push_back((since.max(clock), goals));
+        }
+        let dt = Duration::from_secs_f64(self.model.model.opt().timestep);
+        let at_ = self.model.at;
+        while clock + dt <= at {
+            let mid = clock + dt / 2;
+            for (j, a) in at_.iter().enumerate() {
+                let target = mid
+                    .checked_sub(self.model.delay[j])
+                    .map_or(self.before[j], |t| self.goal_at(j, t));
+                self.data.ctrl_mut()[a.actuator] = target;
+            }
+            self.previous = self.pose();
+            self.data.step();
+            clock += dt;
+        }
+        self.clock = Some(clock);
+        self.forget_before(clock);
+        // The reading lies within the step after `clock`: extrapolate the last step's motion.
+        let share = (at - clock).as_secs_f64() / dt.as_secs_f64();
+        let now = self.pose();
+        std::array::from_fn(|j| now[j] + share * (now[j] - self.previous[j]))
+    }
+
+    /// The joints now.
+    fn pose(&self) -> [f64; 6] {
+        let qpos = self.data.qpos();
+        self.model.at.map(|a| qpos[a.qpos])
+    }
+
+    /// Joint `j`'s goal in force at `t`.
+    fn goal_at(&self, j: usize, t: Instant) -> f64 {
+        let n = self.goals.partition_point(|g| g.0 <= t);
+        if n == 0 { self.before[j] } else { self.goals[n - 1].1[j] }
+    }
+
+    /// Drops the goals no step from `clock` on can reach back to.
+    fn forget_before(&mut self, clock: Instant) {
+        let Some(horizon) = clock.checked_sub(self.model.longest_delay()) else {
+            return;
+        };
+        while self.goals.len() > 1 && self.goals[1].0 <= horizon {
+            if let Some((_, goals)) = self.goals.pop_front() {
+                self.before = goals;
+            }
+        }
+    }
+}
