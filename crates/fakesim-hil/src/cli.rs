@@ -2,6 +2,7 @@
 //! daemon with the library's options; the hardware tools' subcommands are why the binary, not
 //! the library, depends on `fakesim-hardware-tools` (and through it on `feetech-emu`).
 
+use crate::identify::IdentifyArgs;
 use crate::service::InstallServiceArgs;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use fakesim_hardware_tools::align::AlignArgs;
@@ -55,6 +56,8 @@ pub enum Command {
     Emulate(Box<EmulateArgs>),
     /// Drive a follower arm and the twin from a leader arm moved by hand, until Ctrl-C.
     Teleop(TeleopArgs),
+    /// Fit each joint's dynamics to recordings of one arm and write its dynamics profile.
+    Identify(Box<IdentifyArgs>),
     /// Serve the episode tools over MCP on stdin/stdout, for an agent host that launches it.
     Mcp(McpArgs),
     /// Install the udev rules and a systemd unit serving one arm after every boot.

@@ -2,6 +2,7 @@
 //! line and runs the daemon, one of the hardware tools or `install-service`.
 
 mod cli;
+mod identify;
 mod service;
 
 use cli::{Cli, Command};
@@ -35,6 +36,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Align(args) => hardware_tools::align::run(args, Console::stdio()).await,
             Command::Emulate(args) => hardware_tools::emulate::run(*args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
+            Command::Identify(args) => identify::run(*args).await,
             Command::Mcp(args) => fakesim_hil::mcp_stdio(args).await,
             Command::InstallService(args) => service::run(&args),
             Command::ConfigTable => {

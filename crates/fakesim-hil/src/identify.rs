@@ -1,0 +1,183 @@
+//! `fakesim-hil identify`: fits each joint's dynamics to recordings of one arm (the daemon's
+//! traces, LeRobotDataset episodes, CSV/NPY tables) with `fakesim_identify`, prints the
+//! figures, and writes the dynamics profile when the validation gate keeps the fit.
+
+use anyhow::{Context, anyhow, bail};
+use fakesim_feetech_arm::mapping::LeRobotUnit;
+use fakesim_identify::fit::FitOptions;
+use fakesim_identify::read::{Selection, Units};
+use fakesim_identify::{Options, Outcome, Recording, identify, report};
+use fakesim_twin::ArmType;
+use fakesim_twin::dynamics::profile::{FitRecord, Profile, path_beside_calibration};
+use fakesim_twin::joints::Joint;
+use feetech::calibration::{ArmKind, ArmRole, calibration_path, calibration_root, find_calibration};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// LeRobot's joint units in a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DatasetUnits {
+    /// Degrees about the middle of the calibrated range (`use_degrees=True`, LeRobot's default).
+    Degrees,
+    /// -100..100 over the calibrated range (`use_degrees=False`).
+    Range,
+}
+
+/// Fit each joint's dynamics (stiffness, damping, armature, friction, torque limit, delay) to
+/// recordings of one arm, and write its dynamics profile when the fit holds on validation.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IdentifyArgs {
+    /// Recordings of the arm: traces the daemon wrote (--trace), LeRobotDataset directories
+    /// (v3.0, v2.1), or CSV/NPY tables of time, goals and positions in radians.
+    #[arg(required = true, value_name = "RECORDING")]
+    pub recordings: Vec<PathBuf>,
+    /// The arm recorded: so101 or so100.
+    #[arg(long, value_name = "ARM", default_value = "so101")]
+    pub robot: ArmType,
+    /// LeRobot's id of the arm: the profile goes beside its calibration (ID.dynamics.toml),
+    /// whose calibration converts a dataset's units.
+    #[arg(long, value_name = "ID")]
+    pub robot_id: Option<String>,
+    /// The arm's LeRobot calibration file (else found by --robot-id; a dataset without either
+    /// is read through the nominal calibration).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Where to write the profile [default: beside the calibration of --robot-id or --calibration].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the figures as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A dataset's episodes to read, comma-separated [default: all].
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    pub episodes: Vec<u64>,
+    /// A dataset's joint units.
+    #[arg(long, value_name = "UNITS", value_enum, default_value = "degrees")]
+    pub units: DatasetUnits,
+    /// Generations of each joint's evolution strategy (each is --population rollouts).
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().generations)]
+    pub generations: usize,
+    /// Candidates per generation.
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().population)]
+    pub population: usize,
+    /// Seed of the strategies (a run is repeatable).
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().seed)]
+    pub seed: u64,
+    /// Threads the rollouts run on [default: one per core].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Runs the identification and reports; fails on a refused recording or a fit not kept.
+pub async fn run(args: IdentifyArgs) -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(move || run_blocking(&args))
+        .await
+        .context("the identification panicked")?
+}
+
+fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
+    if args.population < 2 || args.generations == 0 {
+        bail!("--population must be at least 2 and --generations at least 1");
+    }
+    let calibration = calibration_of(args)?;
+    let out = match (&args.out, &calibration, &args.robot_id) {
+        (Some(out), _, _) => out.clone(),
+        (None, Some(calibration), _) => path_beside_calibration(calibration),
+        (None, None, Some(id)) => {
+            let root = calibration_root().context("cannot find LeRobot's calibration directory")?;
+            path_beside_calibration(&calibration_path(&root, ArmKind::SoFollower, id))
+        }
+        (None, None, None) => bail!(
+            "say where the profile goes: --robot-id ID (beside its LeRobot calibration), --calibration FILE or --out FILE"
+        ),
+    };
+    let unit = match args.units {
+        DatasetUnits::Degrees => LeRobotUnit::Degrees,
+        DatasetUnits::Range => LeRobotUnit::Range,
+    };
+    let units = Units::new(args.robot, calibration.as_deref(), unit)?;
+    let selection = Selection {
+        episodes: args.episodes.clone(),
+    };
+    let mut recordings: Vec<Recording> = Vec::new();
+    for path in &args.recordings {
+        recordings.extend(fakesim_identify::read::load(path, &units, &selection)?);
+    }
+    if let Some(other) = recordings.iter().find(|r| r.arm != args.robot) {
+        bail!(
+            "{} is a recording of an {}, but --robot is {}",
+            other.name,
+            other.arm,
+            args.robot
+        );
+    }
+    let options = Options {
+        fit: FitOptions {
+            generations: args.generations,
+            population: args.population,
+            seed: args.seed,
+        },
+        threads: args.threads.unwrap_or(0),
+        ..Options::default()
+    };
+    let seconds: f64 = recordings.iter().map(Recording::duration).sum();
+    eprintln!(
+        "fitting {} recording(s), {seconds:.1} s, {} generations of {} candidates per joint…",
+        recordings.len(),
+        args.generations,
+        args.population
+    );
+    let outcome = identify(&recordings, &options)?;
+    print!("{}", report::text(&outcome));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report::json(&outcome))?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !outcome.kept {
+        bail!("the fit did not lower the validation error; no profile written (record more, or longer, motion)");
+    }
+    let given: Vec<String> = args.recordings.iter().map(|p| p.display().to_string()).collect();
+    let profile = Profile::new(
+        args.robot,
+        args.robot_id.clone(),
+        &outcome.fitted,
+        Some(fit_record(&outcome, given)),
+    );
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    profile.save(&out)?;
+    println!("\nprofile written: {}", out.display());
+    Ok(())
+}
+
+/// The calibration file: named, else found by robot id (none: a dataset is read nominally).
+fn calibration_of(args: &IdentifyArgs) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(path) = &args.calibration {
+        if !path.is_file() {
+            return Err(anyhow!("no calibration file {}", path.display()));
+        }
+        return Ok(Some(path.clone()));
+    }
+    let Some(id) = &args.robot_id else {
+        return Ok(None);
+    };
+    let root = calibration_root().context("cannot find LeRobot's calibration directory")?;
+    Ok(find_calibration(&root, ArmRole::Follower, id))
+}
+
+/// What the profile keeps of the fit.
+fn fit_record(outcome: &Outcome, recordings: Vec<String>) -> FitRecord {
+    let by_joint = |rows: &[[f64; 2]; 6]| -> BTreeMap<String, [f64; 2]> {
+        Joint::ALL
+            .into_iter()
+            .map(|joint| (joint.label().to_owned(), rows[joint.index()]))
+            .collect()
+    };
+    FitRecord {
+        recordings,
+        seconds: outcome.seconds,
+        train_rms_rad: by_joint(&outcome.train_rms),
+        validation_rms_rad: by_joint(&outcome.validation_rms),
+    }
+}
