@@ -30,6 +30,11 @@ pub struct EmulateArgs {
     /// check what reached the bus.
     #[arg(long, value_name = "FILE")]
     pub write_log: Option<PathBuf>,
+    /// Move as the arm of this dynamics profile (as `fakesim-hil identify` writes it): each
+    /// servo acts on a goal its joint's delay late, and turns no faster than the joint's
+    /// torque limit lets it.
+    #[arg(long, value_name = "FILE", conflicts_with = "new_servo")]
+    pub dynamics: Option<PathBuf>,
     /// The emulated arm: which one, the calibration its servos hold, joint offsets, obstacles, slips.
     #[command(flatten)]
     pub arm: ArmArgs,
@@ -58,6 +63,11 @@ impl EmulateArgs {
         } else {
             VirtualSo101::servos()
         };
+        let mut servos = servos;
+        if let Some(file) = &self.dynamics {
+            crate::emulate_dynamics::apply(file, self.arm.kind, &self.arm.calibration()?, &mut servos)
+                .with_context(|| format!("--dynamics {}", file.display()))?;
+        }
         let config = EmuConfig {
             wire_timing: self.wire_timing,
             faults: self.faults.config(),

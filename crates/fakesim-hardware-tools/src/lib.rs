@@ -10,6 +10,7 @@ pub mod align;
 pub mod calibrate;
 pub mod console;
 pub mod emulate;
+pub mod emulate_dynamics;
 mod interrupt;
 pub mod port;
 pub mod progress;

@@ -3,6 +3,7 @@
 use feetech::control_table::DEFAULT_BAUD_RATE;
 
 use crate::faults::FaultConfig;
+use crate::response::Response;
 use crate::script::{Push, Script};
 
 /// Starting state of one emulated STS3215.
@@ -30,6 +31,9 @@ pub struct ServoConfig {
     /// Steps per second the shaft slips back against the load at full load (gearing that
     /// loses steps); the position loop makes them up again. 0: no slip.
     pub slip_steps_per_s: f64,
+    /// Its response beyond the registers (delay, speed and acceleration caps): at once and
+    /// unbounded by default.
+    pub response: Response,
 }
 
 impl ServoConfig {
@@ -45,6 +49,7 @@ impl ServoConfig {
             firmware: (3, 10),
             obstacle: None,
             slip_steps_per_s: 0.0,
+            response: Response::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::hindrance::{Hindrance, LOAD_PER_BLOCKED_STEP};
 use crate::motion::{
     ACCEL_STEPS_PER_S2_PER_UNIT, Drive, MAX_ACCEL_UNITS, MAX_SPEED_STEPS_PER_S, Motion, STEPS_PER_TURN,
 };
+use crate::response::{DelayLine, Response};
 use crate::table::{EepromImage, Table, writable_register};
 
 /// Steps per second per unit of the speed registers when Phase bit 2 is clear.
@@ -59,6 +60,10 @@ pub(crate) struct Servo {
     hand_load: f64,
     /// Locked up after an overload: deaf and mute until its power is cycled.
     pub(crate) locked_up: bool,
+    /// Caps on speed and acceleration beyond the registers.
+    response: Response,
+    /// The goals written but not yet acted on.
+    delay_line: DelayLine,
 }
 
 impl Servo {
@@ -81,6 +86,8 @@ impl Servo {
             supply_decivolts: config.supply_decivolts,
             hand_load: 0.0,
             locked_up: false,
+            response: config.response,
+            delay_line: DelayLine::new(config.response.delay),
         };
         servo.power_on();
         servo
@@ -147,7 +154,9 @@ impl Servo {
             // Enabling torque holds the current pose instead of jumping to a stale goal.
             let present = self.present_position();
             self.table.set(&ct::GOAL_POSITION, present);
+            self.delay_line.hold(present);
         }
+        self.delay_line.written(self.table.get(&ct::GOAL_POSITION));
     }
 
     /// A REG_WRITE: the write waits for ACTION (a later REG_WRITE replaces it).
@@ -185,6 +194,7 @@ impl Servo {
         self.motion.place(self.motion.actual());
         let present = self.present_position();
         self.table.set(&ct::GOAL_POSITION, present);
+        self.delay_line.hold(present);
     }
 
     /// Moves the shaft by hand so that it reads `steps` (wrapped into one turn).
@@ -220,6 +230,7 @@ impl Servo {
 
     /// Advances motion and temperature by `dt`; `forced` errors stay active meanwhile.
     pub(crate) fn advance(&mut self, dt: Duration, forced: ServoError) {
+        self.delay_line.advance(dt);
         // With an obstacle or slipping gearing, in short slices: the gearing slips under the
         // load of the slice before, and the position loop drives on from there.
         let slice = if self.hindrance.is_active() {
@@ -321,7 +332,8 @@ impl Servo {
 
     /// The goal the position loop tracks: Goal_Position clamped to one turn and the limits.
     fn tracked_goal(&self) -> f64 {
-        let goal = self.table.get(&ct::GOAL_POSITION).clamp(0, STEPS_PER_TURN as i32 - 1);
+        let written = self.table.get(&ct::GOAL_POSITION);
+        let goal = self.delay_line.acting(written).clamp(0, STEPS_PER_TURN as i32 - 1);
         let min = self.table.get(&ct::MIN_POSITION_LIMIT);
         let max = self.table.get(&ct::MAX_POSITION_LIMIT);
         let goal = if min < max { goal.clamp(min, max) } else { goal };
@@ -348,8 +360,8 @@ impl Servo {
         Some(Drive {
             goal: self.tracked_goal(),
             offset: self.homing_offset(),
-            max_speed,
-            max_accel: f64::from(accel_units) * ACCEL_STEPS_PER_S2_PER_UNIT,
+            max_speed: max_speed.min(self.response.max_speed_steps_per_s),
+            max_accel: (f64::from(accel_units) * ACCEL_STEPS_PER_S2_PER_UNIT).min(self.response.max_accel_steps_per_s2),
         })
     }
 

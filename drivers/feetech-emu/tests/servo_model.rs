@@ -231,3 +231,39 @@ fn a_sustained_overload_heats_the_servo_past_its_limit() {
     let expected = ServoError::OVERLOAD | ServoError::OVERHEAT;
     assert_eq!(read(&bus, 1, &ct::STATUS), i32::from(expected.bits()));
 }
+
+#[test]
+fn a_servo_with_a_response_acts_late_and_turns_no_faster_than_its_cap() {
+    let config = ServoConfig {
+        response: feetech_emu::Response {
+            delay: Duration::from_millis(20),
+            max_speed_steps_per_s: 500.0,
+            ..feetech_emu::Response::default()
+        },
+        ..ServoConfig::new(1)
+    };
+    let (bus, clock) = ServoBus::simulated(&EmuConfig::new(vec![config]));
+    write(&bus, 1, &ct::TORQUE_ENABLE, 1);
+    write(&bus, 1, &ct::GOAL_POSITION, 3000);
+    for _ in 0..3 {
+        clock.advance(Duration::from_millis(5));
+        assert_eq!(
+            read(&bus, 1, &ct::PRESENT_POSITION),
+            2048,
+            "the goal is still on its way"
+        );
+    }
+    let mut previous = 2048;
+    for _ in 0..100 {
+        clock.advance(Duration::from_millis(10));
+        let present = read(&bus, 1, &ct::PRESENT_POSITION);
+        assert!(
+            present - previous <= 6,
+            "{previous} -> {present}: faster than 500 steps/s"
+        );
+        previous = present;
+    }
+    assert!(previous > 2400 && previous < 3000, "{previous}");
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(read(&bus, 1, &ct::PRESENT_POSITION), 3000);
+}
