@@ -11,14 +11,14 @@ use fakesim_arm::Arm;
 use fakesim_arm::Joint;
 use fakesim_bridge::hil::{
     BridgeActuation, BridgeConfig, BridgeParts, HardwareBridge, Mode, Sample, Shadow, ShadowConfig, ShadowInput,
-    SyncOption,
+    ShadowModel, SyncOption,
 };
 use fakesim_bridge::twin::ScratchTwinKinematics;
 use fakesim_episode::actuation::{Actuation, SimActuation};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_safety::{RangeGuard, TableGuard};
-use fakesim_twin::{JointValues, Scene, TwinConfig, TwinHandle};
+use fakesim_twin::{ArmType, Dynamics, JointValues, Scene, Sim, TwinConfig, TwinHandle};
 use feetech::bus::BusConfig;
 use feetech_emu::{EmuConfig, VirtualSo101, serve_pty};
 use std::sync::Arc;
@@ -39,9 +39,9 @@ fn percentile(samples: &mut [Duration], q: f64) -> f64 {
 }
 
 /// The shadow's work per reading (a commanded arm, 6 joints): p50 over batches of 1000
-/// readings of an arm tracking a moving goal.
-fn shadow_per_reading(period: Duration) -> Duration {
-    let mut shadow = Shadow::new(ShadowConfig::default(), period, HOME);
+/// readings of an arm tracking a moving goal; with `model`, the identified model's rollout.
+fn shadow_per_reading(period: Duration, model: Option<ShadowModel>) -> Duration {
+    let mut shadow = Shadow::new(ShadowConfig::default(), period, HOME).identified(model);
     let start = Instant::now();
     let mut batches = Vec::new();
     for batch in 0..200u32 {
@@ -202,12 +202,18 @@ async fn main() {
         step_p50_ms,
         percentile(&mut latencies, 0.99)
     );
-    let shadow = shadow_per_reading(Duration::from_secs_f64(1.0 / period));
-    println!(
-        "  shadow per reading (6 joints, commanded)     p50 {:>6.2} µs   {:.3} % of the mirror step p50",
-        shadow.as_secs_f64() * 1e6,
-        shadow.as_secs_f64() * 1e3 / step_p50_ms * 100.0
-    );
+    let identified = Sim::load(&Scene::builtin(ArmType::So101, false), 1)
+        .and_then(|sim| Dynamics::read(sim.model(), ArmType::So101.spec()))
+        .and_then(|dynamics| ShadowModel::new(ArmType::So101, &dynamics))
+        .unwrap();
+    for (what, model) in [("hand-set lag", None), ("identified model", Some(identified))] {
+        let shadow = shadow_per_reading(Duration::from_secs_f64(1.0 / period), model);
+        println!(
+            "  shadow per reading ({what:>16})      p50 {:>6.2} µs   {:.3} % of the mirror step p50",
+            shadow.as_secs_f64() * 1e6,
+            shadow.as_secs_f64() * 1e3 / step_p50_ms * 100.0
+        );
+    }
 
     // Servo moved by hand -> twin shows it: as a task waiting on the samples sees it, and as
     // the sample's own timestamps tell (the reading in the twin), with where the slowest

@@ -8,7 +8,7 @@
 //! (`fakesim-identify` replays recordings the same way), so the shadow expects exactly what the
 //! identified arm does: its slew under the torque limit, its overshoot, gravity's pull and the
 //! delay; a cheaper per-joint model fitted alongside would have to approximate all of them. It
-//! costs one physics step of a six-joint arm (tens of microseconds) per 5 ms of readings.
+//! costs one physics step of the arm alone per 5 ms of readings (the `hil` bench times it).
 
 use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
 use fakesim_twin::{ArmType, Scene, TwinError};
