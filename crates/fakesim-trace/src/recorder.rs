@@ -146,11 +146,15 @@ impl Recorder {
         mode_of(self.shared.mode.load(Ordering::Relaxed))
     }
 
+    /// Queues `record`, or drops and counts it; the first drop for a full queue is logged (a
+    /// writer that stopped logged why itself, and records after a finish are expected).
     fn push(&self, record: Record) {
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.queue.try_send(Some(record))
-            && self.shared.dropped.fetch_add(1, Ordering::Relaxed) == 0
-        {
-            tracing::warn!(trace = %self.shared.path.display(), "trace records dropped: the writer fell behind or stopped");
+        let Err(refused) = self.queue.try_send(Some(record)) else {
+            return;
+        };
+        let earlier = self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+        if earlier == 0 && matches!(refused, TrySendError::Full(_)) {
+            tracing::warn!(trace = %self.shared.path.display(), "trace records dropped: the writer fell behind");
         }
     }
 

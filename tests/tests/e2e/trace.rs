@@ -1,6 +1,7 @@
 //! `--trace DIR` end to end: a daemon on a virtual SO-101 records the arm's bus in mirror and in
 //! hil, and the file read back with `fakesim_trace::read` holds the hand's motion as readings
-//! (mirror, torque off) and the ramped goals (hil, torque on), each kind in time order.
+//! (mirror, torque off) and the ramped goals (hil, torque on), each kind in time order, and
+//! `fakesim-identify` reads it as a recording.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::hil::{Rig, into_hil, until_status};
@@ -145,5 +146,9 @@ async fn mirror_and_hil_are_recorded_to_a_trace_read_back_in_order() {
         "readings in time order"
     );
     assert!(increasing(goals(&trace).map(|g| g.0).collect()), "goals in time order");
+    // The fit reads it as it is: goals, readings and each reading's torque.
+    let recording = fakesim_identify::read::trace::read(&path).unwrap();
+    assert!(recording.goals.len() >= hil_goals.len() && recording.readings.len() > 10);
+    assert_eq!(recording.torque.unwrap().len(), recording.readings.len());
     rig.arm.server.stop().await.unwrap();
 }
