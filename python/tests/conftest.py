@@ -91,6 +91,13 @@ class VirtualBus:
         """The calibration file's contents (LeRobot's format)."""
         return json.loads(self.calibration_path.read_text())
 
+    @property
+    def follower_args(self) -> tuple[str, ...]:
+        """The daemon's arguments for this bus as its follower. The virtual servos share the test
+        machine's cores: on a starved machine they answer late, so the daemon waits 250 ms for a
+        reply rather than 50 (a lost bus is then 2.25 s of silence, not 0.45 s)."""
+        return ("--port", self.device, "--calibration", str(self.calibration_path), "--reply-timeout", "250")
+
 
 @pytest.fixture
 def emulate(fakesim_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., VirtualBus]]:

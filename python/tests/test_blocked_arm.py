@@ -13,7 +13,7 @@ OBSTACLE_DEG = 6.0
 
 def test_a_tick_into_an_obstacle_reports_the_arm_blocked(emulate, daemon_factory) -> None:
     bus = emulate(f"--obstacle=elbow_flex={OBSTACLE_DEG}")
-    daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
+    daemon = daemon_factory(*bus.follower_args, "--mode", "hil")
     with Client(daemon.address) as arm:
         arm.wait_ready()
         arm.acquire_lease("test-hil", ttl_ms=30000)

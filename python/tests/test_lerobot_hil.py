@@ -35,7 +35,7 @@ def test_lerobot_record_in_hil_sends_every_frame_through_the_pipeline_and_record
 ) -> None:
     write_log = lerobot_home / "hil-writes.jsonl"
     bus = emulate("--write-log", str(write_log))
-    daemon = daemon_factory("--port", bus.device, "--calibration", str(bus.calibration_path), "--mode", "hil")
+    daemon = daemon_factory(*bus.follower_args, "--mode", "hil")
     root = lerobot_home / "datasets" / "hil"
     with SolidColourCamera("front", (30, 160, 220), 64, 48) as camera:
         lerobot_record(

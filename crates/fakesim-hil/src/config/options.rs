@@ -8,6 +8,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::{ArmType, RenderQuality};
+use feetech::bus::BusConfig;
 use feetech::configure::ServoSettings;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -177,6 +178,11 @@ pub struct ArmOptions {
     /// Never reopen a lost serial port: the real arm stays lost until the daemon restarts.
     #[arg(long)]
     pub no_reconnect: bool,
+    /// Milliseconds the daemon waits for a servo's reply before it asks again (two more
+    /// tries; three unanswered reads in a row count the servo lost). Raise it for a slow
+    /// adapter or a starved machine.
+    #[arg(long, value_name = "MS")]
+    pub reply_timeout: Option<f64>,
     /// Record a trace of each real arm into this directory (created if missing): every goal
     /// written and every reading taken, with its bus time, the mode and the torque, in
     /// ROBOT_ID-UTCTIME.fstrace (the calibration file's name without a robot id), the input of
@@ -216,6 +222,7 @@ overlay!(ArmOptions {
     preview_horizon_ticks,
     reconnect_interval,
     no_reconnect,
+    reply_timeout,
     trace,
     servos,
     stall,
@@ -341,6 +348,7 @@ pub fn defaults() -> DaemonOptions {
             ramp_speed: Some(0.5),
             preview_horizon_ticks: Some(DEFAULT_PREVIEW_HORIZON_TICKS),
             reconnect_interval: Some(1.0),
+            reply_timeout: Some(BusConfig::default().timeout.as_secs_f64() * 1e3),
             ..ArmOptions::default()
         },
         shadow: ShadowOptions {

@@ -21,6 +21,8 @@ const MAX_PREVIEW_HORIZON_TICKS: u32 = 50;
 const HIL_RATE_HZ: std::ops::RangeInclusive<f64> = 20.0..=100.0;
 /// Seconds `--reconnect-interval` may be: often enough not to spin on a dead port, at most a minute.
 const RECONNECT_INTERVAL_S: std::ops::RangeInclusive<f64> = 0.05..=60.0;
+/// The reply timeouts a bus can run with (ms).
+const REPLY_TIMEOUT_MS: std::ops::RangeInclusive<f64> = 5.0..=1000.0;
 
 /// Everything the daemon runs with, after merging flags, file and defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +79,8 @@ pub struct Settings {
     pub preview_horizon_ticks: u32,
     /// Time between attempts to reopen a lost serial port; `None`: never reopened.
     pub reconnect_interval: Option<Duration>,
+    /// How long the bus waits for a servo's reply before asking again.
+    pub reply_timeout: Duration,
     /// Directory each real arm's trace is recorded into, if any.
     pub trace_dir: Option<PathBuf>,
     /// Camera image quality.
@@ -184,6 +188,8 @@ impl Settings {
             reconnect_interval: (!arm.no_reconnect)
                 .then(|| arm.reconnect_interval.unwrap_or_default())
                 .map(|seconds| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)),
+            reply_timeout: Duration::try_from_secs_f64(arm.reply_timeout.unwrap_or_default() / 1e3)
+                .unwrap_or(Duration::ZERO),
             trace_dir: arm.trace,
             render_quality: twin.render_quality.unwrap_or_default(),
             mcp_listen,
@@ -224,6 +230,14 @@ impl Settings {
                 RECONNECT_INTERVAL_S.start(),
                 RECONNECT_INTERVAL_S.end(),
                 interval.as_secs_f64()
+            );
+        }
+        let reply_ms = self.reply_timeout.as_secs_f64() * 1e3;
+        if !REPLY_TIMEOUT_MS.contains(&reply_ms) {
+            bail!(
+                "reply-timeout must be from {} to {} ms, got {reply_ms}",
+                REPLY_TIMEOUT_MS.start(),
+                REPLY_TIMEOUT_MS.end()
             );
         }
         if let Some(hz) = self.hil_rate_hz
@@ -523,6 +537,15 @@ mod tests {
                 "{err:#}"
             );
         }
+        for ms in ["1", "2000", "NaN"] {
+            let err = Settings::from_args(&args(&["--reply-timeout", ms])).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("reply-timeout must be from 5 to 1000 ms"),
+                "{err:#}"
+            );
+        }
+        let slow = Settings::from_args(&args(&["--reply-timeout", "250"])).unwrap();
+        assert_eq!(slow.reply_timeout, Duration::from_millis(250));
         let file = config_file("render-quality = \"ultra\"\n");
         let err = Settings::from_args(&args(&["--config", file.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("fast, full"), "{err:#}");

@@ -106,10 +106,18 @@ pub fn calibration_file(follower: &Follower) -> anyhow::Result<PathBuf> {
 }
 
 /// The bus policy while connecting: a servo that does not answer stops start-up, so a slow
-/// adapter or a busy machine gets more time than the control loop's default.
-fn connect_config() -> BusConfig {
+/// adapter or a busy machine gets more time than the control loop (at least 250 ms a reply).
+fn connect_config(settings: &Settings) -> BusConfig {
     BusConfig {
-        timeout: Duration::from_millis(250),
+        timeout: settings.reply_timeout.max(Duration::from_millis(250)),
+        ..BusConfig::default()
+    }
+}
+
+/// The bus policy of the control loop: `--reply-timeout` a reply.
+fn operating_config(settings: &Settings) -> BusConfig {
+    BusConfig {
+        timeout: settings.reply_timeout,
         ..BusConfig::default()
     }
 }
@@ -153,14 +161,15 @@ struct ReopenPort {
 
 impl Reconnect<SerialStream> for ReopenPort {
     fn open(&mut self) -> BoxFuture<'_, Result<Bus<SerialStream>, String>> {
-        let opened = Bus::open(&self.port, self.settings.baud, connect_config()).map_err(|e| e.to_string());
+        let opened =
+            Bus::open(&self.port, self.settings.baud, connect_config(&self.settings)).map_err(|e| e.to_string());
         Box::pin(async move { opened })
     }
 
     fn prepare<'a>(&'a mut self, bus: &'a mut Bus<SerialStream>) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
             let connecting = *bus.config();
-            bus.set_config(connect_config());
+            bus.set_config(connect_config(&self.settings));
             let prepared = prepare_servos(bus, &self.calibration, &self.settings).await;
             bus.set_config(connecting);
             prepared.map_err(|e| format!("{e:#}"))
@@ -243,12 +252,12 @@ pub async fn start_bridge(
             log_mapping(settings, &table, &mapping, &twin_ranges);
             let range = RangeGuard::with_calibration(twin_ranges, mapping.calibrated_ranges());
             let config = FeetechArmConfig::new(port.display().to_string());
-            let mut bus = Bus::open(port, settings.baud, connect_config())
+            let mut bus = Bus::open(port, settings.baud, connect_config(settings))
                 .with_context(|| format!("cannot open the arm on {}", port.display()))?;
             prepare_servos(&mut bus, &calibration, settings)
                 .await
                 .with_context(|| format!("arm on {} with calibration {}", port.display(), file.display()))?;
-            bus.set_config(BusConfig::default());
+            bus.set_config(operating_config(settings));
             let reconnection = Reconnection {
                 reconnect: Box::new(ReopenPort {
                     port: port.clone(),

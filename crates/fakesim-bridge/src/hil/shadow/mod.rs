@@ -139,13 +139,22 @@ pub enum Finding {
 #[derive(Debug, Clone, Copy, Default)]
 struct Track {
     predicted: f64,
-    /// Since when (and over how many readings) the residual and load stand over the thresholds.
-    over: Option<(Instant, u32)>,
+    /// The stretch of readings with the residual and load over the thresholds, if any.
+    over: Option<Over>,
     /// Since when the arm rests with a steady residual.
     rest: Option<Rest>,
     /// The measured position the passive prediction was anchored with.
     anchor: f64,
     drift: Option<f64>,
+}
+
+/// A stretch of readings with the residual and the load over the thresholds.
+#[derive(Debug, Clone, Copy)]
+struct Over {
+    since: Instant,
+    readings: u32,
+    /// Where the joint was measured at the stretch's first reading (rad).
+    from: f64,
 }
 
 /// A stretch of readings with the prediction still and the residual steady, unloaded.
@@ -270,21 +279,41 @@ impl Shadow {
         // The gripper squeezing an object is a grasp, not an obstruction.
         let pushing =
             input.goals.is_some() && joint != Joint::Gripper && loaded && residual.abs() >= config.residual_rad;
+        let measured = input.measured[joint.index()];
         track.over = pushing.then(|| {
-            let (since, n) = track.over.unwrap_or((input.at, 0));
-            (since, n + 1)
-        });
-        if let Some((since, n)) = track.over
-            && n >= 2
-            && input.at.saturating_duration_since(since) >= window
-        {
-            track.over = None;
-            return Some(Finding::Obstructed {
-                joint,
-                position_rad: input.measured[joint.index()],
-                residual_rad: residual,
-                load_percent: load,
+            let over = track.over.unwrap_or(Over {
+                since: input.at,
+                readings: 0,
+                from: measured,
             });
+            Over {
+                readings: over.readings + 1,
+                ..over
+            }
+        });
+        if let Some(over) = track.over
+            && over.readings >= 2
+            && input.at.saturating_duration_since(over.since) >= window
+        {
+            // A blocked joint is held: over the window it gains less than the residual
+            // threshold toward where it should be. A joint that lags the prediction while it
+            // accelerates, or whose readings arrive late, gains more: its stretch starts again.
+            let gained = (measured - over.from) * -residual.signum();
+            if gained >= config.residual_rad {
+                track.over = Some(Over {
+                    since: input.at,
+                    readings: 1,
+                    from: measured,
+                });
+            } else {
+                track.over = None;
+                return Some(Finding::Obstructed {
+                    joint,
+                    position_rad: measured,
+                    residual_rad: residual,
+                    load_percent: load,
+                });
+            }
         }
         let predicted = track.predicted;
         track.rest = match track.rest {

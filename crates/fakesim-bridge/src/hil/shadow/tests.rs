@@ -107,6 +107,42 @@ fn a_residual_without_load_or_a_short_push_is_no_obstruction() {
 }
 
 #[test]
+fn a_joint_that_lags_but_gains_on_its_goal_is_not_blocked_until_it_stops() {
+    let mut feed = Feed::new([0.0; 6]);
+    let goals = one(Joint::ShoulderLift, 1.0);
+    let load = one(Joint::ShoulderLift, 70.0);
+    // Under load at a fifth of the predicted speed (readings late, or a slow acceleration):
+    // the residual stands far over the threshold, yet the joint gains 10 mrad a reading.
+    let mut found = Vec::new();
+    for n in 1..=40 {
+        found.extend(feed.readings(1, one(Joint::ShoulderLift, 0.01 * f64::from(n)), load, Some(goals)));
+    }
+    assert!(found.is_empty(), "{found:?}");
+    let residual = feed.shadow.observe(&ShadowInput {
+        at: feed.at,
+        measured: one(Joint::ShoulderLift, 0.4),
+        load_percent: load,
+        goals: Some(goals),
+    });
+    assert!(
+        residual.0[Joint::ShoulderLift.index()].residual_rad < -0.3,
+        "{residual:?}"
+    );
+    // Where it stops under load, it is blocked within two windows (30 readings).
+    let found = feed.readings(30, one(Joint::ShoulderLift, 0.4), load, Some(goals));
+    assert!(
+        matches!(
+            found.first(),
+            Some(Finding::Obstructed {
+                joint: Joint::ShoulderLift,
+                ..
+            })
+        ),
+        "{found:?}"
+    );
+}
+
+#[test]
 fn a_steady_offset_at_rest_is_drift_reported_once() {
     // The twin starts at zero; the passive arm rests 3 degrees off on the wrist roll.
     let offset = 3f64.to_radians();
