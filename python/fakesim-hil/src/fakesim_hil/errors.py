@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import grpc
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 #: ErrorInfo domain of every refusal the daemon sends.
@@ -39,11 +39,20 @@ class FakesimError(Exception):
         """Builds the exception from a failed call, reading the ErrorInfo detail when present."""
         code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
         message = error.details() if isinstance(error, grpc.Call) else str(error)
-        reason, metadata = None, {}
         status = rpc_status.from_call(error) if isinstance(error, grpc.Call) else None
+        return cls._with_info(code, message or "", status)
+
+    @classmethod
+    def from_status(cls, code: grpc.StatusCode, message: str, details: bytes | None) -> FakesimError:
+        """Builds the exception from a call's status as its trailers carry it: the code, the
+        message and the serialized ``google.rpc.Status`` of ``grpc-status-details-bin``."""
+        return cls._with_info(code, message, status_pb2.Status.FromString(details) if details else None)
+
+    @classmethod
+    def _with_info(cls, code: grpc.StatusCode, message: str, status: status_pb2.Status | None) -> FakesimError:
+        """The exception with the reason and metadata of the status's fakesim-hil ErrorInfo."""
         for detail in status.details if status is not None else ():
             info = error_details_pb2.ErrorInfo()
             if detail.Is(info.DESCRIPTOR) and detail.Unpack(info) and info.domain == DOMAIN:
-                reason, metadata = info.reason, dict(info.metadata)
-                break
-        return cls(code, message or "", reason, metadata)
+                return cls(code, message, info.reason, dict(info.metadata))
+        return cls(code, message)
