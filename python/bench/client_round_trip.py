@@ -1,6 +1,10 @@
 """Benchmark: the Python client's `Tick` and `GetRobotState` round trips beside the Rust client's,
-on the same release daemon in the same run, over a Unix socket and TCP 127.0.0.1; rounds take
-turns (Python, Rust; Rust, Python; ...), each side timing its own calls:
+on the same release daemon in the same run, over a Unix socket and TCP 127.0.0.1. Four sides take
+turns round by round (the order rotating), each timing its own calls: the Python client as it
+is (its direct route for these calls, `fakesim_hil.direct`), the same client through grpcio
+(``direct=False``, the route before), grpcio's bare stub with a request made once (the floor of
+any grpcio client), and the Rust client; each side's CPU time per call (its whole process's)
+is printed beside the round trips:
 
     FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile]
 
@@ -10,7 +14,7 @@ with the marks of their start-up between (from their log).
 The Rust side is the `rtt_client` bench of the fakesim-hil crate (`cargo bench -p fakesim-hil
 --bench rtt_client --no-run` builds it; this script finds it, or takes the executable's path from
 ``$FAKESIM_RTT_CLIENT``). ``--profile`` then profiles the
-Python client's ticks with cProfile and prints where the time goes.
+Python client's ticks on both routes with cProfile and prints where the time goes.
 """
 
 from __future__ import annotations
@@ -21,15 +25,18 @@ import io
 import json
 import os
 import pstats
+import resource
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
+from fakesim.v1 import robot_pb2
 from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon
 
@@ -55,24 +62,51 @@ def rust_client() -> str:
     raise RuntimeError("cargo built no rtt_client executable")
 
 
-def python_medians(client: Client, action: np.ndarray, calls: int) -> tuple[float, float]:
-    """Median µs of ``calls`` ticks and state reads, taking turns."""
+#: The Python sides of a round: label, what they time.
+PYTHON_SIDES = ("direct", "grpcio", "bare")
+
+
+def python_medians(tick: Callable[[], object], state: Callable[[], object], calls: int) -> tuple[float, float, float]:
+    """Median µs of ``calls`` ticks and state reads, taking turns, and the µs of CPU this
+    process spent per call (every thread's, grpcio's own included)."""
     ticks, states = [], []
     clock = time.perf_counter_ns
+    cpu = time.process_time()
     for _ in range(calls):
         start = clock()
-        client.tick(action)
+        tick()
         ticks.append(clock() - start)
         start = clock()
-        client.robot_state()
+        state()
         states.append(clock() - start)
-    return statistics.median(ticks) / 1e3, statistics.median(states) / 1e3
+    cpu = (time.process_time() - cpu) / (2 * calls) * 1e6
+    return statistics.median(ticks) / 1e3, statistics.median(states) / 1e3, cpu
 
 
-def rust_medians(binary: str, address: str, calls: int) -> tuple[float, float]:
-    """Median µs of the Rust client's ticks and state reads on ``address``."""
+def python_sides(address: str, action: np.ndarray) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], list[Client]]:
+    """The Python sides' tick and state calls on ``address`` and the clients they use: the
+    client (direct route), the client through grpcio, and grpcio's bare stub (the client's
+    channel, a request made once, no timeout or metadata)."""
+    direct, through_grpcio = Client(address), Client(address, direct=False)
+    tick_request = robot_pb2.TickRequest(action=action.tolist())
+    state_request = robot_pb2.GetRobotStateRequest()
+    bare_tick, bare_state = through_grpcio.robot.Tick, through_grpcio.robot.GetRobotState
+    sides = {
+        "direct": (lambda: direct.tick(action), direct.robot_state),
+        "grpcio": (lambda: through_grpcio.tick(action), through_grpcio.robot_state),
+        "bare": (lambda: bare_tick(tick_request), lambda: bare_state(state_request)),
+    }
+    return sides, [direct, through_grpcio]
+
+
+def rust_medians(binary: str, address: str, calls: int) -> tuple[float, float, float]:
+    """Median µs of the Rust client's ticks and state reads on ``address``, and the µs of CPU
+    its process spent per call (its start and connection included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([binary, address, str(calls)], check=True, capture_output=True, text=True).stdout.split()
-    return float(out[0]), float(out[1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / (2 * calls) * 1e6
+    return float(out[0]), float(out[1]), cpu
 
 
 def profile(client: Client, action: np.ndarray, calls: int) -> str:
@@ -150,28 +184,40 @@ def main() -> None:
             addresses = {transport: daemon.address for transport, daemon in daemons.items()}
         try:
             for transport, address in addresses.items():
-                with Client(address) as client:
-                    action = np.array(client.robot_state().ctrl_targets)
-                    python_medians(client, action, 100)  # warm-up
-                    figures: dict[str, list[float]] = {"py tick": [], "rs tick": [], "py state": [], "rs state": []}
+                with Client(address) as probe:
+                    action = np.array(probe.robot_state().ctrl_targets)
+                sides, clients = python_sides(address, action)
+                try:
+                    for tick, state in sides.values():
+                        python_medians(tick, state, 100)  # warm-up
+                    order = [*PYTHON_SIDES, "rust"]
+                    calls = ("tick", "state", "cpu")
+                    figures: dict[str, list[float]] = {f"{side} {call}": [] for side in order for call in calls}
                     for round_ in range(args.rounds):
-                        sides = ["py", "rs"] if round_ % 2 == 0 else ["rs", "py"]
-                        for side in sides:
-                            if side == "py":
-                                tick, state = python_medians(client, action, args.calls)
+                        for side in order[round_ % len(order) :] + order[: round_ % len(order)]:
+                            if side == "rust":
+                                measured = rust_medians(binary, address, args.calls)
                             else:
-                                tick, state = rust_medians(binary, address, args.calls)
-                            figures[f"{side} tick"].append(tick)
-                            figures[f"{side} state"].append(state)
-                    ratio = lambda call: [p / r for p, r in zip(figures[f"py {call}"], figures[f"rs {call}"])]  # noqa: E731
+                                measured = python_medians(*sides[side], args.calls)
+                            for call, value in zip(calls, measured):
+                                figures[f"{side} {call}"].append(value)
                     print(f"{transport} ({address}); median µs per round, min / median of {args.rounds} rounds:")
-                    for call, name in (("tick", "Tick"), ("state", "GetRobotState")):
-                        print(
-                            f"  {name:<14} Python {spread(figures[f'py {call}'])}   Rust {spread(figures[f'rs {call}'])}"
-                            f"   Python / Rust {min(ratio(call)):.2f} / {statistics.median(ratio(call)):.2f}"
-                        )
+                    for call, name in (("tick", "Tick"), ("state", "GetRobotState"), ("cpu", "CPU per call")):
+                        rust = figures[f"rust {call}"]
+                        print(f"  {name:<14} Rust {spread(rust)}")
+                        for side in PYTHON_SIDES:
+                            ratio = [p / r for p, r in zip(figures[f"{side} {call}"], rust)]
+                            print(
+                                f"    Python {side:<7} {spread(figures[f'{side} {call}'])}"
+                                f"   / Rust {min(ratio):.2f} / {statistics.median(ratio):.2f}"
+                            )
                     if args.profile and address.startswith("unix:"):
-                        print(profile(client, action, 3000))
+                        for label, client in zip(("direct route", "through grpcio"), clients):
+                            print(f"cProfile of 3000 ticks, {label}:")
+                            print(profile(client, action, 3000))
+                finally:
+                    for client in clients:
+                        client.close()
         finally:
             for daemon in daemons.values():
                 daemon.stop()
