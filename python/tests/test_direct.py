@@ -3,6 +3,7 @@ connection of the calling thread's own) against real daemons, beside the grpcio 
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import threading
@@ -74,6 +75,17 @@ def test_threads_tick_at_once_each_on_its_own_connection(client: Client) -> None
     for seen in steps.values():
         assert len(seen) == 100 and seen == sorted(seen), "each thread's answers come in its order"
     assert not set(steps[0]) & set(steps[1]), "every tick answered once, to the thread that sent it"
+
+
+def test_a_client_dropped_without_closing_leaves_no_thread_behind(daemon) -> None:
+    before = set(threading.enumerate())
+    dropped = Client(daemon.address)
+    dropped.robot_state()
+    (idle_thread,) = [thread for thread in set(threading.enumerate()) - before if thread.name == "fakesim-direct-idle"]
+    del dropped
+    gc.collect()
+    idle_thread.join(timeout=60)
+    assert not idle_thread.is_alive(), "the idle connections' thread ends with its client"
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")

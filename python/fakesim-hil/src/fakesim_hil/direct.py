@@ -24,6 +24,8 @@ from .h2link import Link, request_headers
 
 #: Seconds between two looks at the links no call is using.
 IDLE_CHECK_S = 0.25
+#: Request header blocks kept (one per path, timeout and metadata in use).
+HEADER_BLOCKS_KEPT = 64
 
 
 def supports(address: str) -> bool:
@@ -45,6 +47,8 @@ class DirectCalls:
         self._authority = "localhost" if address.startswith("unix:") else address
         self._local = threading.local()
         self._links: list[Link] = []
+        # A client dropped without closing closes its connections all the same.
+        weakref.finalize(self, _close_links, self._links)
         self._lock = threading.Lock()
         self._headers: dict[tuple[str, float | None, tuple[tuple[str, str], ...]], bytes] = {}
         self._closed = threading.Event()
@@ -59,6 +63,8 @@ class DirectCalls:
         key = (path, timeout_s, metadata)
         headers = self._headers.get(key)
         if headers is None:
+            if len(self._headers) >= HEADER_BLOCKS_KEPT:
+                self._headers.clear()
             headers = self._headers[key] = request_headers(path, self._authority, timeout_s, metadata)
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         link = None
@@ -83,7 +89,8 @@ class DirectCalls:
         """Closes every thread's connection and stops the idle links' thread."""
         self._closed.set()
         with self._lock:
-            links, self._links = self._links, []
+            links = list(self._links)
+            self._links.clear()
         for link in links:
             link.close()
 
@@ -93,7 +100,8 @@ class DirectCalls:
         with self._lock:
             self._links.append(link)
             if self._watcher is None:
-                self._watcher = threading.Thread(target=self._answer_idle_links, name="fakesim-direct-idle", daemon=True)
+                watch = (weakref.ref(self), self._closed)
+                self._watcher = threading.Thread(target=_watch_idle_links, args=watch, name="fakesim-direct-idle", daemon=True)
                 self._watcher.start()
         self._local.link = link
         return link
@@ -112,33 +120,53 @@ class DirectCalls:
         """In a child this process forked: closes the child's copies of the parent's sockets
         without a word on them (the parent's connections go on) and starts afresh, so that no
         call of the child is written into a connection the parent is using."""
-        links, self._links = self._links, []
+        links = list(self._links)
+        self._links.clear()
         self._lock = threading.Lock()
         self._local = threading.local()
         self._watcher = None
         for link in links:
             link.close()
 
-    def _answer_idle_links(self) -> None:
-        """Every `IDLE_CHECK_S`, answers what the links no call is using have received, and
-        closes those the daemon is closing."""
-        while not self._closed.wait(IDLE_CHECK_S):
-            with self._lock:
-                links = list(self._links)
-            for link in links:
-                if not link.busy.acquire(blocking=False):
-                    continue
-                try:
+    def answer_idle_links(self) -> None:
+        """Answers what the links no call is using have received, and closes those the daemon
+        is closing and those of threads that have ended."""
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            if not link.busy.acquire(blocking=False):
+                continue
+            if not link.owner.is_alive():
+                link.closing = True
+            try:
+                if not link.closing:
                     link.answer_idle()
-                except (OSError, ValueError, IndexError, struct.error, hpack.HPACKError, FakesimError):
-                    link.closing = True
-                finally:
-                    link.busy.release()
-                if link.closing:
-                    with self._lock:
-                        if link in self._links:
-                            self._links.remove(link)
-                    link.close()
+            except (OSError, ValueError, IndexError, struct.error, hpack.HPACKError, FakesimError):
+                link.closing = True
+            finally:
+                link.busy.release()
+            if link.closing:
+                with self._lock:
+                    if link in self._links:
+                        self._links.remove(link)
+                link.close()
+
+
+def _close_links(links: list[Link]) -> None:
+    """Closes the connections of a `DirectCalls` that is gone."""
+    for link in links:
+        link.close()
+
+
+def _watch_idle_links(calls: weakref.ref[DirectCalls], closed: threading.Event) -> None:
+    """The idle links' thread: every `IDLE_CHECK_S` until ``closed`` is set or the calls are
+    gone (a client dropped without closing), `DirectCalls.answer_idle_links`."""
+    while not closed.wait(IDLE_CHECK_S):
+        alive = calls()
+        if alive is None:
+            return
+        alive.answer_idle_links()
+        del alive
 
 
 #: Every `DirectCalls` of this process, for `_after_fork`.

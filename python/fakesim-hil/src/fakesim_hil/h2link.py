@@ -130,6 +130,8 @@ class Link:
         self.closing = False
         #: Held while a call or `answer_idle` uses the connection.
         self.busy = threading.Lock()
+        #: The thread whose calls use the connection.
+        self.owner = threading.current_thread()
 
     def close(self) -> None:
         """Closes the socket."""
