@@ -74,13 +74,14 @@ def hpack_int(value: int, prefix_bits: int, first: int = 0) -> bytes:
 
 
 def literal(name: str | int, value: str) -> bytes:
-    """A header field as a literal never added to the table, its name a static table index or a
-    string, neither Huffman-coded (RFC 7541, section 6.2.2)."""
+    """A header field as a literal never indexed (RFC 7541, section 6.2.3: no table of ours or of
+    a proxy's keeps it, a token included), its name a static table index or a string, neither
+    Huffman-coded."""
     encoded = value.encode()
     if isinstance(name, int):
-        head = hpack_int(name, 4)
+        head = hpack_int(name, 4, 0x10)
     else:
-        head = b"\x00" + hpack_int(len(name), 7) + name.encode()
+        head = b"\x10" + hpack_int(len(name), 7) + name.encode()
     return head + hpack_int(len(encoded), 7) + encoded
 
 
