@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import hpack
 import numpy as np
 import pytest
 
@@ -19,6 +20,7 @@ from fakesim_hil import Client, FakesimError
 from fakesim_hil.client import STATE_PATH
 from fakesim_hil.daemon import LocalDaemon
 from fakesim_hil.direct import DirectCalls
+from fakesim_hil.h2link import request_headers
 
 
 @pytest.fixture
@@ -121,6 +123,21 @@ def test_token_and_lease_go_with_direct_calls(daemon_factory, tmp_path: Path) ->
         holder.release_lease()
         other.acquire_lease("other")
         other.tick(action)
+
+
+def test_request_headers_decode_to_the_fields_sent_long_values_included() -> None:
+    token = "Bearer " + "t" * 300  # a length past HPACK's one-byte prefix
+    block = request_headers("/fakesim.v1.RobotService/Tick", "localhost", 2.5, (("authorization", token),))
+    assert [(str(name), str(value)) for name, value in hpack.Decoder().decode(block)] == [
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", "/fakesim.v1.RobotService/Tick"),
+        (":authority", "localhost"),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+        ("grpc-timeout", "2500m"),
+        ("authorization", token),
+    ]
 
 
 def test_a_daemon_that_never_answers_is_a_deadline_exceeded(tmp_path: Path) -> None:
