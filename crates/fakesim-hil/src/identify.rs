@@ -63,6 +63,9 @@ pub struct IdentifyArgs {
     /// Seed of the strategies (a run is repeatable).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().seed)]
     pub seed: u64,
+    /// Most Levenberg–Marquardt rounds after the strategies (each is 73 rollouts of the training part; 0: none).
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().rounds)]
+    pub rounds: usize,
     /// Threads the rollouts run on [default: one per core].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -116,6 +119,7 @@ fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
             generations: args.generations,
             population: args.population,
             seed: args.seed,
+            rounds: args.rounds,
         },
         threads: args.threads.unwrap_or(0),
         ..Options::default()

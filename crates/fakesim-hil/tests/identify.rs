@@ -75,7 +75,16 @@ fn recording(seconds: f64) -> Recording {
 }
 
 /// A quick fit: few generations, two threads.
-const QUICK: [&str; 6] = ["--generations", "6", "--population", "6", "--threads", "2"];
+const QUICK: [&str; 8] = [
+    "--generations",
+    "6",
+    "--population",
+    "6",
+    "--rounds",
+    "1",
+    "--threads",
+    "2",
+];
 
 #[test]
 fn a_trace_is_fitted_and_the_profile_written_beside_the_calibration() {

@@ -6,15 +6,19 @@
 //! strategy only ranks candidates. The parameters are mapped onto [0, 1] between their bounds
 //! (log-scaled for the positive ones), with a penalty beyond them. Each generation's k-th
 //! candidates of the six joints' strategies are replayed together in one rollout, and each
-//! strategy is told its own joint's error: the arm's coupling between joints is small next to
-//! a joint's own response, so six 6-parameter searches cost what one would.
+//! strategy is told its own joint's error, so six 6-parameter searches cost what one would.
+//! The other joints' candidates move a joint's error too (the arm couples them, and the twin's
+//! replays are rough below about 1 % of a parameter: a 0.1 % change of one joint's torque limit
+//! can move another joint's replay by 1–2 mrad), which a strategy sees as noise: each ends at
+//! the mean of its last generation rather than its luckiest candidate, and [`crate::refine`]
+//! then fits all 36 coordinates together.
 
 use crate::pool::{Pool, rms_per_joint};
 use crate::split::Segment;
 use cmaes::{CMAESOptions, DVector as EsVector};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::joints::Joint;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use std::sync::{Condvar, Mutex};
 
 /// One parameter's bounds; `log` maps it on a logarithmic scale.
@@ -84,14 +88,18 @@ pub struct FitOptions {
     pub population: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
+    /// Most Levenberg–Marquardt rounds of the polish after the strategies
+    /// ([`crate::refine`]; each is 73 rollouts of the training part, and a few more).
+    pub rounds: usize,
 }
 
 impl Default for FitOptions {
     fn default() -> Self {
         FitOptions {
-            generations: 60,
-            population: 10,
+            generations: 100,
+            population: 16,
             seed: 1,
+            rounds: 4,
         }
     }
 }
@@ -113,30 +121,16 @@ pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
     })
 }
 
-/// The joint-by-joint Jacobian from errors `moved[m]` with parameter kind `m` moved by
-/// `step(j, m)` on every joint `j`; cross-joint entries are zero.
-pub(crate) fn block_jacobian(
-    base: &DVector<f64>,
-    moved: &[Vec<f64>],
-    step: impl Fn(usize, usize) -> f64,
-) -> DMatrix<f64> {
-    let mut jac = DMatrix::zeros(base.len(), 36);
-    for (m, errors) in moved.iter().enumerate() {
-        for (row, e) in errors.iter().enumerate() {
-            let j = row % 6;
-            jac[(row, 6 * j + m)] = (e - base[row]) / step(j, m);
-        }
-    }
-    jac
-}
+/// Delays (s) tried before the strategies start.
+const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
+/// The finer grid after the first strategies: `FINE_DELAYS + 1` delays `FINE_DELAY_STEP_S` apart from 0.
+const FINE_DELAYS: usize = 16;
+/// Spacing of the finer grid (s).
+const FINE_DELAY_STEP_S: f64 = 0.005;
 
-/// Delays (s) tried before the solver starts: the delay trades off against the other
-/// parameters, and the solver alone can settle on the wrong side of that trade.
-const DELAY_GRID_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
-
-/// `start` with each joint's delay set to the one of [`DELAY_GRID_S`] that fits it best.
-fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics) -> Dynamics {
-    let sets: Vec<Dynamics> = DELAY_GRID_S
+/// `start` with each joint's delay set to the one of `grid` that fits it best.
+fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64]) -> Dynamics {
+    let sets: Vec<Dynamics> = grid
         .iter()
         .map(|&delay| {
             let mut d = *start;
@@ -150,7 +144,7 @@ fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics) -> Dynamics
         let best = (0..sets.len())
             .min_by(|a, b| rms[*a][j].total_cmp(&rms[*b][j]))
             .unwrap_or(0);
-        joint.delay_s = DELAY_GRID_S[best];
+        joint.delay_s = grid[best];
     }
     out
 }
@@ -224,10 +218,39 @@ impl Board<'_, '_> {
     }
 }
 
-/// Fits the dynamics on the training segments from `start` (its delays first set by a coarse
-/// search).
+/// Fits the dynamics on the training segments from `start`: each joint's delay picked from a
+/// coarse grid, the strategies from there, the delays picked again from a finer grid around
+/// what they found (a delay trades off against the other parameters, and a strategy started on
+/// the wrong side of that trade stays there), and the strategies once more with shorter steps.
 pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Dynamics {
-    let u0 = coordinates(&best_delays(pool, train, start));
+    let first = best_delays(pool, train, start, &COARSE_DELAYS_S);
+    let rough = strategies(pool, train, &coordinates(&first), opts, INITIAL_STEP, opts.seed);
+    let fine: Vec<f64> = (0..=FINE_DELAYS).map(|k| FINE_DELAY_STEP_S * k as f64).collect();
+    let again = best_delays(pool, train, &dynamics_at(&rough), &fine);
+    let second = FitOptions {
+        generations: opts.generations.div_ceil(2),
+        ..*opts
+    };
+    dynamics_at(&strategies(
+        pool,
+        train,
+        &coordinates(&again),
+        &second,
+        INITIAL_STEP / 3.0,
+        opts.seed.wrapping_add(6),
+    ))
+}
+
+/// Runs the six joints' strategies from `u0` with first step `sigma`; each ends at the mean of
+/// its last generation (on a cost this rough the best single candidate is partly luck).
+fn strategies(
+    pool: &Pool<'_>,
+    train: &[Segment],
+    u0: &DVector<f64>,
+    opts: &FitOptions,
+    sigma: f64,
+    seed: u64,
+) -> DVector<f64> {
     let board = Board {
         pool,
         train,
@@ -248,14 +271,16 @@ pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptio
                 scope.spawn(move || {
                     let objective = |x: &EsVector<f64>| board.score(j, std::array::from_fn(|m| x[m]));
                     let fallback: [f64; 6] = std::array::from_fn(|m| mean[m]);
-                    let point = CMAESOptions::new(mean, INITIAL_STEP)
+                    let point = CMAESOptions::new(mean, sigma)
                         .population_size(opts.population.max(4))
                         .max_generations(opts.generations.max(1))
-                        .seed(opts.seed.wrapping_add(j as u64))
+                        .seed(seed.wrapping_add(j as u64))
                         .build(objective)
                         .ok()
-                        .and_then(|mut es| es.run().overall_best)
-                        .map_or(fallback, |b| std::array::from_fn(|m| b.point[m].clamp(0.0, 1.0)));
+                        .map_or(fallback, |mut es| {
+                            es.run();
+                            std::array::from_fn(|m| es.mean()[m].clamp(0.0, 1.0))
+                        });
                     board.finish(j, point);
                     point
                 })
@@ -267,7 +292,7 @@ pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptio
             }
         }
     });
-    dynamics_at(&best)
+    best
 }
 
 /// The strategies' first step size, in coordinates (a tenth of each parameter's range).

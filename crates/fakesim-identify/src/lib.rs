@@ -8,6 +8,7 @@ pub mod fit;
 pub mod pool;
 pub mod read;
 pub mod recording;
+pub mod refine;
 pub mod replay;
 pub mod report;
 pub mod split;
@@ -116,11 +117,12 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     let pool = Pool::new(arm, recordings, threads)?;
     let before = pool.errors(&[start], &parts.train).swap_remove(0);
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
-    let fitted = fit::fit(&pool, &parts.train, &start, &opts.fit);
+    let rough = fit::fit(&pool, &parts.train, &start, &opts.fit);
+    let refined = refine::refine(&pool, &parts.train, &rough, opts.fit.rounds);
+    let fitted = refined.dynamics;
     let after = pool.errors(&[fitted], &parts.train).swap_remove(0);
     let after_val = pool.errors(&[fitted], &parts.validation).swap_remove(0);
     let pair = |a: [f64; 6], b: [f64; 6]| std::array::from_fn(|j| [a[j], b[j]]);
-    let standard_errors = spread::standard_errors(&pool, &parts.train, &fitted);
     let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();
     let seconds = |segs: &[split::Segment]| {
         segs.iter()
@@ -136,7 +138,7 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
         kept: sum_sq(&after_val) < sum_sq(&before_val),
         train_rms: pair(rms_per_joint(&before), rms_per_joint(&after)),
         validation_rms: pair(rms_per_joint(&before_val), rms_per_joint(&after_val)),
-        standard_errors,
+        standard_errors: refined.standard_errors,
         seconds: [seconds(&parts.train), seconds(&parts.validation)],
         rollouts: pool.rollouts(),
         threads,

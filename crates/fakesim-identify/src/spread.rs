@@ -1,72 +1,69 @@
-//! How well the recordings determine each fitted parameter: the standard error of each from
-//! the curvature of the training error around the fit (Gauss–Newton, joint by joint).
+//! How well the recordings determine each fitted parameter: standard errors from the Jacobian
+//! of the training errors at the fit, robust to errors correlated within a segment (the
+//! sandwich estimate with segments as clusters). A replay that starts a little off (a rounded
+//! position, a velocity estimated from rounded readings) stays off for a while, so the readings
+//! of one segment are not independent draws and the textbook `s²(JᵀJ)⁻¹` would understate the
+//! spread by the square root of the readings per segment.
 
-use crate::fit::block_jacobian;
-use crate::pool::Pool;
-use crate::split::Segment;
-use fakesim_twin::dynamics::Dynamics;
+use crate::fit::bounds;
+use fakesim_twin::joints::Joint;
 use nalgebra::{DMatrix, DVector};
 
-/// Relative move of a positive parameter for the finite differences.
-const RELATIVE_STEP: f64 = 0.05;
-/// Move of the delay for the finite differences (s).
-const DELAY_STEP_S: f64 = 0.002;
-/// Index of the delay among a joint's parameters.
-const DELAY: usize = 5;
+/// Share of the largest curvature below which a coordinate counts as not seen at all.
+const UNSEEN: f64 = 1e-12;
 
-/// Each joint's parameters' standard errors: relative (0.05 = ±5 %) for the first five, in
-/// seconds for the delay; infinite where the recordings say nothing of a parameter.
-pub fn standard_errors(pool: &Pool<'_>, train: &[Segment], fitted: &Dynamics) -> [[f64; 6]; 6] {
-    let step = |m: usize| {
-        if m == DELAY {
-            DELAY_STEP_S
-        } else {
-            RELATIVE_STEP.ln_1p()
-        }
-    };
-    let sets: Vec<Dynamics> = (0..6)
-        .map(|m| {
-            let mut d = *fitted;
-            for joint in &mut d.joints {
-                let mut v = joint.values();
-                v[m] = if m == DELAY {
-                    v[m] + DELAY_STEP_S
-                } else {
-                    v[m] * (1.0 + RELATIVE_STEP)
-                };
-                *joint = fakesim_twin::JointDynamics::from_values(v);
-            }
-            d
-        })
-        .collect();
-    let mut all = pool.errors(&[*fitted], train);
-    all.extend(pool.errors(&sets, train));
-    let base = DVector::from_vec(all.remove(0));
-    let jac = block_jacobian(&base, &all, |_, m| step(m));
-    std::array::from_fn(|j| joint_errors(&base, &jac, j))
-}
-
-/// One joint's standard errors from its rows and columns of the Jacobian.
-fn joint_errors(base: &DVector<f64>, jac: &DMatrix<f64>, j: usize) -> [f64; 6] {
-    let rows: Vec<usize> = (j..base.len()).step_by(6).collect();
-    let n = rows.len();
-    if n <= 6 {
-        return [f64::INFINITY; 6];
+/// Each joint's parameters' standard errors from the Jacobian `jac` (in the fit's coordinates)
+/// and the errors `residual` at the fit, whose rows come segment by segment, `rows[s]`
+/// of them for segment `s`: relative (0.05 = ±5 %) for the first five, in seconds for the
+/// delay; infinite where the recordings say nothing of a parameter.
+pub fn standard_errors(jac: &DMatrix<f64>, residual: &DVector<f64>, rows: &[usize]) -> [[f64; 6]; 6] {
+    let n = jac.ncols();
+    let a = jac.transpose() * jac;
+    let mut b = DMatrix::zeros(n, n);
+    let mut at = 0;
+    for &count in rows {
+        let count = count.min(jac.nrows().saturating_sub(at));
+        let g = jac.rows(at, count).transpose() * residual.rows(at, count);
+        b += &g * g.transpose();
+        at += count;
     }
-    let jj = DMatrix::from_fn(n, 6, |r, c| jac[(rows[r], 6 * j + c)]);
-    let s2 = rows.iter().map(|&r| base[r] * base[r]).sum::<f64>() / (n - 6) as f64;
-    let info = jj.transpose() * &jj;
-    let Some(cov) = info.clone().try_inverse().filter(|c| c.iter().all(|x| x.is_finite())) else {
-        return std::array::from_fn(|m| {
-            if info[(m, m)] > 0.0 {
-                (s2 / info[(m, m)]).sqrt()
-            } else {
-                f64::INFINITY
-            }
-        });
+    let clusters = rows.len() as f64;
+    if clusters > 1.0 {
+        b *= clusters / (clusters - 1.0);
+    }
+    let largest = a.diagonal().max();
+    let seen: Vec<usize> = (0..n)
+        .filter(|&i| a[(i, i)] > UNSEEN * largest && largest > 0.0)
+        .collect();
+    let scale = DVector::from_iterator(seen.len(), seen.iter().map(|&i| 1.0 / a[(i, i)].sqrt()));
+    let sub = |m: &DMatrix<f64>| {
+        DMatrix::from_fn(seen.len(), seen.len(), |r, c| {
+            m[(seen[r], seen[c])] * scale[r] * scale[c]
+        })
     };
-    std::array::from_fn(|m| {
-        let v = s2 * cov[(m, m)];
-        if v >= 0.0 { v.sqrt() } else { f64::INFINITY }
+    let (a_s, b_s) = (sub(&a), sub(&b));
+    let inverse = a_s
+        .clone()
+        .try_inverse()
+        .or_else(|| a_s.pseudo_inverse(UNSEEN).ok())
+        .unwrap_or_else(|| DMatrix::zeros(seen.len(), seen.len()));
+    let v = &inverse * b_s * &inverse;
+    let mut se_u = vec![f64::INFINITY; n];
+    for (k, &i) in seen.iter().enumerate() {
+        let var = v[(k, k)] * scale[k] * scale[k];
+        if var.is_finite() && var >= 0.0 {
+            se_u[i] = var.sqrt();
+        }
+    }
+    std::array::from_fn(|j| {
+        let b = bounds(Joint::ALL[j]);
+        std::array::from_fn(|m| {
+            let span = if b[m].log {
+                (b[m].hi / b[m].lo).ln()
+            } else {
+                b[m].hi - b[m].lo
+            };
+            span * se_u[6 * j + m]
+        })
     })
 }

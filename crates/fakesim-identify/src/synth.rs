@@ -3,7 +3,7 @@
 //! 4096 steps a turn. The known-truth test and the benchmarks fit these.
 
 use crate::recording::Recording;
-use fakesim_twin::dynamics::Dynamics;
+use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::{ArmType, Scene, Sim, TwinError};
 use std::f64::consts::TAU;
 
@@ -35,6 +35,50 @@ impl Default for SynthOptions {
             seed: 1,
         }
     }
+}
+
+/// Each parameter's factor on the defaults in [`perturbed`], joint by joint (within ±20–50 %).
+pub const KNOWN_TRUTH_FACTORS: [[f64; 5]; 6] = [
+    [1.3, 0.7, 1.4, 0.6, 0.75],
+    [0.75, 1.4, 1.3, 1.5, 1.25],
+    [1.25, 1.3, 0.7, 0.7, 0.8],
+    [0.7, 0.6, 1.5, 1.3, 1.3],
+    [1.4, 1.25, 0.75, 0.8, 0.7],
+    [0.8, 1.5, 1.2, 1.4, 1.2],
+];
+/// The transport delay of [`perturbed`] (s).
+pub const KNOWN_TRUTH_DELAY_S: f64 = 0.02;
+
+/// The known truth the tests and the benchmark fit: `defaults` with every parameter moved by
+/// [`KNOWN_TRUTH_FACTORS`] and a [`KNOWN_TRUTH_DELAY_S`] delay on every joint.
+pub fn perturbed(defaults: &Dynamics) -> Dynamics {
+    Dynamics {
+        joints: std::array::from_fn(|j| {
+            let v = defaults.joints[j].values();
+            let f = KNOWN_TRUTH_FACTORS[j];
+            JointDynamics::from_values(std::array::from_fn(|m| {
+                if m < 5 { v[m] * f[m] } else { KNOWN_TRUTH_DELAY_S }
+            }))
+        }),
+    }
+}
+
+/// The known truth of `arm` ([`perturbed`] from the twin's defaults) and two recordings of
+/// `seconds` each made under it (seeds 1 and 2, the other [`SynthOptions`] as by default).
+pub fn known_truth(arm: ArmType, seconds: f64) -> Result<(Dynamics, Vec<Recording>), TwinError> {
+    let sim = Sim::load(&Scene::builtin(arm, false), 1)?;
+    let truth = perturbed(&Dynamics::read(sim.model(), arm.spec())?);
+    let recordings = (1..=2)
+        .map(|seed| {
+            let opts = SynthOptions {
+                seconds,
+                seed,
+                ..SynthOptions::default()
+            };
+            record(arm, &truth, &opts)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((truth, recordings))
 }
 
 /// A xorshift generator: enough to vary a motion program, reproducibly.

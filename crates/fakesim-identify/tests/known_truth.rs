@@ -4,23 +4,12 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers: a failure is the test failing")]
 
+use fakesim_identify::fit::FitOptions;
 use fakesim_identify::pool::{Pool, rms_per_joint};
-use fakesim_identify::synth::{SynthOptions, record};
+use fakesim_identify::synth::{KNOWN_TRUTH_DELAY_S as DELAY_S, known_truth, perturbed};
 use fakesim_identify::{IdentifyError, Options, Recording, Unusable, identify};
-use fakesim_twin::dynamics::{Dynamics, JointDynamics};
+use fakesim_twin::dynamics::{Dynamics, PARAMETERS};
 use fakesim_twin::{ArmType, Scene, Sim};
-
-/// Each parameter's factor on the defaults, joint by joint (within ±20–50 %).
-const FACTORS: [[f64; 5]; 6] = [
-    [1.3, 0.7, 1.4, 0.6, 0.75],
-    [0.75, 1.4, 1.3, 1.5, 1.25],
-    [1.25, 1.3, 0.7, 0.7, 0.8],
-    [0.7, 0.6, 1.5, 1.3, 1.3],
-    [1.4, 1.25, 0.75, 0.8, 0.7],
-    [0.8, 1.5, 1.2, 1.4, 1.2],
-];
-/// The transport delay of the truth (s).
-const DELAY_S: f64 = 0.02;
 
 fn defaults() -> Dynamics {
     let sim = Sim::load(&Scene::builtin(ArmType::So101, false), 1).unwrap();
@@ -28,56 +17,77 @@ fn defaults() -> Dynamics {
 }
 
 fn truth() -> Dynamics {
-    let d = defaults();
-    Dynamics {
-        joints: std::array::from_fn(|j| {
-            let v = d.joints[j].values();
-            let f = FACTORS[j];
-            JointDynamics::from_values([v[0] * f[0], v[1] * f[1], v[2] * f[2], v[3] * f[3], v[4] * f[4], DELAY_S])
-        }),
-    }
+    perturbed(&defaults())
 }
 
 fn recordings(seconds: f64) -> Vec<Recording> {
-    let truth = truth();
-    (1..=2)
-        .map(|seed| {
-            record(
-                ArmType::So101,
-                &truth,
-                &SynthOptions {
-                    seconds,
-                    seed,
-                    ..SynthOptions::default()
-                },
-            )
-            .unwrap()
-        })
-        .collect()
+    known_truth(ArmType::So101, seconds).unwrap().1
 }
+
+/// The overall RMS (rad) of per joint RMS errors.
+fn total(r: [f64; 6]) -> f64 {
+    (r.iter().map(|x| x * x).sum::<f64>() / 6.0).sqrt()
+}
+
+/// The fit's budget here: the library's default is larger (100 generations of 16); this one
+/// keeps the test near two minutes on two busy cores.
+const BUDGET: FitOptions = FitOptions {
+    generations: 60,
+    population: 10,
+    seed: 1,
+    rounds: 2,
+};
 
 #[test]
 fn a_perturbed_twin_is_recovered_from_the_defaults() {
     let recs = recordings(16.0);
     let period = recs[0].reading_period();
-    let outcome = identify(&recs, &Options::default()).unwrap();
+    let opts = Options {
+        fit: BUDGET,
+        threads: 2,
+        ..Options::default()
+    };
+    let outcome = identify(&recs, &opts).unwrap();
     println!("{}", fakesim_identify::report::text(&outcome));
-    assert!(outcome.kept);
-    // What the fit reaches today (measured: 84.6 -> 6.3 mrad, delays 17-22.5 ms on five joints,
-    // wrist_flex's left at 0): the bar (within twice the noise floor, parameters within
-    // 10 %) is not met yet, so this asserts the part that is.
+    // The noise floor: the validation part replayed under the truth itself from its rounded
+    // readings (the replays start where the rounded readings say).
+    let parts = fakesim_identify::split::split(&recs, &opts.split);
+    let pool = Pool::new(ArmType::So101, &recs, 2).unwrap();
+    let floor = total(rms_per_joint(&pool.errors(&[truth()], &parts.validation)[0]));
     let [before, after] = outcome.validation_total();
-    assert!(after * 5.0 < before, "validation RMS {before} -> {after} rad");
-    let close = outcome
-        .fitted
-        .joints
-        .iter()
-        .filter(|j| (j.delay_s - DELAY_S).abs() <= period)
-        .count();
-    assert!(
-        close >= 4,
-        "only {close} joints' delays within a reading period ({period} s) of {DELAY_S} s"
+    println!(
+        "validation RMS {:.2} -> {:.2} mrad; noise floor {:.2} mrad ({:.1} times)",
+        1e3 * before,
+        1e3 * after,
+        1e3 * floor,
+        after / floor
     );
+    let truth = truth();
+    let mut determined = Vec::new();
+    for (j, (fitted, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
+        for (m, (f, r)) in fitted.values().into_iter().zip(real.values()).enumerate() {
+            if fakesim_identify::report::well_determined(m, outcome.standard_errors[j][m]) && m != 5 {
+                determined.push((j, PARAMETERS[m].name, f / r - 1.0));
+            }
+        }
+    }
+    let within = determined.iter().filter(|d| d.2.abs() <= 0.1).count();
+    println!(
+        "{within} of {} parameters called well determined are within 10 % of the truth: {determined:.3?}",
+        determined.len()
+    );
+    assert!(outcome.kept);
+    // Measured with this budget: 84.6 -> 10.3 mrad against a floor of 1.50 (6.9 times); with
+    // 150 generations of 16, 4.7 mrad (3.1 times). The bar (twice the floor, each well
+    // determined parameter within 10 %) is not met: see the manual's "How close a fit gets".
+    assert!(after * 5.0 < before, "validation RMS {before} -> {after} rad");
+    for (j, joint) in outcome.fitted.joints.iter().enumerate() {
+        assert!(
+            (joint.delay_s - DELAY_S).abs() <= period,
+            "joint {j}: delay {} s, not within a reading period ({period} s) of {DELAY_S} s",
+            joint.delay_s
+        );
+    }
 }
 
 #[test]

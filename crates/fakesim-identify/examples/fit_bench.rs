@@ -1,0 +1,46 @@
+//! Benchmark of a fit: six-joint recordings the twin makes of itself under the known truth (two
+//! of 30 s by default), fitted from the defaults with the library's default budget unless told
+//! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
+//! and the noise floor. Run it optimised:
+//! `cargo run --release -p fakesim-identify --example fit_bench [THREADS [SECONDS_EACH
+//! [GENERATIONS POPULATION ROUNDS]]]`.
+
+use fakesim_identify::pool::{Pool, rms_per_joint};
+use fakesim_identify::synth::known_truth;
+use fakesim_identify::{Options, identify, report};
+use fakesim_twin::ArmType;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let arg = |n: usize| std::env::args().nth(n);
+    let threads: usize = arg(1).map_or(Ok(2), |s| s.parse())?;
+    let seconds: f64 = arg(2).map_or(Ok(30.0), |s| s.parse())?;
+    let (truth, recordings) = known_truth(ArmType::So101, seconds)?;
+    let mut opts = Options {
+        threads,
+        ..Options::default()
+    };
+    if let (Some(g), Some(p), Some(r)) = (arg(3), arg(4), arg(5)) {
+        (opts.fit.generations, opts.fit.population, opts.fit.rounds) = (g.parse()?, p.parse()?, r.parse()?);
+    }
+    let outcome = identify(&recordings, &opts)?;
+    println!("{}", report::text(&outcome));
+    let parts = fakesim_identify::split::split(&recordings, &opts.split);
+    let pool = Pool::new(ArmType::So101, &recordings, threads)?;
+    let floor = rms_per_joint(&pool.errors(&[truth], &parts.validation)[0]);
+    let total = |r: [f64; 6]| 1e3 * (r.iter().map(|x| x * x).sum::<f64>() / 6.0).sqrt();
+    let [before, after] = outcome.validation_total();
+    println!(
+        "fit: {:.1} s of recordings, {} generations of {} per joint, {} rounds, {threads} threads: {:.1} s wall, {} rollouts ({:.0}/s), validation {:.2} -> {:.2} mrad, noise floor {:.2} mrad",
+        outcome.seconds[0] + outcome.seconds[1],
+        opts.fit.generations,
+        opts.fit.population,
+        opts.fit.rounds,
+        outcome.elapsed_s,
+        outcome.rollouts,
+        outcome.rollouts as f64 / outcome.elapsed_s,
+        1e3 * before,
+        1e3 * after,
+        total(floor),
+    );
+    Ok(())
+}
