@@ -6,6 +6,7 @@ mod access;
 mod chunk;
 mod clock;
 mod determinism;
+mod dynamics;
 mod field;
 mod guard;
 mod hil;
