@@ -136,7 +136,11 @@ impl Program {
 
 /// Records `arm` under `dynamics` running a motion program from its initial pose.
 pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<Recording, TwinError> {
-    let mut sim = Sim::load_with(&Scene::builtin(arm, false), 1, Some(dynamics))?;
+    // The twin holds setpoints back by a profile's delays itself; this program applies them
+    // (goal by goal, as the bus would), so the twin gets the profile without them.
+    let mut prompt = *dynamics;
+    prompt.joints.iter_mut().for_each(|j| j.delay_s = 0.0);
+    let mut sim = Sim::load_with(&Scene::builtin(arm, false), 1, Some(&prompt))?;
     let ranges = sim.settable_ranges();
     let mut rng = Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let start = sim.arm_qpos();

@@ -19,8 +19,10 @@ pub(crate) struct ArmSlot {
     /// The fixed and the moving jaw tip sites.
     pub jaw_sites: (usize, usize),
     /// Each joint's transport delay from a dynamics profile (s); zeros without one. The
-    /// preview holds each target back by it.
+    /// physics steps and the preview hold each target back by it.
     pub delay_s: [f64; 6],
+    /// The setpoints written lately, for the physics steps to read them late.
+    pub line: super::delay::DelayLine,
 }
 
 impl ArmSlot {
@@ -41,6 +43,7 @@ impl ArmSlot {
             jaw_sites: (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?),
             spec,
             delay_s: [0.0; 6],
+            line: Default::default(),
         })
     }
 }

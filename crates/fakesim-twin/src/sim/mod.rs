@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 mod arms;
+mod delay;
 mod inspect;
 mod names;
 mod state;
@@ -87,7 +88,8 @@ impl Sim {
 
     /// As [`Sim::load`], with `dynamics[i]` (when given) in the joints of the scene's arm `i`
     /// (left first in a pair) in place of the model's own; arms past the list keep theirs. The
-    /// delays hold back the preview's targets; the live twin's ticks act at once.
+    /// delays hold back each setpoint on its way to the servo, in the live twin's steps and in
+    /// the preview's.
     pub fn load_each(scene: &Scene, substeps_per_tick: u32, dynamics: &[Option<Dynamics>]) -> Result<Self, TwinError> {
         let mut model = scene.compile()?;
         for (spec, dynamics) in scene.arms().into_iter().zip(dynamics) {
@@ -137,6 +139,7 @@ impl Sim {
             sim.set_arm_ctrl(&qpos);
             Ok(())
         });
+        self.restart_all_delays();
     }
 
     /// The compiled model.
@@ -246,9 +249,14 @@ impl Sim {
 
     /// Advances physics by `n` steps with the setpoints as they are, then refreshes poses and
     /// Jacobians for the new state.
+    /// With a dynamics profile's delays, each setpoint reaches its servo that late.
     pub fn hold_ctrl(&mut self, n: u32) {
-        for _ in 0..n {
-            self.data.step();
+        if self.delays_anything() {
+            self.step_delayed(n);
+        } else {
+            for _ in 0..n {
+                self.data.step();
+            }
         }
         self.data.forward();
         self.sample_watch();
@@ -386,6 +394,9 @@ impl Sim {
             if hold {
                 self.data.ctrl_mut()[joint.actuator] = v;
             }
+        }
+        if hold {
+            self.restart_delays(self.focus);
         }
         self.data.forward();
         self.sample_watch();

@@ -29,6 +29,7 @@ impl Sim {
             .set_state(state, SAVED_STATE)
             .map_err(|_| TwinError::StaleState { name: name.to_owned() })?;
         self.clock.restore_carry(*carry);
+        self.restart_all_delays();
         self.data.forward();
         Ok(())
     }
@@ -42,6 +43,7 @@ impl Sim {
             // The state was taken from this model a moment ago: it always fits.
             let _ = self.data.set_state(&state, SAVED_STATE);
             self.clock.restore_carry(carry);
+            self.restart_all_delays();
             self.focus = focus;
             self.data.forward();
         }
