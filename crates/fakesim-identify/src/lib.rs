@@ -11,6 +11,7 @@ pub mod recording;
 pub mod refine;
 pub mod replay;
 pub mod report;
+pub mod room;
 pub mod split;
 pub mod spread;
 pub mod synth;
