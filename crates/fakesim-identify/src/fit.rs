@@ -219,7 +219,7 @@ impl Board<'_, '_> {
 /// coarse grid, the strategies from there, the delays picked again from a finer grid around
 /// what they found (a delay trades off against the other parameters, and a strategy started on
 /// the wrong side of that trade stays there), the strategies once more with shorter steps, and
-/// the delays put back on that grid. The finer grid is the replays' physics steps: a goal acts
+/// the delays put back on that grid (picked again, or rounded, whichever fits better). The finer grid is the replays' physics steps: a goal acts
 /// from a step on, so the replays move by whole steps' worth of motion as a delay crosses a
 /// step (a goal jump of a radian saturates the servo however little of a step it acts), and
 /// between steps only the whole steps are told apart reliably; [`crate::refine`] keeps them.
@@ -243,7 +243,17 @@ pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptio
         INITIAL_STEP / 3.0,
         opts.seed.wrapping_add(6),
     );
-    best_delays(pool, train, &dynamics_at(&polished), &fine)
+    // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
+    // suit them together: keep it only if it beats the strategies' own delays put on the grid.
+    let found = dynamics_at(&polished);
+    let mut snapped = found;
+    for joint in &mut snapped.joints {
+        joint.delay_s = step * (joint.delay_s / step).round();
+    }
+    let picked = best_delays(pool, train, &found, &fine);
+    let cost = |e: &Vec<f64>| e.iter().map(|x| x * x).sum::<f64>();
+    let costs: Vec<f64> = pool.errors(&[snapped, picked], train).iter().map(cost).collect();
+    if costs[1] < costs[0] { picked } else { snapped }
 }
 
 /// Runs the six joints' strategies from `u0` with first step `sigma`; each ends at the mean of
