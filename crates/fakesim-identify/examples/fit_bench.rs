@@ -1,9 +1,9 @@
 //! Benchmark of a fit: six-joint recordings the twin makes of itself under the known truth (two
 //! of 30 s by default), fitted from the defaults with the library's default budget unless told
 //! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
-//! and the noise floor. Run it optimised:
+//! the noise floor, and how far each fitted parameter is from the truth. Run it optimised:
 //! `cargo run --release -p fakesim-identify --example fit_bench [THREADS [SECONDS_EACH
-//! [GENERATIONS POPULATION ROUNDS]]]`.
+//! [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
 
 use fakesim_identify::pool::{Pool, rms_per_joint};
 use fakesim_identify::synth::known_truth;
@@ -21,6 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     if let (Some(g), Some(p), Some(r)) = (arg(3), arg(4), arg(5)) {
         (opts.fit.generations, opts.fit.population, opts.fit.rounds) = (g.parse()?, p.parse()?, r.parse()?);
+    }
+    if let Some(s) = arg(6) {
+        opts.split.segment_s = s.parse()?;
     }
     let outcome = identify(&recordings, &opts)?;
     println!("{}", report::text(&outcome));
@@ -42,5 +45,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         1e3 * after,
         total(floor),
     );
+    for (j, (fitted, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
+        let off: Vec<String> = (0..6)
+            .map(|m| {
+                let (f, r) = (fitted.values()[m], real.values()[m]);
+                let mark = if report::well_determined(m, outcome.standard_errors[j][m]) {
+                    '*'
+                } else {
+                    '?'
+                };
+                if m == 5 {
+                    format!("{:+.1}ms{mark}", 1e3 * (f - r))
+                } else {
+                    format!("{:+.1}%{mark}", 100.0 * (f / r - 1.0))
+                }
+            })
+            .collect();
+        println!("joint {j} off the truth: {}", off.join(" "));
+    }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! How rough the twin's replays are in the parameters: the known-truth recordings (two of 16 s)
 //! replayed under the truth (the noise floor), under the truth with every parameter moved at
 //! random by at most ±0.1–3 % (four draws each), and with one joint's torque limit moved by
-//! 0.1 %. The manual's "How close a fit gets" quotes it:
+//! 0.1 %, on the training stretches. The manual's "How close a fit gets" quotes it:
 //! `cargo run --release -p fakesim-identify --example roughness`.
 
 use fakesim_identify::pool::{Pool, rms_per_joint};

@@ -1,17 +1,16 @@
 //! The fit: each joint's six parameters within bounds from the servo's data and the published
 //! fits, by CMA-ES (the `cmaes` crate), one evolution strategy per joint run in lock step.
 //!
-//! Open-loop replays of a stiff servo that saturates, sticks and slips are not smooth in the
-//! parameters at small scales, which stalls derivative-based least squares; an evolution
-//! strategy only ranks candidates. The parameters are mapped onto [0, 1] between their bounds
-//! (log-scaled for the positive ones), with a penalty beyond them. Each generation's k-th
-//! candidates of the six joints' strategies are replayed together in one rollout, and each
-//! strategy is told its own joint's error, so six 6-parameter searches cost what one would.
-//! The other joints' candidates move a joint's error too (the arm couples them, and the twin's
-//! replays are rough below about 1 % of a parameter: a 0.1 % change of one joint's torque limit
-//! can move another joint's replay by 1–2 mrad), which a strategy sees as noise: each ends at
-//! the mean of its last generation rather than its luckiest candidate, and [`crate::refine`]
-//! then fits all 36 coordinates together.
+//! From the defaults the error is far from quadratic in the parameters (a servo that saturates
+//! or sticks responds to some of them only in parts of a recording), which can stall
+//! derivative-based least squares; an evolution strategy only ranks candidates. The parameters
+//! are mapped onto [0, 1] between their bounds (log-scaled for the positive ones), with a
+//! penalty beyond them. Each generation's k-th candidates of the six joints' strategies are
+//! replayed together in one rollout, and each strategy is told its own joint's error, so six
+//! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
+//! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
+//! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
+//! joint's parameters together.
 
 use crate::pool::{Pool, rms_per_joint};
 use crate::split::Segment;
@@ -123,10 +122,8 @@ pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
 
 /// Delays (s) tried before the strategies start.
 const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
-/// The finer grid after the first strategies: `FINE_DELAYS + 1` delays `FINE_DELAY_STEP_S` apart from 0.
-const FINE_DELAYS: usize = 16;
-/// Spacing of the finer grid (s).
-const FINE_DELAY_STEP_S: f64 = 0.005;
+/// Longest delay of the finer grid (s), whose delays are the replays' physics steps apart.
+const FINE_DELAY_MAX_S: f64 = 0.08;
 
 /// `start` with each joint's delay set to the one of `grid` that fits it best.
 fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64]) -> Dynamics {
@@ -221,24 +218,42 @@ impl Board<'_, '_> {
 /// Fits the dynamics on the training segments from `start`: each joint's delay picked from a
 /// coarse grid, the strategies from there, the delays picked again from a finer grid around
 /// what they found (a delay trades off against the other parameters, and a strategy started on
-/// the wrong side of that trade stays there), and the strategies once more with shorter steps.
+/// the wrong side of that trade stays there), the strategies once more with shorter steps, and
+/// the delays put back on that grid (picked again, or rounded, whichever fits better). The finer grid is the replays' physics steps: a goal acts
+/// from a step on, so the replays move by whole steps' worth of motion as a delay crosses a
+/// step (a goal jump of a radian saturates the servo however little of a step it acts), and
+/// between steps only the whole steps are told apart reliably; [`crate::refine`] keeps them.
 pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Dynamics {
     let first = best_delays(pool, train, start, &COARSE_DELAYS_S);
     let rough = strategies(pool, train, &coordinates(&first), opts, INITIAL_STEP, opts.seed);
-    let fine: Vec<f64> = (0..=FINE_DELAYS).map(|k| FINE_DELAY_STEP_S * k as f64).collect();
+    let step = pool.timestep().max(1e-4);
+    let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
+        .map(|k| step * k as f64)
+        .collect();
     let again = best_delays(pool, train, &dynamics_at(&rough), &fine);
     let second = FitOptions {
         generations: opts.generations.div_ceil(2),
         ..*opts
     };
-    dynamics_at(&strategies(
+    let polished = strategies(
         pool,
         train,
         &coordinates(&again),
         &second,
         INITIAL_STEP / 3.0,
         opts.seed.wrapping_add(6),
-    ))
+    );
+    // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
+    // suit them together: keep it only if it beats the strategies' own delays put on the grid.
+    let found = dynamics_at(&polished);
+    let mut snapped = found;
+    for joint in &mut snapped.joints {
+        joint.delay_s = step * (joint.delay_s / step).round();
+    }
+    let picked = best_delays(pool, train, &found, &fine);
+    let cost = |e: &Vec<f64>| e.iter().map(|x| x * x).sum::<f64>();
+    let costs: Vec<f64> = pool.errors(&[snapped, picked], train).iter().map(cost).collect();
+    if costs[1] < costs[0] { picked } else { snapped }
 }
 
 /// Runs the six joints' strategies from `u0` with first step `sigma`; each ends at the mean of

@@ -11,6 +11,7 @@ pub mod recording;
 pub mod refine;
 pub mod replay;
 pub mod report;
+pub mod room;
 pub mod split;
 pub mod spread;
 pub mod synth;
@@ -71,6 +72,38 @@ impl Outcome {
     }
 }
 
+/// `refined` with each joint whose training error the fit raised put back where it started,
+/// when that lowers the training error over all joints (a short search can leave a joint
+/// worse off); such joints' standard errors become unknown. Returns the dynamics and their
+/// training errors.
+fn no_joint_worse(
+    pool: &Pool<'_>,
+    train: &[split::Segment],
+    start: &Dynamics,
+    before: &[f64],
+    refined: &mut refine::Refined,
+) -> (Dynamics, Vec<f64>) {
+    let fitted = refined.dynamics;
+    let after = pool.errors(&[fitted], train).swap_remove(0);
+    let (was, now) = (rms_per_joint(before), rms_per_joint(&after));
+    let worse: Vec<usize> = (0..6).filter(|&j| now[j] > was[j]).collect();
+    if worse.is_empty() {
+        return (fitted, after);
+    }
+    let mut mixed = fitted;
+    worse.iter().for_each(|&j| mixed.joints[j] = start.joints[j]);
+    let tried = pool.errors(&[mixed], train).swap_remove(0);
+    let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();
+    if sum_sq(&tried) >= sum_sq(&after) {
+        return (fitted, after);
+    }
+    worse
+        .iter()
+        .for_each(|&j| refined.standard_errors[j] = [f64::INFINITY; 6]);
+    refined.dynamics = mixed;
+    (mixed, tried)
+}
+
 /// Checks, splits and fits `recordings` (all of one arm).
 pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, IdentifyError> {
     let began = Instant::now();
@@ -118,9 +151,8 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     let before = pool.errors(&[start], &parts.train).swap_remove(0);
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
     let rough = fit::fit(&pool, &parts.train, &start, &opts.fit);
-    let refined = refine::refine(&pool, &parts.train, &rough, opts.fit.rounds);
-    let fitted = refined.dynamics;
-    let after = pool.errors(&[fitted], &parts.train).swap_remove(0);
+    let mut refined = refine::refine(&pool, &parts.train, &rough, opts.fit.rounds);
+    let (fitted, after) = no_joint_worse(&pool, &parts.train, &start, &before, &mut refined);
     let after_val = pool.errors(&[fitted], &parts.validation).swap_remove(0);
     let pair = |a: [f64; 6], b: [f64; 6]| std::array::from_fn(|j| [a[j], b[j]]);
     let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();

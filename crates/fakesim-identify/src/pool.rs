@@ -48,6 +48,14 @@ impl<'a> Pool<'a> {
         self.workers.len()
     }
 
+    /// The physics step of the replays (s).
+    pub fn timestep(&self) -> f64 {
+        self.workers
+            .first()
+            .and_then(|w| w.lock().ok().map(|r| r.timestep()))
+            .unwrap_or(0.0)
+    }
+
     /// The recordings replayed.
     pub fn recordings(&self) -> &[Recording] {
         self.recordings

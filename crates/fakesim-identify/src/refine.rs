@@ -1,11 +1,12 @@
-//! The polish after the evolution strategy: Levenberg–Marquardt on all 36 coordinates at once
-//! (every joint's six parameters, so the coupling between joints is fitted too), with the
-//! Jacobian of every training error by central differences, two rollouts per coordinate.
+//! The polish after the evolution strategy: Levenberg–Marquardt on every joint's five
+//! parameters at once (so the coupling between joints is fitted too), the delays held on the
+//! physics-step grid [`crate::fit`] put them on, with the Jacobian of every training error by
+//! central differences, two rollouts per coordinate (the delays' too, for their standard errors).
 //!
 //! The strategies score a joint while the others' candidates vary too, which leaves them short
-//! of the minimum; the errors' trend over a few percent of each parameter is smooth enough for
-//! Gauss–Newton steps (each accepted only if it lowers the replayed error), and the last
-//! Jacobian gives the standard errors.
+//! of the minimum; the replays are smooth in the parameters, so Gauss–Newton steps (each
+//! accepted only if it lowers the replayed error) go on from there, and the last Jacobian gives
+//! the standard errors.
 
 use crate::fit::{bounds, coordinates, dynamics_at};
 use crate::pool::Pool;
@@ -17,10 +18,9 @@ use nalgebra::{DMatrix, DVector};
 
 /// Coordinates in all (six per joint).
 const N: usize = 36;
-/// Relative move of a positive parameter for the differences: the twin's replays are rough in
-/// the parameters below about 1 % (a 0.1 % change of one joint's torque limit moves another
-/// joint's replay by a millimetre-radian or two), so the slope is taken over a wider span.
-const RELATIVE_STEP: f64 = 0.05;
+/// Relative move of a positive parameter for the differences (the replays are smooth in the
+/// parameters at the physics step [`crate::replay::SUBSTEPS`] gives them).
+const RELATIVE_STEP: f64 = 0.01;
 /// Move of the delay for the differences (s).
 const DELAY_STEP_S: f64 = 0.002;
 /// Damping factors tried together after each Jacobian, relative to the current one.
@@ -101,8 +101,7 @@ fn descend(
 }
 
 /// The errors at `u` and their Jacobian in the coordinates, by central differences over
-/// [`RELATIVE_STEP`] either way (kept within the bounds): the slope of the cost's trend, not of
-/// its roughness.
+/// [`RELATIVE_STEP`] either way (kept within the bounds).
 fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
     let ends: Vec<(f64, f64)> = (0..N)
         .map(|i| {
@@ -135,11 +134,25 @@ fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>) -> (DVector<f6
     (base, jac)
 }
 
-/// The damped Gauss–Newton step from `u` (Marquardt's scaling), kept within [0, 1].
+/// Whether coordinate `i` stays where it is: a delay (held where [`crate::fit`] put it on the
+/// physics-step grid), or a coordinate at a bound that the error falls beyond (clamping a step
+/// there would spoil the step in the others).
+fn held(i: usize, u: f64, gradient: f64) -> bool {
+    i % 6 == 5 || (u >= 1.0 && gradient < 0.0) || (u <= 0.0 && gradient > 0.0)
+}
+
+/// The damped Gauss–Newton step from `u` (Marquardt's scaling) in every coordinate not
+/// [`held`], kept within [0, 1].
 fn step(jac: &DMatrix<f64>, residual: &DVector<f64>, u: &DVector<f64>, lambda: f64) -> DVector<f64> {
     let mut a = jac.transpose() * jac;
-    let g = jac.transpose() * residual;
+    let mut g = jac.transpose() * residual;
     let floor = 1e-9 * a.diagonal().max().max(1e-300);
+    let hold: Vec<usize> = (0..N).filter(|&i| held(i, u[i], g[i])).collect();
+    for i in hold {
+        a.row_mut(i).fill(0.0);
+        a.column_mut(i).fill(0.0);
+        g[i] = 0.0;
+    }
     for i in 0..N {
         a[(i, i)] += lambda * a[(i, i)].max(floor) + floor;
     }

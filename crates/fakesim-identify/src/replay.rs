@@ -11,6 +11,22 @@ use mujoco_rs::prelude::*;
 /// Half-width of the window the start velocity is estimated over (s).
 const VELOCITY_WINDOW_S: f64 = 0.01;
 
+/// Physics steps of the replays (and of [`crate::synth`]'s recordings) per step of the twin's
+/// model. At the model's 5 ms a stiff servo's stiffness, which MuJoCo integrates explicitly
+/// (its implicit integrators take only the velocity derivatives), is close to the step's
+/// limit; with the force limit clamping it the steps ring and the replays turn chaotic: a
+/// parameter moved by 1e-12 moved a joint by up to 0.4 mrad. At half the step the replays are
+/// smooth (a change moves them in proportion), see the manual's "How close a fit gets".
+pub const SUBSTEPS: u32 = 2;
+
+/// `arm`'s built-in scene without the task objects, stepping [`SUBSTEPS`] times as finely as
+/// the twin's model.
+pub fn model(arm: ArmType) -> Result<MjModel, TwinError> {
+    let mut model = Scene::builtin(arm, false).compile()?;
+    model.opt_mut().timestep /= f64::from(SUBSTEPS);
+    Ok(model)
+}
+
 /// The twin's arm alone on its table, with a model of its own to put dynamics in.
 pub struct Replayer {
     model: MjModel,
@@ -18,11 +34,16 @@ pub struct Replayer {
 }
 
 impl Replayer {
-    /// Loads `arm`'s built-in scene without the task objects.
+    /// Loads `arm`'s built-in scene without the task objects ([`model`]).
     pub fn new(arm: ArmType) -> Result<Self, TwinError> {
-        let model = Scene::builtin(arm, false).compile()?;
+        let model = model(arm)?;
         let at = joint_addresses(&model, arm.spec())?;
         Ok(Replayer { model, at })
+    }
+
+    /// The physics step of the replays (s).
+    pub fn timestep(&self) -> f64 {
+        self.model.opt().timestep
     }
 
     /// The dynamics the model was compiled with (the MJCF's defaults; no delay).

@@ -1,10 +1,15 @@
 //! Recordings the twin makes of itself under given dynamics: each joint stepped and ramped
-//! about its range, goals held back by each joint's delay, readings rounded to the servo's
-//! 4096 steps a turn. The known-truth test and the benchmarks fit these.
+//! about its range with the arm kept clear of the table, goals held back by each joint's delay,
+//! readings rounded to the servo's 4096 steps a turn. The known-truth test and the benchmarks
+//! fit these.
 
 use crate::recording::Recording;
-use fakesim_twin::dynamics::{Dynamics, JointDynamics};
+use crate::replay;
+use crate::room::Room;
+use fakesim_twin::dynamics::{Dynamics, JointDynamics, joint_addresses};
+use fakesim_twin::values::Bounds;
 use fakesim_twin::{ArmType, Scene, Sim, TwinError};
+use mujoco_rs::prelude::*;
 use std::f64::consts::TAU;
 
 /// One step of the STS3215's position reading (rad).
@@ -17,8 +22,8 @@ pub struct SynthOptions {
     pub seconds: f64,
     /// Time between goals (s).
     pub goal_period_s: f64,
-    /// Physics steps between readings.
-    pub steps_per_reading: u32,
+    /// Time between readings (s).
+    pub reading_period_s: f64,
     /// Round readings to the servo's steps.
     pub quantise: bool,
     /// Seed of the motion program.
@@ -30,7 +35,7 @@ impl Default for SynthOptions {
         SynthOptions {
             seconds: 20.0,
             goal_period_s: 0.02,
-            steps_per_reading: 2,
+            reading_period_s: 0.01,
             quantise: true,
             seed: 1,
         }
@@ -94,8 +99,13 @@ impl Rng {
     }
 }
 
+/// Distance (m) every target pose, and the way to it, keeps between the arm and the table.
+const CLEARANCE_M: f64 = 0.03;
+/// Targets drawn for a move before the joint holds where it is instead.
+const TRIES: usize = 8;
+
 /// One joint's motion program: moves of 0.4–1.2 s, each a step or a ramp to a new target,
-/// small or large, within 45 % of the middle of the range.
+/// small or large, within 45 % of the middle of the range, where `fits` allows it.
 struct Program {
     from: f64,
     to: f64,
@@ -107,20 +117,24 @@ struct Program {
 }
 
 impl Program {
-    fn goal(&mut self, t: f64, rng: &mut Rng) -> f64 {
+    fn goal(&mut self, t: f64, rng: &mut Rng, mut fits: impl FnMut(f64, f64) -> bool) -> f64 {
         if t >= self.end {
             self.from = self.to;
-            let size = if rng.next() < 0.4 {
-                0.04 + 0.1 * rng.next()
-            } else {
-                0.25 + 0.5 * rng.next()
-            };
-            let sign = if rng.next() < 0.5 { -1.0 } else { 1.0 };
             let (lo, hi) = (
                 self.middle - 0.45 * self.half_range,
                 self.middle + 0.45 * self.half_range,
             );
-            self.to = (self.from + sign * size * self.half_range).clamp(lo, hi);
+            let mut draw = || {
+                let size = if rng.next() < 0.4 {
+                    0.04 + 0.1 * rng.next()
+                } else {
+                    0.25 + 0.5 * rng.next()
+                };
+                let sign = if rng.next() < 0.5 { -1.0 } else { 1.0 };
+                (self.from + sign * size * self.half_range).clamp(lo, hi)
+            };
+            let from = self.from;
+            self.to = (0..TRIES).map(|_| draw()).find(|&to| fits(from, to)).unwrap_or(from);
             self.ramp = rng.next() < 0.35;
             self.begin = t;
             self.end = t + 0.4 + 0.8 * rng.next();
@@ -134,16 +148,28 @@ impl Program {
     }
 }
 
-/// Records `arm` under `dynamics` running a motion program from its initial pose.
+/// Records `arm` under `dynamics` running a motion program from its initial pose, on the
+/// twin's model stepped as the replays step it ([`replay::model`]): each goal reaches the servo
+/// `delay_s` after it was written, on the first physics step from then.
 pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<Recording, TwinError> {
-    // The twin holds setpoints back by a profile's delays itself; this program applies them
-    // (goal by goal, as the bus would), so the twin gets the profile without them.
-    let mut prompt = *dynamics;
-    prompt.joints.iter_mut().for_each(|j| j.delay_s = 0.0);
-    let mut sim = Sim::load_with(&Scene::builtin(arm, false), 1, Some(&prompt))?;
-    let ranges = sim.settable_ranges();
+    let mut model = replay::model(arm)?;
+    let at = joint_addresses(&model, arm.spec())?;
+    dynamics.apply(&mut model, &at);
+    let ranges: [Bounds; 6] = at.map(|a| {
+        let [jlo, jhi] = model.jnt_range()[model.dof_jntid()[a.dof] as usize];
+        let [clo, chi] = model.actuator_ctrlrange()[a.actuator];
+        Bounds {
+            lo: jlo.max(clo),
+            hi: jhi.min(chi),
+        }
+    });
+    let dt = model.opt().timestep;
+    let mut data = MjData::new(&model);
+    data.forward();
+    let qpos = |data: &MjData<&MjModel>| at.map(|a| data.qpos()[a.qpos]);
+    let mut room = Room::new(arm)?;
     let mut rng = Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let start = sim.arm_qpos();
+    let start = qpos(&data);
     let mut programs: Vec<Program> = (0..6)
         .map(|j| Program {
             from: start[j],
@@ -155,8 +181,8 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
             half_range: 0.5 * (ranges[j].hi - ranges[j].lo),
         })
         .collect();
-    let dt = sim.model().opt().timestep;
     let steps = (opts.seconds / dt).round() as u64;
+    let read_every = ((opts.reading_period_s / dt).round() as u64).max(1);
     let goal_every = ((opts.goal_period_s / dt).round() as u64).max(1);
     let mut rec = Recording {
         name: format!("twin-{}", opts.seed),
@@ -175,16 +201,31 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
     };
     for n in 0..=steps {
         let t = n as f64 * dt;
-        if n % u64::from(opts.steps_per_reading.max(1)) == 0 {
-            rec.readings.push((t, sim.arm_qpos().map(round)));
+        if n % read_every == 0 {
+            rec.readings.push((t, qpos(&data).map(round)));
         }
         if n % goal_every == 0 {
-            let goal: [f64; 6] = std::array::from_fn(|j| programs[j].goal(t, &mut rng));
+            let mut goal = [0.0; 6];
+            for j in 0..6 {
+                let targets: [f64; 6] = std::array::from_fn(|k| programs[k].to);
+                goal[j] = programs[j].goal(t, &mut rng, |from, to| path_clear(&mut room, targets, j, from, to));
+            }
             rec.goals.push((t, goal));
         }
-        let ctrl: [f64; 6] = std::array::from_fn(|j| rec.goal_at(j, t - dynamics.joints[j].delay_s + 1e-9, start[j]));
-        sim.set_arm_ctrl(&ctrl);
-        sim.hold_ctrl(1);
+        for (j, a) in at.iter().enumerate() {
+            // MuJoCo clamps a setpoint into the actuator's range itself.
+            data.ctrl_mut()[a.actuator] = rec.goal_at(j, t - dynamics.joints[j].delay_s + 1e-9, start[j]);
+        }
+        data.step();
     }
     Ok(rec)
+}
+
+/// Whether joint `j` moving from `from` to `to`, a tenth past it (an overshoot) included, with
+/// the other joints at `targets`, keeps the arm [`CLEARANCE_M`] from the table.
+fn path_clear(room: &mut Room, mut targets: [f64; 6], j: usize, from: f64, to: f64) -> bool {
+    [0.25, 0.5, 0.75, 1.0, 1.1].into_iter().all(|f| {
+        targets[j] = from + f * (to - from);
+        room.clear(&targets, CLEARANCE_M)
+    })
 }
