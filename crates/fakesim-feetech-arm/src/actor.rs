@@ -79,6 +79,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             bus,
             mapping,
             cadence: Cadence::new(config.state_every),
+            ram: RamWatch::new(config.acceleration),
             config,
             servos,
             link: LinkHealth::connected(),
@@ -88,7 +89,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             reconnection,
             next_attempt: Instant::now(),
             operating,
-            ram: RamWatch::default(),
             trace: None,
         };
         (actor, health)

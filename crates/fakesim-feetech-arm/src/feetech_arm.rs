@@ -33,6 +33,9 @@ pub struct FeetechArmConfig {
     /// over from the last block. Every reply's error byte is current either way. 1 reads
     /// the block every time.
     pub state_every: u32,
+    /// The `Acceleration` every servo was configured with, which a servo that resets loses
+    /// (`None`: not known; the value read first after configuring is expected).
+    pub acceleration: Option<u8>,
 }
 
 impl FeetechArmConfig {
@@ -45,6 +48,7 @@ impl FeetechArmConfig {
             lost_after: 3,
             torque_off_on_close: true,
             state_every: 4,
+            acceleration: None,
         }
     }
 }

@@ -10,22 +10,32 @@ pub(crate) const ADDRESS: u8 = TORQUE_ENABLE.address;
 /// Bytes of that read: `Torque_Enable` through `Lock`.
 pub(crate) const LEN: u8 = LOCK.address + LOCK.size - ADDRESS;
 
-/// What the task expects of each servo's RAM: the acceleration it read first after the servos
-/// were configured (`None` until then).
+/// What the task expects of each servo's RAM: the acceleration the servos were configured with,
+/// or, where that is not known, the one read first after they were configured (`None` until then).
 #[derive(Debug, Default)]
 pub(crate) struct RamWatch {
+    configured: Option<i32>,
     acceleration: [Option<i32>; 6],
 }
 
 impl RamWatch {
+    /// A watch expecting `configured` in every servo's `Acceleration` (`None`: the first read).
+    pub(crate) fn new(configured: Option<u8>) -> Self {
+        let configured = configured.map(i32::from);
+        Self {
+            configured,
+            acceleration: [configured; 6],
+        }
+    }
+
     /// Forgets the expectations (the servos are being configured again).
     pub(crate) fn forget(&mut self) {
-        self.acceleration = [None; 6];
+        self.acceleration = [self.configured; 6];
     }
 
     /// Forgets one servo's expectation (it was configured again).
     pub(crate) fn forget_joint(&mut self, joint: Joint) {
-        self.acceleration[joint.index()] = None;
+        self.acceleration[joint.index()] = self.configured;
     }
 
     /// Compares one servo's RAM (`LEN` bytes from `ADDRESS`) with what is expected of it,
@@ -93,6 +103,19 @@ mod tests {
             None,
             "a new baseline"
         );
+    }
+
+    #[test]
+    fn a_servo_that_reset_before_its_first_read_differs_from_the_configured_acceleration() {
+        let mut watch = RamWatch::new(Some(254));
+        let first = watch.check(Joint::Gripper, &ram(0, 0, 0), Some(false)).unwrap();
+        assert!(first.contains("acceleration 0 where 254"), "{first}");
+        watch.forget_joint(Joint::Gripper);
+        assert!(
+            watch.check(Joint::Gripper, &ram(0, 0, 0), Some(false)).is_some(),
+            "configured again, the expectation is still what was written"
+        );
+        assert_eq!(watch.check(Joint::Gripper, &ram(0, 254, 0), Some(false)), None);
     }
 
     #[test]

@@ -251,7 +251,10 @@ pub async fn start_bridge(
                 .with_context(|| format!("calibration {} does not fit the twin", file.display()))?;
             log_mapping(settings, &table, &mapping, &twin_ranges);
             let range = RangeGuard::with_calibration(twin_ranges, mapping.calibrated_ranges());
-            let config = FeetechArmConfig::new(port.display().to_string());
+            let config = FeetechArmConfig {
+                acceleration: Some(settings.servos.acceleration),
+                ..FeetechArmConfig::new(port.display().to_string())
+            };
             let mut bus = Bus::open(port, settings.baud, connect_config(settings))
                 .with_context(|| format!("cannot open the arm on {}", port.display()))?;
             prepare_servos(&mut bus, &calibration, settings)
