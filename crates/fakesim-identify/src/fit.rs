@@ -219,10 +219,11 @@ impl Board<'_, '_> {
 /// coarse grid, the strategies from there, the delays picked again from a finer grid around
 /// what they found (a delay trades off against the other parameters, and a strategy started on
 /// the wrong side of that trade stays there), the strategies once more with shorter steps, and
-/// the delays put back on that grid (picked again, or rounded, whichever fits better). The finer grid is the replays' physics steps: a goal acts
-/// from a step on, so the replays move by whole steps' worth of motion as a delay crosses a
-/// step (a goal jump of a radian saturates the servo however little of a step it acts), and
-/// between steps only the whole steps are told apart reliably; [`crate::refine`] keeps them.
+/// the delays put back on that grid (picked again, or rounded, whichever fits better). The
+/// finer grid is the replays' physics steps: a goal acts from a step on, so the replays move by
+/// whole steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates
+/// the servo however little of a step it acts), and between steps only the whole steps are
+/// told apart reliably; [`crate::refine`] keeps them.
 pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Dynamics {
     let first = best_delays(pool, train, start, &COARSE_DELAYS_S);
     let rough = strategies(pool, train, &coordinates(&first), opts, INITIAL_STEP, opts.seed);

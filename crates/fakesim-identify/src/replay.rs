@@ -15,7 +15,7 @@ const VELOCITY_WINDOW_S: f64 = 0.01;
 /// model. At the model's 5 ms a stiff servo's stiffness, which MuJoCo integrates explicitly
 /// (its implicit integrators take only the velocity derivatives), is close to the step's
 /// limit; with the force limit clamping it the steps ring and the replays turn chaotic: a
-/// parameter moved by 1e-12 moved a joint by up to 0.4 mrad. At half the step the replays are
+/// torque limit moved by a share of 1e-8 moved a joint by 0.65 mrad. At half the step the replays are
 /// smooth (a change moves them in proportion), see the manual's "How close a fit gets".
 pub const SUBSTEPS: u32 = 2;
 
