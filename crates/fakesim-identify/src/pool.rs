@@ -17,15 +17,17 @@ pub struct Pool<'a> {
     recordings: &'a [Recording],
     strides: Vec<usize>,
     workers: Vec<Mutex<Replayer>>,
+    timestep: f64,
     rollouts: AtomicUsize,
 }
 
 impl<'a> Pool<'a> {
     /// `threads` workers (at least one) replaying `recordings` of `arm`.
     pub fn new(arm: ArmType, recordings: &'a [Recording], threads: usize) -> Result<Self, TwinError> {
-        let workers = (0..threads.max(1))
-            .map(|_| Replayer::new(arm).map(Mutex::new))
+        let workers: Vec<Replayer> = (0..threads.max(1))
+            .map(|_| Replayer::new(arm))
             .collect::<Result<_, _>>()?;
+        let timestep = workers[0].timestep();
         let strides = recordings
             .iter()
             .map(|r| ((1.0 / COMPARE_HZ / r.reading_period().max(1e-6)).round() as usize).max(1))
@@ -33,7 +35,8 @@ impl<'a> Pool<'a> {
         Ok(Pool {
             recordings,
             strides,
-            workers,
+            workers: workers.into_iter().map(Mutex::new).collect(),
+            timestep,
             rollouts: AtomicUsize::new(0),
         })
     }
@@ -50,10 +53,7 @@ impl<'a> Pool<'a> {
 
     /// The physics step of the replays (s).
     pub fn timestep(&self) -> f64 {
-        self.workers
-            .first()
-            .and_then(|w| w.lock().ok().map(|r| r.timestep()))
-            .unwrap_or(0.0)
+        self.timestep
     }
 
     /// The recordings replayed.
