@@ -60,6 +60,8 @@ pub struct Outcome {
     pub rollouts: usize,
     /// Threads the rollouts ran on.
     pub threads: usize,
+    /// The physics step the replays ran at (s): the fitted dynamics hold at it.
+    pub physics_step_s: f64,
     /// Wall time of the whole run (s).
     pub elapsed_s: f64,
 }
@@ -174,6 +176,7 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
         seconds: [seconds(&parts.train), seconds(&parts.validation)],
         rollouts: pool.rollouts(),
         threads,
+        physics_step_s: pool.timestep(),
         elapsed_s: began.elapsed().as_secs_f64(),
     })
 }
