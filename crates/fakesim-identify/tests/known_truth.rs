@@ -30,12 +30,12 @@ fn total(r: [f64; 6]) -> f64 {
 }
 
 /// The fit's budget here: the library's default is larger (100 generations of 16, 4 rounds);
-/// this one keeps the test near two minutes on two busy cores.
+/// this one keeps the test to a few minutes on two busy cores.
 const BUDGET: FitOptions = FitOptions {
-    generations: 45,
+    generations: 30,
     population: 10,
     seed: 1,
-    rounds: 2,
+    rounds: 4,
 };
 
 #[test]
@@ -77,10 +77,13 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
         determined.len()
     );
     assert!(outcome.kept);
-    // Measured with this budget: 87.5 -> 2.17 mrad against a floor of 0.46 (4.7 times), delays
-    // 17.5-22.5 ms, 168-178 s at load 8 in debug. The bar (within twice the floor, each
-    // well-determined parameter within 10 %) is not met: see the manual's "How close a fit gets".
-    assert!(after * 5.0 < before, "validation RMS {before} -> {after} rad");
+    // Measured with this budget: 87.09 -> 0.70 mrad against a floor of 0.46 (1.5 times), every
+    // delay within a physics step of the truth. The well-determined parameters are not all
+    // within 10 % (see the manual's "How close a fit gets"), so that is printed, not asserted.
+    assert!(
+        after <= 2.0 * floor,
+        "validation RMS {before} -> {after} rad, more than twice the noise floor {floor} rad"
+    );
     for (j, joint) in outcome.fitted.joints.iter().enumerate() {
         assert!(
             (joint.delay_s - DELAY_S).abs() <= period,
