@@ -202,9 +202,13 @@ async fn main() {
         step_p50_ms,
         percentile(&mut latencies, 0.99)
     );
+    // At the step `fakesim-hil identify` writes in a profile: the model's over its replays' substeps.
     let identified = Sim::load(&Scene::builtin(ArmType::So101, false), 1)
-        .and_then(|sim| Dynamics::read(sim.model(), ArmType::So101.spec()))
-        .and_then(|dynamics| ShadowModel::new(ArmType::So101, &dynamics))
+        .and_then(|sim| {
+            let step = sim.model().opt().timestep / f64::from(fakesim_identify::replay::SUBSTEPS);
+            let dynamics = Dynamics::read(sim.model(), ArmType::So101.spec())?;
+            ShadowModel::new(ArmType::So101, &dynamics, Some(step))
+        })
         .unwrap();
     for (what, model) in [("hand-set lag", None), ("identified model", Some(identified))] {
         let shadow = shadow_per_reading(Duration::from_secs_f64(1.0 / period), model);

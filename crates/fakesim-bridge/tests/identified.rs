@@ -33,6 +33,11 @@ fn truth() -> Dynamics {
     d
 }
 
+/// The physics step the recording is made at, as `fakesim-hil identify` writes it in a profile.
+fn synth_step() -> f64 {
+    fakesim_identify::replay::model(ARM).unwrap().opt().timestep
+}
+
 fn recording() -> Recording {
     let opts = SynthOptions {
         seconds: 12.0,
@@ -70,19 +75,22 @@ fn the_shadow_with_the_profile_misses_the_arm_three_times_less_than_its_lag() {
     let period = Duration::from_millis(50);
     let pose = rec.readings[0].1;
     let lag = shadow_rms(Shadow::new(ShadowConfig::default(), period, pose), &rec);
-    let model = ShadowModel::new(ARM, &truth()).unwrap();
+    let model = ShadowModel::new(ARM, &truth(), Some(synth_step())).unwrap();
     let shadow = Shadow::new(ShadowConfig::default(), period, pose).identified(Some(model));
     let identified = shadow_rms(shadow, &rec);
     println!("shadow residual RMS: hand-set lag {lag:.4} rad, identified model {identified:.4} rad");
     assert!(identified * 3.0 <= lag, "lag {lag} rad, identified {identified} rad");
 }
 
-/// Where the preview of the 50 goals from reading `k` on ends, on `twin`.
-async fn preview_end(twin: &TwinHandle, rec: &Recording, k: usize, goals: &[[f64; 6]]) -> [f64; 6] {
+/// Where the preview of the 50 goals from reading `k` on, each held `period_s`, ends on `twin`.
+async fn preview_end(twin: &TwinHandle, rec: &Recording, k: usize, goals: &[[f64; 6]], period_s: f64) -> [f64; 6] {
     let (t0, qpos) = rec.readings[k];
     let (t1, before) = rec.readings[k - 1];
     let qvel = std::array::from_fn(|j| (qpos[j] - before[j]) / (t0 - t1));
     let ctrl = std::array::from_fn(|j| rec.goal_at(j, t0 - 1e-9, qpos[j]));
+    let timestep = twin.with_sim(|sim| sim.model_info().timestep).await.unwrap();
+    // A whole number of the twin's steps: 4 of 5 ms, 8 of 2.5 ms.
+    let steps_per_goal = (period_s / timestep).round() as u32;
     let request = PreviewRequest {
         start: Some(StartState {
             qpos,
@@ -90,7 +98,7 @@ async fn preview_end(twin: &TwinHandle, rec: &Recording, k: usize, goals: &[[f64
             ctrl: Some(ctrl),
         }),
         actions: goals.iter().map(|g| JointValues::Ordered(g.to_vec())).collect(),
-        substeps_per_action: Some(4),
+        substeps_per_action: Some(steps_per_goal),
         ..PreviewRequest::new(Vec::new(), 0)
     };
     let report = twin.preview(request).await.unwrap();
@@ -103,6 +111,7 @@ async fn the_preview_with_the_profile_ends_nearer_the_recorded_pose() {
     let spawn = |dynamics: Option<Dynamics>| {
         TwinHandle::spawn(TwinConfig {
             scene: Scene::builtin(ARM, false),
+            physics_step_s: dynamics.map(|_| synth_step()),
             dynamics: vec![dynamics],
             render_threads: 1,
             ..TwinConfig::default()
@@ -115,15 +124,15 @@ async fn the_preview_with_the_profile_ends_nearer_the_recorded_pose() {
     for from_s in [2.0, 5.0, 8.0] {
         let k = rec.readings.partition_point(|r| r.0 < from_s);
         let t0 = rec.readings[k].0;
-        // The goals the recording wrote every 20 ms from there: 50 ticks of 4 physics steps.
+        // The goals the recording wrote every 20 ms from there: 50 ticks of 20 ms.
         let goals: Vec<[f64; 6]> = (0..chunk)
             .map(|i| std::array::from_fn(|j| rec.goal_at(j, t0 + goal_period * f64::from(i) + 1e-9, 0.0)))
             .collect();
         let end = t0 + goal_period * f64::from(chunk);
         let recorded = rec.readings[rec.readings.partition_point(|r| r.0 < end - 1e-9)].1;
         let miss = |pose: [f64; 6]| (pose.iter().zip(recorded).map(|(p, r)| (p - r) * (p - r)).sum::<f64>()).sqrt();
-        let without = miss(preview_end(&plain, &rec, k, &goals).await);
-        let with = miss(preview_end(&loaded, &rec, k, &goals).await);
+        let without = miss(preview_end(&plain, &rec, k, &goals, goal_period).await);
+        let with = miss(preview_end(&loaded, &rec, k, &goals, goal_period).await);
         println!("chunk from {t0:.2} s: end pose off by {without:.4} rad without the profile, {with:.4} rad with");
         assert!(with < without, "from {t0} s: with {with} rad, without {without} rad");
     }

@@ -90,7 +90,9 @@ mod tests {
         dynamics.joints[Joint::ShoulderLift.index()].delay_s = 0.02;
         dynamics.joints[Joint::ShoulderLift.index()].force_limit = 1.5;
         let file = dir.path().join("arm.dynamics.toml");
-        Profile::new(ArmType::So101, None, &dynamics, None).save(&file).unwrap();
+        Profile::new(ArmType::So101, None, &dynamics, None, None)
+            .save(&file)
+            .unwrap();
         let path = file.display().to_string();
         let cli = Cli::try_parse_from(["emulate", "--dynamics", &path]).unwrap();
         let servos = cli.args.config().unwrap().servos;

@@ -145,6 +145,7 @@ fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
         args.robot,
         args.robot_id.clone(),
         &outcome.fitted,
+        Some(outcome.physics_step_s),
         Some(fit_record(&outcome, given)),
     );
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -116,6 +116,8 @@ fn a_trace_is_fitted_and_the_profile_written_beside_the_calibration() {
         (profile.arm.as_str(), profile.robot_id.as_deref()),
         ("so101", Some("bench_arm"))
     );
+    // The step the fit's replays ran at: half the model's 5 ms.
+    assert_eq!(profile.physics_step_s, Some(0.0025));
     let fit = profile.fit.as_ref().unwrap();
     assert_eq!(fit.recordings, [trace_arg]);
     let total = |i: usize| fit.validation_rms_rad.values().map(|r| r[i] * r[i]).sum::<f64>();

@@ -33,12 +33,16 @@ pub struct TwinConfig {
     /// Each arm's identified dynamics, in the scene's arm order (left first in a pair); an arm
     /// without an entry, or with `None`, keeps the model's own. The preview shares the model.
     pub dynamics: Vec<Option<Dynamics>>,
+    /// The physics step (s) in place of the model's, which it must divide (the step the
+    /// dynamics were identified at; see [`Sim::load_each`]); a tick's period is unchanged.
+    /// `None`: the model's own. The preview shares it.
+    pub physics_step_s: Option<f64>,
 }
 
 impl TwinConfig {
     /// The twin's physics as configured.
     fn load(&self) -> Result<Sim, TwinError> {
-        Sim::load_each(&self.scene, self.substeps_per_tick, &self.dynamics)
+        Sim::load_each(&self.scene, self.substeps_per_tick, &self.dynamics, self.physics_step_s)
     }
 }
 
@@ -50,6 +54,7 @@ impl Default for TwinConfig {
             render_quality: RenderQuality::default(),
             render_threads: DEFAULT_RENDER_THREADS,
             dynamics: Vec::new(),
+            physics_step_s: None,
         }
     }
 }

@@ -6,8 +6,8 @@
 
 use fakesim_arm::BoxFuture;
 use fakesim_safety::{CommandPreview, SafetyError};
-use fakesim_twin::preview::{PreviewLimits, PreviewRequest};
-use fakesim_twin::{JointValues, TwinHandle};
+use fakesim_twin::preview::{MAX_PREVIEW_STEPS, PreviewLimits, PreviewRequest};
+use fakesim_twin::{JointValues, ModelInfo, TwinHandle};
 use std::time::Duration;
 
 /// Control ticks a command is previewed for after the servos would have reached its targets.
@@ -17,7 +17,8 @@ pub const DEFAULT_PREVIEW_HORIZON_TICKS: u32 = 4;
 /// a far target is previewed all the way.
 pub const ASSUMED_SPEED_RAD_S: f64 = 2.0;
 
-/// Most ticks one gate preview runs.
+/// Most ticks one gate preview runs past its command's, at most what a preview may run
+/// ([`MAX_PREVIEW_STEPS`]; fewer ticks when a dynamics profile's finer step puts more steps in one).
 const MAX_GATE_TICKS: u32 = 150;
 
 /// Penetration a previewed contact may reach before it refuses the command (m): fingertips
@@ -32,16 +33,20 @@ pub struct TwinPreviewGate {
     twin: TwinHandle,
     horizon_ticks: u32,
     tick: Duration,
+    /// Most ticks a preview runs after its command's.
+    max_ticks: u32,
 }
 
 impl TwinPreviewGate {
-    /// A gate on `twin`, whose control tick lasts `tick`, looking `horizon_ticks` ticks past
-    /// the time each command needs.
-    pub fn new(twin: TwinHandle, horizon_ticks: u32, tick: Duration) -> Self {
+    /// A gate on `twin`, whose model (its control tick and physics steps per tick) is `model`,
+    /// looking `horizon_ticks` ticks past the time each command needs.
+    pub fn new(twin: TwinHandle, horizon_ticks: u32, model: &ModelInfo) -> Self {
+        let steps_per_tick = model.substeps_per_tick.max(1);
         TwinPreviewGate {
             twin,
             horizon_ticks,
-            tick,
+            tick: Duration::from_secs_f64(1.0 / model.control_rate_hz()),
+            max_ticks: MAX_GATE_TICKS.min((MAX_PREVIEW_STEPS / steps_per_tick).saturating_sub(1)),
         }
     }
 
@@ -55,7 +60,7 @@ impl TwinPreviewGate {
             .fold(0.0, f64::max);
         let travel = (farthest / ASSUMED_SPEED_RAD_S / self.tick.as_secs_f64().max(1e-3)).ceil();
         // Finite and non-negative: targets passed the range layer, and the cast saturates.
-        (travel as u32).saturating_add(self.horizon_ticks).min(MAX_GATE_TICKS)
+        (travel as u32).saturating_add(self.horizon_ticks).min(self.max_ticks)
     }
 }
 
@@ -91,5 +96,37 @@ impl CommandPreview for TwinPreviewGate {
                 violations: violations.join("; "),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use fakesim_twin::{ArmType, Scene, TwinConfig};
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_far_command_with_the_longest_horizon_is_previewed_at_a_finer_step_too() {
+        for step in [None, Some(0.0025)] {
+            let twin = TwinHandle::spawn(TwinConfig {
+                scene: Scene::builtin(ArmType::So101, false),
+                physics_step_s: step,
+                ..TwinConfig::default()
+            })
+            .unwrap();
+            let model = twin.with_sim(|sim| sim.model_info()).await.unwrap();
+            let gate = TwinPreviewGate::new(twin.clone(), 50, &model);
+            // The wrist turned through 5 rad: 50 ticks of travel at the assumed speed, then the
+            // horizon; at 2.5 ms the preview's 2000 steps hold 99 ticks after the command's.
+            let (measured, targets) = ([0.3, -0.3, 0.3, 0.2, -2.5, 0.5], [0.3, -0.3, 0.3, 0.2, 2.5, 0.5]);
+            let ticks = gate.ticks_for(&targets, &measured);
+            match step {
+                Some(_) => assert_eq!(ticks, 99),
+                None => assert!((100..=101).contains(&ticks), "{ticks}"),
+            }
+            gate.check(targets, measured).await.unwrap();
+            twin.shutdown();
+        }
     }
 }

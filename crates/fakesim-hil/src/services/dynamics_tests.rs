@@ -1,5 +1,6 @@
 //! The dynamics profile at start-up: GetModelInfo names the profile in force with its fit's
-//! figures; a profile that cannot be used stops start-up saying what to do.
+//! figures and the physics step it runs the twin at; a profile that cannot be used stops
+//! start-up saying what to do.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,6 +17,11 @@ use tonic::Request;
 
 /// A profile of the SO-101 with every joint 30 % stiffer and a 20 ms delay, with a fit record.
 fn write_profile(dir: &Path) -> PathBuf {
+    write_profile_at(dir, "arm7.dynamics.toml", None)
+}
+
+/// [`write_profile`] as `name`, identified at a physics step of `step` (s; `None`: the model's).
+fn write_profile_at(dir: &Path, name: &str, step: Option<f64>) -> PathBuf {
     let sim = Sim::load(&Scene::builtin(ArmType::So101, false), 1).unwrap();
     let mut dynamics = Dynamics::read(sim.model(), ArmType::So101.spec()).unwrap();
     for joint in &mut dynamics.joints {
@@ -32,8 +38,8 @@ fn write_profile(dir: &Path) -> PathBuf {
         train_rms_rad: rms.clone(),
         validation_rms_rad: rms,
     };
-    let profile = Profile::new(ArmType::So101, Some("arm7".into()), &dynamics, Some(fit));
-    let path = dir.join("arm7.dynamics.toml");
+    let profile = Profile::new(ArmType::So101, Some("arm7".into()), &dynamics, step, Some(fit));
+    let path = dir.join(name);
     profile.save(&path).unwrap();
     path
 }
@@ -46,6 +52,95 @@ async fn start(runs: &Path, dynamics: Option<PathBuf>) -> anyhow::Result<AppStat
         ..Settings::default()
     })
     .await
+}
+
+/// A pair whose arms take `left` and `right`.
+async fn start_pair(runs: &Path, left: PathBuf, right: PathBuf) -> anyhow::Result<AppState> {
+    AppState::start(Settings {
+        runs_dir: runs.to_owned(),
+        image_size: 32,
+        pair: true,
+        pair_dynamics: [Some(left), Some(right)],
+        ..Settings::default()
+    })
+    .await
+}
+
+async fn model_info(state: AppState) -> v1::GetModelInfoResponse {
+    let info = RobotService::new(state.clone())
+        .get_model_info(Request::new(v1::GetModelInfoRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    state.twin.shutdown();
+    info
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_twin_steps_at_the_profiles_physics_step_with_the_same_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let fine = write_profile_at(dir.path(), "fine.dynamics.toml", Some(0.0025));
+    let state = start(dir.path(), Some(fine.clone())).await.unwrap();
+    let profile = state.arms[0].dynamics.clone().unwrap();
+    assert_eq!(profile.physics_step_s, Some(0.0025));
+    let info = model_info(state).await;
+    assert_eq!((info.timestep_s, info.substeps_per_tick), (0.0025, 20));
+    assert!((info.control_rate_hz - 20.0).abs() < 1e-9, "{}", info.control_rate_hz);
+    assert!(
+        (info.control_period_s - 0.05).abs() < 1e-12,
+        "{}",
+        info.control_period_s
+    );
+
+    // A profile without a step (an older one) runs at the model's own.
+    let own = write_profile(dir.path());
+    assert!(!std::fs::read_to_string(&own).unwrap().contains("physics_step_s"));
+    let info = model_info(start(dir.path(), Some(own.clone())).await.unwrap()).await;
+    assert_eq!((info.timestep_s, info.substeps_per_tick), (0.005, 10));
+
+    // A pair runs at the finest of its profiles' steps.
+    let finer = write_profile_at(dir.path(), "finer.dynamics.toml", Some(0.001));
+    let info = model_info(start_pair(dir.path(), fine.clone(), finer).await.unwrap()).await;
+    assert_eq!((info.timestep_s, info.substeps_per_tick), (0.001, 50));
+    let info = model_info(start_pair(dir.path(), own, fine).await.unwrap()).await;
+    assert_eq!((info.timestep_s, info.substeps_per_tick), (0.0025, 20));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_physics_step_the_twin_cannot_take_stops_start_up_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fine = write_profile_at(dir.path(), "fine.dynamics.toml", Some(0.0025));
+    for (name, step, said) in [
+        ("odd.dynamics.toml", 0.003, "does not divide the model's step 0.005 s"),
+        ("coarse.dynamics.toml", 0.01, "larger than the model's step"),
+    ] {
+        let bad = write_profile_at(dir.path(), name, Some(step));
+        // Alone, and beside a profile whose finer step the twin could take.
+        for started in [
+            start(dir.path(), Some(bad.clone())).await,
+            start_pair(dir.path(), fine.clone(), bad.clone()).await,
+        ] {
+            let error = format!("{:#}", started.err().unwrap());
+            assert!(error.contains(said) && error.contains(name), "{error}");
+            assert!(error.contains("`fakesim-hil identify`"), "{error}");
+        }
+    }
+    let text = std::fs::read_to_string(&fine).unwrap();
+    for bad_step in ["0.0", "-0.0025", "nan"] {
+        let bad = dir.path().join("bad.dynamics.toml");
+        std::fs::write(
+            &bad,
+            text.replace("physics_step_s = 0.0025", &format!("physics_step_s = {bad_step}")),
+        )
+        .unwrap();
+        let error = format!("{:#}", start(dir.path(), Some(bad)).await.err().unwrap());
+        assert!(
+            error.contains("physics_step_s")
+                && error.contains("is not a physics step")
+                && error.contains("bad.dynamics.toml"),
+            "{error}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,11 +5,13 @@
 
 use super::hardware::Follower;
 use crate::config::Settings;
-use anyhow::anyhow;
+use anyhow::{Context, anyhow};
 use fakesim_twin::dynamics::profile::{Profile, path_beside_calibration};
-use fakesim_twin::{Dynamics, TwinError};
+use fakesim_twin::sim::finer_steps;
+use fakesim_twin::{Dynamics, Scene, TwinError};
 use feetech::calibration::{ArmRole, calibration_path, calibration_root};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How a profile was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +30,17 @@ impl FoundBy {
             FoundBy::Calibration => "calibration",
         }
     }
+
+    /// What to do about a profile found this way that cannot be used.
+    fn remedy(self) -> &'static str {
+        match self {
+            FoundBy::Named => "fix or remove the file, write it again with `fakesim-hil identify`, or start without it",
+            FoundBy::Calibration => {
+                "it was found beside the arm's calibration: fix or remove it, write it again with `fakesim-hil identify`, \
+                 or start with --no-dynamics"
+            }
+        }
+    }
 }
 
 /// A profile in force on one arm.
@@ -41,6 +54,10 @@ pub struct LoadedProfile {
     pub profile: Profile,
     /// Its dynamics, checked.
     pub dynamics: Dynamics,
+    /// The physics step its dynamics were identified at (s), checked: finite and above 0
+    /// (whether it divides the model's is [`twin_physics_step`]'s to check); `None`: the
+    /// model's own.
+    pub physics_step_s: Option<f64>,
 }
 
 impl LoadedProfile {
@@ -72,21 +89,10 @@ pub fn profile_of(settings: &Settings, follower: &Follower) -> anyhow::Result<Op
         (None, Some(path)) => (path, FoundBy::Calibration),
         (None, None) => return Ok(None),
     };
-    let remedy = match found_by {
-        FoundBy::Named => "fix or remove the file, write it again with `fakesim-hil identify`, or start without it",
-        FoundBy::Calibration => {
-            "it was found beside the arm's calibration: fix or remove it, write it again with `fakesim-hil identify`, \
-             or start with --no-dynamics"
-        }
-    };
-    let refused = |what: String| anyhow!("{what}; {remedy}");
-    // The profile's errors are the twin's scene errors; their message alone says it.
-    let said = |e: TwinError| match e {
-        TwinError::Scene(what) => what,
-        other => other.to_string(),
-    };
+    let refused = |what: String| anyhow!("{what}; {}", found_by.remedy());
     let profile = Profile::load(&path).map_err(|e| refused(said(e)))?;
     let dynamics = profile.dynamics().map_err(|e| refused(said(e)))?;
+    let physics_step_s = profile.physics_step().map_err(|e| refused(said(e)))?;
     let arm = profile
         .arm_type()
         .map_err(|e| refused(format!("{}: {}", path.display(), said(e))))?;
@@ -108,15 +114,50 @@ pub fn profile_of(settings: &Settings, follower: &Follower) -> anyhow::Result<Op
         found_by,
         profile,
         dynamics,
+        physics_step_s,
     };
     tracing::info!(
         profile = %loaded.path.display(),
         found_by = found_by.name(),
         side = follower.side.map_or("", |side| side.name()),
         max_delay_s = loaded.max_delay_s(),
+        physics_step_s = loaded.physics_step_s,
         "dynamics profile loaded"
     );
     Ok(Some(loaded))
+}
+
+/// The profile's errors are the twin's scene errors; their message alone says it.
+fn said(e: TwinError) -> String {
+    match e {
+        TwinError::Scene(what) => what,
+        other => other.to_string(),
+    }
+}
+
+/// The physics step the twin of `scene` runs at under `profiles` (one arm's, or a pair's two):
+/// the finest of their steps, each of which must divide the model's (a profile's that does not
+/// stops start-up naming the file); `None` when no profile gives one: the model's own. Compiles
+/// the scene to read its step only when a profile gives one.
+pub fn twin_physics_step(scene: &Scene, profiles: &[Option<Arc<LoadedProfile>>]) -> anyhow::Result<Option<f64>> {
+    let stepped: Vec<(&LoadedProfile, f64)> = (profiles.iter().flatten())
+        .filter_map(|loaded| Some((loaded.as_ref(), loaded.physics_step_s?)))
+        .collect();
+    if stepped.is_empty() {
+        return Ok(None);
+    }
+    let model_step_s = scene.compile().context("cannot load the twin's scene")?.opt().timestep;
+    for (loaded, step) in &stepped {
+        finer_steps(model_step_s, *step).map_err(|e| {
+            anyhow!(
+                "dynamics profile {}: {}; {}",
+                loaded.path.display(),
+                said(e),
+                loaded.found_by.remedy()
+            )
+        })?;
+    }
+    Ok(stepped.iter().map(|(_, step)| *step).reduce(f64::min))
 }
 
 /// The profile file beside the follower's calibration: the one named directly, else each of

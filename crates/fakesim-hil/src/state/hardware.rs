@@ -283,11 +283,10 @@ pub async fn start_bridge(
         table: TableGuard::default(),
         kinematics: Arc::new(kinematics),
         preview: (settings.preview_horizon_ticks > 0).then(|| {
-            let twin_tick = Duration::from_secs_f64(1.0 / model.control_rate_hz());
             Arc::new(TwinPreviewGate::new(
                 twin.clone(),
                 settings.preview_horizon_ticks,
-                twin_tick,
+                model,
             )) as Arc<dyn CommandPreview>
         }),
         config: BridgeConfig {

@@ -79,10 +79,18 @@ impl AppState {
         let profiles = (followers.iter())
             .map(|follower| dynamics::profile_of(&settings, follower).map(|p| p.map(Arc::new)))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let scene = hardware::scene(&settings);
+        let physics_step_s = {
+            let (scene, profiles) = (scene.clone(), profiles.clone());
+            tokio::task::spawn_blocking(move || dynamics::twin_physics_step(&scene, &profiles))
+                .await
+                .context("the profiles' physics step check panicked")??
+        };
         let config = TwinConfig {
-            scene: hardware::scene(&settings),
+            scene,
             render_quality: settings.render_quality,
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
+            physics_step_s,
             ..TwinConfig::default()
         };
         let twin = tokio::task::spawn_blocking(move || TwinHandle::spawn(config))
@@ -93,6 +101,7 @@ impl AppState {
             mujoco = fakesim_twin::MUJOCO_VERSION,
             linked_from = fakesim_twin::MUJOCO_LIBRARY_DIR,
             arms = twin.arms().len(),
+            physics_step_s,
             "twin loaded"
         );
         let table = hardware::joint_mapping(&settings)?;
@@ -229,8 +238,8 @@ async fn start_arm(
         .context("the twin stopped while starting")?;
     let shadow_model = match &dynamics {
         Some(profile) => {
-            let (arm, identified) = (settings.arm, profile.dynamics);
-            let compiled = tokio::task::spawn_blocking(move || ShadowModel::new(arm, &identified))
+            let (arm, identified, step) = (settings.arm, profile.dynamics, profile.physics_step_s);
+            let compiled = tokio::task::spawn_blocking(move || ShadowModel::new(arm, &identified, step))
                 .await
                 .context("the shadow's model loader panicked")?;
             Some(compiled.context("cannot load the shadow's identified model")?)

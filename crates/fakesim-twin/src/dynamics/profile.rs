@@ -26,6 +26,10 @@ pub struct Profile {
     /// LeRobot's robot id of the arm, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robot_id: Option<String>,
+    /// The physics step (s) the dynamics were identified at, which the twin steps at while the
+    /// profile is in force; `None`: the model's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physics_step_s: Option<f64>,
     /// The figures of the fit that made the profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitRecord>,
@@ -48,12 +52,20 @@ pub struct FitRecord {
 }
 
 impl Profile {
-    /// A profile of `dynamics` for `arm`.
-    pub fn new(arm: ArmType, robot_id: Option<String>, dynamics: &Dynamics, fit: Option<FitRecord>) -> Self {
+    /// A profile of `dynamics` for `arm`, identified at a physics step of `physics_step_s`
+    /// seconds (`None`: the model's own).
+    pub fn new(
+        arm: ArmType,
+        robot_id: Option<String>,
+        dynamics: &Dynamics,
+        physics_step_s: Option<f64>,
+        fit: Option<FitRecord>,
+    ) -> Self {
         Profile {
             format: FORMAT,
             arm: arm.name().to_owned(),
             robot_id,
+            physics_step_s,
             fit,
             joints: Joint::ALL
                 .into_iter()
@@ -96,6 +108,19 @@ impl Profile {
         Ok(Dynamics { joints })
     }
 
+    /// The physics step the profile runs at (s; `None`: the model's own), checked: a finite
+    /// number of seconds above 0. Whether it divides the model's step is the twin's to check
+    /// ([`crate::sim::finer_steps`]).
+    pub fn physics_step(&self) -> Result<Option<f64>, TwinError> {
+        match self.physics_step_s {
+            Some(step) if !(step.is_finite() && step > 0.0) => Err(TwinError::Scene(format!(
+                "dynamics profile: physics_step_s = {step} is not a physics step (a finite number of seconds \
+                 above 0, as `fakesim-hil identify` writes it; without it the model's own step is used)"
+            ))),
+            step => Ok(step),
+        }
+    }
+
     /// Reads and checks a profile file.
     pub fn load(path: &Path) -> Result<Self, TwinError> {
         let bad = |what: String| TwinError::Scene(format!("dynamics profile {}: {what}", path.display()));
@@ -109,6 +134,7 @@ impl Profile {
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
         let profile: Profile = toml::from_str(&text).map_err(|e| bad(e.message().to_owned()))?;
         profile.dynamics().map_err(|e| bad(e.to_string()))?;
+        profile.physics_step().map_err(|e| bad(e.to_string()))?;
         Ok(profile)
     }
 
@@ -129,4 +155,64 @@ impl Profile {
 /// (`<dir>/<robot_id>.json` → `<dir>/<robot_id>.dynamics.toml`).
 pub fn path_beside_calibration(calibration: &Path) -> PathBuf {
     calibration.with_extension("dynamics.toml")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::{Scene, Sim};
+
+    /// The SO-101's own dynamics.
+    fn defaults() -> Dynamics {
+        let sim = Sim::load(&Scene::builtin(ArmType::So101, false), 1).unwrap();
+        Dynamics::read(sim.model(), ArmType::So101.spec()).unwrap()
+    }
+
+    #[test]
+    fn a_profile_with_or_without_a_physics_step_is_saved_and_loaded_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        for step in [Some(0.0025), None] {
+            let profile = Profile::new(ArmType::So101, Some("arm7".into()), &defaults(), step, None);
+            let path = dir.path().join("arm7.dynamics.toml");
+            profile.save(&path).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(text.contains("physics_step_s = 0.0025"), step.is_some(), "{text}");
+            assert_eq!(text.contains("physics_step_s"), step.is_some(), "{text}");
+            let loaded = Profile::load(&path).unwrap();
+            assert_eq!(loaded, profile);
+            assert_eq!(loaded.physics_step().unwrap(), step);
+        }
+    }
+
+    #[test]
+    fn a_physics_step_that_is_not_finite_and_above_zero_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("arm7.dynamics.toml");
+        Profile::new(ArmType::So101, None, &defaults(), Some(0.0025), None)
+            .save(&path)
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for bad in ["0.0", "-0.0025", "nan", "inf"] {
+            std::fs::write(
+                &path,
+                text.replace("physics_step_s = 0.0025", &format!("physics_step_s = {bad}")),
+            )
+            .unwrap();
+            let said = Profile::load(&path).unwrap_err().to_string();
+            assert!(
+                said.contains(&format!("physics_step_s = {}", bad.parse::<f64>().unwrap()))
+                    && said.contains("not a physics step")
+                    && said.contains("arm7.dynamics.toml"),
+                "{bad}: {said}"
+            );
+        }
+        std::fs::write(
+            &path,
+            text.replace("physics_step_s = 0.0025", "physics_step_s = \"fine\""),
+        )
+        .unwrap();
+        assert!(Profile::load(&path).is_err());
+    }
 }

@@ -31,6 +31,11 @@ pub const MAX_STEPS_PER_CALL: u32 = 100_000;
 /// Most physics steps one action may hold its setpoints for (5 s of simulated time at the
 /// default 5 ms timestep; the same span of real time with the arm in the loop).
 pub const MAX_SUBSTEPS_PER_ACTION: u32 = 1_000;
+/// Most physics steps a finer step may cut one of the model's into.
+pub const MAX_FINER_STEPS: u32 = 100;
+/// Relative slack on a finer step dividing the model's into a whole number of steps (a step
+/// written in decimal, such as 0.0025 s, is not exactly the model's over a whole number).
+const WHOLE_RATIO_SLACK: f64 = 1e-9;
 /// Site at the tool centre point, between the fingertips.
 pub const TCP_SITE: &str = "tcp";
 /// Site on the tip of the fixed jaw.
@@ -83,15 +88,33 @@ impl Sim {
     /// model's own (see [`crate::dynamics`]; the delay is the caller's to apply).
     pub fn load_with(scene: &Scene, substeps_per_tick: u32, dynamics: Option<&Dynamics>) -> Result<Self, TwinError> {
         let each = vec![dynamics.copied(); scene.arms().len()];
-        Self::load_each(scene, substeps_per_tick, &each)
+        Self::load_each(scene, substeps_per_tick, &each, None)
     }
 
     /// As [`Sim::load`], with `dynamics[i]` (when given) in the joints of the scene's arm `i`
     /// (left first in a pair) in place of the model's own; arms past the list keep theirs. The
     /// delays hold back each setpoint on its way to the servo, in the live twin's steps and in
-    /// the preview's.
-    pub fn load_each(scene: &Scene, substeps_per_tick: u32, dynamics: &[Option<Dynamics>]) -> Result<Self, TwinError> {
+    /// the preview's. With `physics_step_s` (a dynamics profile's), physics steps at it instead
+    /// of the model's step, which it must divide ([`finer_steps`]): a tick holds that many more
+    /// steps, so its period is unchanged.
+    pub fn load_each(
+        scene: &Scene,
+        substeps_per_tick: u32,
+        dynamics: &[Option<Dynamics>],
+        physics_step_s: Option<f64>,
+    ) -> Result<Self, TwinError> {
         let mut model = scene.compile()?;
+        let mut substeps_per_tick = substeps_per_tick.max(1);
+        if let Some(step) = physics_step_s {
+            let finer = finer_steps(model.opt().timestep, step)?;
+            substeps_per_tick = substeps_per_tick.checked_mul(finer).ok_or_else(|| {
+                TwinError::Scene(format!(
+                    "{substeps_per_tick} physics steps per tick, each cut into {finer} of {step} s, are more \
+                     than a tick can hold; use fewer steps per tick or a coarser step"
+                ))
+            })?;
+            model.opt_mut().timestep = step;
+        }
         for (spec, dynamics) in scene.arms().into_iter().zip(dynamics) {
             if let Some(dynamics) = dynamics {
                 let at = joint_addresses(&model, spec)?;
@@ -110,7 +133,6 @@ impl Sim {
             }
         }
         let data = MjData::new(model.clone());
-        let substeps_per_tick = substeps_per_tick.max(1);
         let mut sim = Sim {
             arms,
             focus: 0,
@@ -447,6 +469,36 @@ impl Sim {
         }
         Ok(())
     }
+}
+
+/// How many physics steps of `step_s` make one of the model's `model_step_s`: a whole number
+/// from 1 to [`MAX_FINER_STEPS`], within a relative 1e-9. A step that is not finite and above 0,
+/// larger than the model's, or does not divide it into a whole number is refused.
+pub fn finer_steps(model_step_s: f64, step_s: f64) -> Result<u32, TwinError> {
+    let refused = |why: String| {
+        TwinError::Scene(format!(
+            "physics step {step_s} s {why}; give the model's step {model_step_s} s divided by a whole number \
+             from 1 to {MAX_FINER_STEPS} (as `fakesim-hil identify` writes it in a dynamics profile)"
+        ))
+    };
+    if !(step_s.is_finite() && step_s > 0.0) {
+        return Err(refused("is not a finite number of seconds above 0".to_owned()));
+    }
+    let ratio = model_step_s / step_s;
+    let whole = ratio.round();
+    if ratio < 1.0 - WHOLE_RATIO_SLACK {
+        return Err(refused(format!("is larger than the model's step {model_step_s} s")));
+    }
+    if (ratio - whole).abs() > WHOLE_RATIO_SLACK * ratio {
+        return Err(refused(format!(
+            "does not divide the model's step {model_step_s} s into a whole number of steps ({ratio:.4})"
+        )));
+    }
+    if whole > f64::from(MAX_FINER_STEPS) {
+        return Err(refused(format!("cuts the model's step into {whole} steps")));
+    }
+    // A whole number from 1 to MAX_FINER_STEPS.
+    Ok(whole as u32)
 }
 
 /// Refuses an action hold outside `1..=MAX_SUBSTEPS_PER_ACTION` physics steps.

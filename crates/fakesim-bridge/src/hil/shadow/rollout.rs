@@ -8,9 +8,12 @@
 //! (`fakesim-identify` replays recordings the same way), so the shadow expects exactly what the
 //! identified arm does: its slew under the torque limit, its overshoot, gravity's pull and the
 //! delay; a cheaper per-joint model fitted alongside would have to approximate all of them. It
-//! costs one physics step of the arm alone per 5 ms of readings (the `hil` bench times it).
+//! steps at the profile's physics step, the one the fit's replays ran at (2.5 ms as
+//! `fakesim-hil identify` writes it, half the model's), and costs one physics step of the arm
+//! alone per physics step of readings: two per 5 ms at 2.5 ms (the `hil` bench times it).
 
 use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
+use fakesim_twin::sim::finer_steps;
 use fakesim_twin::{ArmType, Scene, TwinError};
 use mujoco_rs::prelude::*;
 use std::collections::VecDeque;
@@ -34,10 +37,16 @@ impl std::fmt::Debug for ShadowModel {
 }
 
 impl ShadowModel {
-    /// Compiles `arm` alone on its table with `dynamics` in its joints (a few tens of
-    /// milliseconds: do it at start-up, off the async runtime).
-    pub fn new(arm: ArmType, dynamics: &Dynamics) -> Result<Self, TwinError> {
+    /// Compiles `arm` alone on its table with `dynamics` in its joints, stepping at
+    /// `physics_step_s` (the profile's: the step its dynamics were identified at, which must
+    /// divide the model's, see [`fakesim_twin::sim::finer_steps`]; `None`: the model's own).
+    /// A few tens of milliseconds: do it at start-up, off the async runtime.
+    pub fn new(arm: ArmType, dynamics: &Dynamics, physics_step_s: Option<f64>) -> Result<Self, TwinError> {
         let mut model = Scene::builtin(arm, false).compile()?;
+        if let Some(step) = physics_step_s {
+            finer_steps(model.opt().timestep, step)?;
+            model.opt_mut().timestep = step;
+        }
         let at = joint_addresses(&model, arm.spec())?;
         dynamics.apply(&mut model, &at);
         Ok(ShadowModel {
@@ -180,6 +189,54 @@ impl Rollout {
             if let Some((_, goals)) = self.goals.pop_front() {
                 self.before = goals;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The SO-101's own dynamics.
+    fn defaults() -> Dynamics {
+        let model = Scene::builtin(ArmType::So101, false).compile().unwrap();
+        Dynamics::read(&model, ArmType::So101.spec()).unwrap()
+    }
+
+    /// The physics time a rollout of `model` is at after 50 ms of a goal held still.
+    fn time_after_50_ms(model: ShadowModel) -> f64 {
+        let pose = [0.0, -1.0, 1.0, 0.5, 0.0, 0.2];
+        let mut rollout = Rollout::new(model);
+        let at = Instant::now();
+        rollout.start(at, pose);
+        rollout.advance(at, pose, at + Duration::from_millis(50), pose);
+        rollout.data.time()
+    }
+
+    #[test]
+    fn the_model_steps_at_the_profiles_physics_step() {
+        let fine = ShadowModel::new(ArmType::So101, &defaults(), Some(0.0025)).unwrap();
+        assert_eq!(fine.model.opt().timestep, 0.0025);
+        let own = ShadowModel::new(ArmType::So101, &defaults(), None).unwrap();
+        assert_eq!(own.model.opt().timestep, 0.005);
+        // 50 ms of readings: 20 steps of 2.5 ms, against 10 of the model's 5 ms.
+        let (fine_steps, own_steps) = (time_after_50_ms(fine) / 0.0025, time_after_50_ms(own) / 0.005);
+        assert!((fine_steps - 20.0).abs() < 1e-6, "{fine_steps}");
+        assert!((own_steps - 10.0).abs() < 1e-6, "{own_steps}");
+    }
+
+    #[test]
+    fn a_step_that_does_not_divide_the_models_is_refused() {
+        for (step, said) in [(0.003, "whole number"), (0.01, "larger"), (-0.0025, "above 0")] {
+            let error = ShadowModel::new(ArmType::So101, &defaults(), Some(step))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains(said) && error.contains("fakesim-hil identify"),
+                "{step}: {error}"
+            );
         }
     }
 }
