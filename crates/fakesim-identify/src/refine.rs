@@ -45,7 +45,7 @@ pub struct Refined {
     pub dynamics: Dynamics,
     /// Standard errors per joint ([`spread::standard_errors`]).
     pub standard_errors: [[f64; 6]; 6],
-    /// Jacobians computed (one per step taken, and the one at the end).
+    /// Jacobians computed, over every polish (each takes one per step and one where it ends).
     pub jacobians: usize,
 }
 
