@@ -32,7 +32,7 @@ FPS = 20
 TRAINED_LAYOUT, OTHER_LAYOUT = 2, 5
 #: Ticks held at the end of the lift before the daemon judges the episode.
 HOLD_TICKS = 10
-TRAINING_STEPS = 800
+TRAINING_STEPS = 2000
 
 
 class FixedFeatures(torch.nn.Module):
@@ -95,6 +95,8 @@ def trained_act_policy(directory: Path, address: str) -> tuple[Path, int]:
         n_vae_encoder_layers=1,
         latent_dim=8,
         use_vae=False,
+        # One episode memorised: dropout only keeps the chunk from settling on it.
+        dropout=0.0,
         chunk_size=chunk,
         n_action_steps=chunk,
         push_to_hub=False,
