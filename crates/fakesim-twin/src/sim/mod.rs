@@ -106,14 +106,13 @@ impl Sim {
         let mut model = scene.compile()?;
         let mut substeps_per_tick = substeps_per_tick.max(1);
         if let Some(step) = physics_step_s {
-            let finer = finer_steps(model.opt().timestep, step)?;
+            let finer = step_at(&mut model, step)?;
             substeps_per_tick = substeps_per_tick.checked_mul(finer).ok_or_else(|| {
                 TwinError::Scene(format!(
                     "{substeps_per_tick} physics steps per tick, each cut into {finer} of {step} s, are more \
                      than a tick can hold; use fewer steps per tick or a coarser step"
                 ))
             })?;
-            model.opt_mut().timestep = step;
         }
         for (spec, dynamics) in scene.arms().into_iter().zip(dynamics) {
             if let Some(dynamics) = dynamics {
@@ -499,6 +498,14 @@ pub fn finer_steps(model_step_s: f64, step_s: f64) -> Result<u32, TwinError> {
     }
     // A whole number from 1 to MAX_FINER_STEPS.
     Ok(whole as u32)
+}
+
+/// Makes `model` step at `step_s` (a dynamics profile's), which must divide its own step
+/// ([`finer_steps`]); returns how many of the new steps make one of its old.
+pub fn step_at(model: &mut MjModel, step_s: f64) -> Result<u32, TwinError> {
+    let finer = finer_steps(model.opt().timestep, step_s)?;
+    model.opt_mut().timestep = step_s;
+    Ok(finer)
 }
 
 /// Refuses an action hold outside `1..=MAX_SUBSTEPS_PER_ACTION` physics steps.

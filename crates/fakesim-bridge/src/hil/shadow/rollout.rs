@@ -13,7 +13,7 @@
 //! alone per physics step of readings: two per 5 ms at 2.5 ms (the `hil` bench times it).
 
 use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
-use fakesim_twin::sim::finer_steps;
+use fakesim_twin::sim::step_at;
 use fakesim_twin::{ArmType, Scene, TwinError};
 use mujoco_rs::prelude::*;
 use std::collections::VecDeque;
@@ -39,13 +39,12 @@ impl std::fmt::Debug for ShadowModel {
 impl ShadowModel {
     /// Compiles `arm` alone on its table with `dynamics` in its joints, stepping at
     /// `physics_step_s` (the profile's: the step its dynamics were identified at, which must
-    /// divide the model's, see [`fakesim_twin::sim::finer_steps`]; `None`: the model's own).
+    /// divide the model's, see [`fakesim_twin::sim::step_at`]; `None`: the model's own).
     /// A few tens of milliseconds: do it at start-up, off the async runtime.
     pub fn new(arm: ArmType, dynamics: &Dynamics, physics_step_s: Option<f64>) -> Result<Self, TwinError> {
         let mut model = Scene::builtin(arm, false).compile()?;
         if let Some(step) = physics_step_s {
-            finer_steps(model.opt().timestep, step)?;
-            model.opt_mut().timestep = step;
+            step_at(&mut model, step)?;
         }
         let at = joint_addresses(&model, arm.spec())?;
         dynamics.apply(&mut model, &at);
