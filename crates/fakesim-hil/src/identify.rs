@@ -63,7 +63,7 @@ pub struct IdentifyArgs {
     /// Seed of the strategies (a run is repeatable).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().seed)]
     pub seed: u64,
-    /// Most Levenberg–Marquardt rounds after the strategies (each is 73 rollouts of the training part; 0: none).
+    /// Most Levenberg–Marquardt rounds of each polish, the fit's and every profile's (0: none).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().rounds)]
     pub rounds: usize,
     /// Threads the rollouts run on [default: one per core].

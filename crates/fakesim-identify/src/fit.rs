@@ -87,8 +87,9 @@ pub struct FitOptions {
     pub population: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
-    /// Most Levenberg–Marquardt rounds of the polish after the strategies
-    /// ([`crate::refine`]; each is 73 rollouts of the training part, and a few more).
+    /// Most Levenberg–Marquardt rounds of each polish after the strategies, the fit's and
+    /// every profile's ([`crate::refine`]; each is 9–11 rollouts of the training part, and a
+    /// few more).
     pub rounds: usize,
 }
 

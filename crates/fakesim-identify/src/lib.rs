@@ -6,6 +6,7 @@
 pub mod error;
 pub mod fit;
 pub mod pool;
+pub mod profile;
 pub mod read;
 pub mod recording;
 pub mod refine;
@@ -13,7 +14,6 @@ pub mod replay;
 pub mod report;
 pub mod room;
 pub mod split;
-pub mod spread;
 pub mod synth;
 
 pub use error::{IdentifyError, Unusable};
@@ -52,7 +52,7 @@ pub struct Outcome {
     pub train_rms: [[f64; 2]; 6],
     /// Per joint RMS error (rad) on validation, before and after.
     pub validation_rms: [[f64; 2]; 6],
-    /// Per joint standard errors ([`spread::standard_errors`]).
+    /// Per joint standard errors ([`profile`]).
     pub standard_errors: [[f64; 6]; 6],
     /// Seconds of recording in training and in validation.
     pub seconds: [f64; 2],

@@ -1,29 +1,33 @@
-//! The polish after the evolution strategy: Levenberg–Marquardt on each joint's five
-//! parameters, the delays held on the physics-step grid [`crate::fit`] put them on, with the
-//! Jacobian of every training error by central differences, two rollouts per coordinate (the
-//! delays' too, for their standard errors); then each joint's delay tried a physics step
-//! either way with the polish run again there.
+//! The polish after the evolution strategy: Levenberg–Marquardt on each joint's parameters,
+//! the delays held on the physics-step grid [`crate::fit`] put them on, with the Jacobian of
+//! every training error by central differences, two rollouts per coordinate; then
+//! [`crate::profile`] moves each parameter either way, polishes the rest again there, and
+//! says how well the recordings determine it.
 //!
 //! The strategies score a joint while the others' candidates vary too, which leaves them short
 //! of the minimum; Gauss–Newton steps (each kept only if it lowers the replayed error) go on
-//! from there, and the last Jacobian gives the standard errors. The replayed error is rough
-//! in the parameters below a few percent (a saturating servo's replay moves by whole physics
-//! steps' worth of motion), so the differences span ±5 %, a slope over the scale on which it
-//! is smooth, and each joint steps and is judged on its own errors: one joint whose error is
-//! rough then holds back no other. Where the error runs along a valley (a joint's damping,
-//! armature and torque limit grown together move it alike while the servo saturates) the
-//! Gauss–Newton step falls short, so the step stretched 2.5 and 6 times is tried beside it.
+//! from there. The replayed error is rough in the parameters below a few percent (a
+//! saturating servo's replay moves by whole physics steps' worth of motion), so the
+//! differences span ±5 %, a slope over the scale on which it is smooth, and each joint steps
+//! and is judged on its own errors: one joint whose error is rough then holds back no other.
+//! Where the error runs along a valley (a joint's damping, armature and torque limit grown
+//! together move it alike while the servo saturates) the Gauss–Newton step falls short, so
+//! the step stretched 2.5 and 6 times is tried beside it.
 
 use crate::fit::{bounds, coordinates, dynamics_at};
 use crate::pool::Pool;
+use crate::profile;
 use crate::split::Segment;
-use crate::spread;
 use fakesim_twin::dynamics::Dynamics;
 use fakesim_twin::joints::Joint;
 use nalgebra::{DMatrix, DVector};
 
 /// Coordinates in all (six per joint).
 const N: usize = 36;
+/// Joints, each with a block of six coordinates.
+pub(crate) const JOINTS: usize = N / 6;
+/// Index of the delay among a joint's six parameters.
+pub(crate) const DELAY: usize = 5;
 /// Relative move of a positive parameter for the differences (see the module's doc).
 const RELATIVE_STEP: f64 = 0.05;
 /// Move of the delay for the differences (s).
@@ -43,134 +47,100 @@ const TOLERANCE: f64 = 1e-4;
 pub struct Refined {
     /// The fitted dynamics.
     pub dynamics: Dynamics,
-    /// Standard errors per joint ([`spread::standard_errors`]).
+    /// Standard errors per joint ([`crate::profile`]).
     pub standard_errors: [[f64; 6]; 6],
-    /// Jacobians computed, over every polish (each takes one per step and one where it ends).
+    /// Jacobians computed, over every polish.
     pub jacobians: usize,
 }
 
-/// Polishes `start` on the training segments: Levenberg–Marquardt steps at the delays
-/// [`crate::fit`] chose, then each joint's delay moved a physics step either way with its
-/// parameters polished again there, each joint keeping the delay that fits it best (a delay a
-/// step off is made up by the other parameters, a valley the steps cannot leave), and a last
-/// Jacobian where it ends for the standard errors. Each polish takes at most `rounds` steps.
+/// Polishes `start` on the training segments at the delays [`crate::fit`] chose and profiles
+/// every parameter there ([`crate::profile`], which may move the fit on). Each polish takes
+/// at most `rounds` steps.
 pub fn refine(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, rounds: usize) -> Refined {
-    let mut best = polish(pool, train, coordinates(start), rounds);
-    let mut jacobians = best.jacobians;
-    for shift in [-1.0, 1.0] {
-        let there = polish(pool, train, shifted_delays(&best.u, shift * pool.timestep()), rounds);
-        jacobians += there.jacobians;
-        let (mine, theirs) = (best.joint_costs(), there.joint_costs());
-        let better: Vec<usize> = (0..JOINTS).filter(|&j| theirs[j] < mine[j]).collect();
-        let candidate = if better.is_empty() || better.len() == JOINTS {
-            there
-        } else {
-            let mut u = best.u.clone();
-            for &j in &better {
-                u.rows_mut(6 * j, 6).copy_from(&there.u.rows(6 * j, 6));
-            }
-            let (residual, jac) = jacobian(pool, train, &u);
-            jacobians += 1;
-            let mixed = Polished {
-                u,
-                residual,
-                jac,
-                jacobians: 1,
-            };
-            if mixed.cost() < there.cost() { mixed } else { there }
-        };
-        if candidate.cost() < best.cost() {
-            best = candidate;
-        }
-    }
+    let profiled = profile::profile(pool, train, coordinates(start), rounds);
     Refined {
-        dynamics: dynamics_at(&best.u),
-        standard_errors: spread::standard_errors(&best.jac, &best.residual, &pool.rows(train)),
-        jacobians,
+        dynamics: dynamics_at(&profiled.fit.u),
+        standard_errors: profiled.standard_errors,
+        jacobians: profiled.jacobians,
     }
 }
 
-/// Where a polish ended: the coordinates, their errors and the Jacobian there, and how many
-/// Jacobians it took.
-struct Polished {
-    u: DVector<f64>,
-    residual: DVector<f64>,
-    jac: DMatrix<f64>,
-    jacobians: usize,
+/// A joint's parameters a polish holds while parameter `m` is profiled: `m` and the delay.
+pub(crate) fn held_parameters(m: usize) -> [bool; 6] {
+    std::array::from_fn(|k| k == m || k == DELAY)
+}
+
+/// Where a polish ended: the coordinates, their errors, and how many Jacobians it took.
+pub(crate) struct Polished {
+    /// The coordinates (six per joint).
+    pub u: DVector<f64>,
+    /// The training errors there.
+    pub residual: DVector<f64>,
+    /// Jacobians the polish computed.
+    pub jacobians: usize,
 }
 
 impl Polished {
     /// The squared error over every joint.
-    fn cost(&self) -> f64 {
+    pub fn cost(&self) -> f64 {
         self.residual.norm_squared()
     }
 
     /// Each joint's squared error.
-    fn joint_costs(&self) -> [f64; JOINTS] {
+    pub fn joint_costs(&self) -> [f64; JOINTS] {
         joint_costs(self.residual.as_slice())
     }
 }
 
-/// Coordinates `u` with every joint's delay moved by `by` seconds (within its bounds).
-fn shifted_delays(u: &DVector<f64>, by: f64) -> DVector<f64> {
-    let mut moved = u.clone();
-    for j in 0..JOINTS {
-        let delay = bounds(Joint::ALL[j])[5];
-        moved[6 * j + 5] = (u[6 * j + 5] + by / (delay.hi - delay.lo)).clamp(0.0, 1.0);
-    }
-    moved
-}
-
-/// Levenberg–Marquardt from `u`, the delays held: at most `rounds` steps, each from a Jacobian,
-/// ending with the Jacobian where it stops.
-fn polish(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, rounds: usize) -> Polished {
+/// Levenberg–Marquardt from `u`, every joint's parameters marked in `held` held: at most
+/// `rounds` steps, each from a Jacobian.
+pub(crate) fn polish(
+    pool: &Pool<'_>,
+    train: &[Segment],
+    mut u: DVector<f64>,
+    rounds: usize,
+    held: [bool; 6],
+) -> Polished {
     let mut lambda = [1e-3; JOINTS];
     let mut jacobians = 0;
-    let (residual, jac) = loop {
-        let (residual, jac) = jacobian(pool, train, &u);
+    let mut residual = None;
+    while jacobians < rounds {
+        let (at_u, jac) = jacobian(pool, train, &u, held);
         jacobians += 1;
-        if jacobians > rounds {
-            break (residual, jac);
-        }
-        let cost = residual.norm_squared();
-        let Some((next, lower)) = descend(pool, train, &jac, &residual, &u, &mut lambda) else {
-            break (residual, jac);
+        let cost = at_u.norm_squared();
+        let Some((next, there)) = descend(pool, train, (&jac, &at_u), &u, &mut lambda, held) else {
+            residual = Some(at_u);
+            break;
         };
         u = next;
+        let lower = there.norm_squared();
+        residual = Some(there);
         if cost - lower < TOLERANCE * cost {
-            jacobians += 1;
-            break jacobian(pool, train, &u);
+            break;
         }
-    };
-    Polished {
-        u,
-        residual,
-        jac,
-        jacobians,
     }
+    let residual = residual.unwrap_or_else(|| DVector::from_vec(pool.errors(&[dynamics_at(&u)], train).swap_remove(0)));
+    Polished { u, residual, jacobians }
 }
-
-/// Joints, each with a block of six coordinates.
-const JOINTS: usize = N / 6;
 
 /// Each joint's sum of squared errors, from errors laid out as [`Pool::errors`] gives them.
 fn joint_costs(errors: &[f64]) -> [f64; JOINTS] {
     std::array::from_fn(|j| errors.iter().skip(j).step_by(JOINTS).map(|e| e * e).sum())
 }
 
-/// A step from `u` that lowers the squared error, and that error (`None` when no joint's
-/// does). Each joint steps on its own block of the Jacobian with its own damping factor and
-/// keeps the step only if its own error falls. Each round rolls out the [`TRIALS`] at once,
+/// A step from `u` that lowers the squared error, and the errors there (`None` when no
+/// joint's does). Each joint steps on its own block of the Jacobian with its own damping factor
+/// and keeps the step only if its own error falls. Each round rolls out the [`TRIALS`] at once,
 /// every joint still looking stepping in each; a joint none of whose trials lowers its error
 /// tries again with more damping.
 fn descend(
     pool: &Pool<'_>,
     train: &[Segment],
-    jac: &DMatrix<f64>,
-    residual: &DVector<f64>,
+    (jac, residual): (&DMatrix<f64>, &DVector<f64>),
     u: &DVector<f64>,
     lambda: &mut [f64; JOINTS],
-) -> Option<(DVector<f64>, f64)> {
+    held: [bool; 6],
+) -> Option<(DVector<f64>, DVector<f64>)> {
     let before = joint_costs(residual.as_slice());
     let blocks: Vec<(DMatrix<f64>, DVector<f64>)> = (0..JOINTS).map(|j| normal_block(jac, residual, j)).collect();
     let mut next = u.clone();
@@ -183,7 +153,7 @@ fn descend(
                 let mut trial = next.clone();
                 for &j in &open {
                     let (a, g) = &blocks[j];
-                    let block = step(a, g, u, j, lambda[j] * f, *stretch);
+                    let block = step((a, g), u, j, lambda[j] * f, *stretch, held);
                     trial.rows_mut(6 * j, 6).copy_from(&block);
                 }
                 trial
@@ -213,26 +183,33 @@ fn descend(
     }
     // Each joint kept its step beside the others' trial steps; together they may differ a
     // little (the arm couples the joints): a joint left worse off goes back where it was.
-    let sum = |c: [f64; JOINTS]| c.iter().sum::<f64>();
-    let together = joint_costs(&pool.errors(&[dynamics_at(&next)], train).swap_remove(0));
-    if sum(together) < sum(before) {
-        return Some((next, sum(together)));
+    let sum = |e: &DVector<f64>| e.norm_squared();
+    let at = |u: &DVector<f64>| DVector::from_vec(pool.errors(&[dynamics_at(u)], train).swap_remove(0));
+    let together = at(&next);
+    if sum(&together) < sum(residual) {
+        return Some((next, together));
     }
-    let worse: Vec<usize> = moved.into_iter().filter(|&j| together[j] >= before[j]).collect();
+    let now = joint_costs(together.as_slice());
+    let worse: Vec<usize> = moved.into_iter().filter(|&j| now[j] >= before[j]).collect();
     for &j in &worse {
         next.rows_mut(6 * j, 6).copy_from(&u.rows(6 * j, 6));
         lambda[j] *= 100.0;
     }
-    let retried = joint_costs(&pool.errors(&[dynamics_at(&next)], train).swap_remove(0));
-    (sum(retried) < sum(before)).then(|| (next, sum(retried)))
+    let retried = at(&next);
+    (sum(&retried) < sum(residual)).then_some((next, retried))
 }
 
-/// The errors at `u` and their Jacobian in the coordinates, by central differences over
-/// [`RELATIVE_STEP`] either way (kept within the bounds).
-fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
-    let ends: Vec<(f64, f64)> = (0..N)
-        .map(|i| {
-            let b = bounds(Joint::ALL[i / 6])[i % 6];
+/// The errors at `u` and each joint's block of their Jacobian in the coordinates, by central
+/// differences over [`RELATIVE_STEP`] either way (kept within the bounds): each coordinate not
+/// `held` is moved in every joint at once, two rollouts for all six joints, and each joint's
+/// errors are read as its own coordinate's doing (the arm couples the joints a little, which a
+/// step sees as a slightly wrong slope and [`descend`] checks). Entries off the blocks are zero.
+fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>, held: [bool; 6]) -> (DVector<f64>, DMatrix<f64>) {
+    let free: Vec<usize> = (0..6).filter(|&m| !held[m]).collect();
+    let ends = |m: usize| -> [(f64, f64); JOINTS] {
+        std::array::from_fn(|j| {
+            let i = 6 * j + m;
+            let b = bounds(Joint::ALL[j])[m];
             let h = if b.log {
                 RELATIVE_STEP.ln_1p() / (b.hi / b.lo).ln()
             } else {
@@ -240,32 +217,37 @@ fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>) -> (DVector<f6
             };
             ((u[i] - h).max(0.0), (u[i] + h).min(1.0))
         })
-        .collect();
+    };
     let mut sets = vec![dynamics_at(u)];
-    for (i, &(lo, hi)) in ends.iter().enumerate() {
-        for x in [lo, hi] {
+    for &m in &free {
+        for side in [0, 1] {
             let mut moved = u.clone();
-            moved[i] = x;
+            for (j, end) in ends(m).iter().enumerate() {
+                moved[6 * j + m] = if side == 0 { end.0 } else { end.1 };
+            }
             sets.push(dynamics_at(&moved));
         }
     }
     let mut errors = pool.errors(&sets, train).into_iter();
     let base = DVector::from_vec(errors.next().unwrap_or_default());
     let mut jac = DMatrix::zeros(base.len(), N);
-    for (i, &(lo, hi)) in ends.iter().enumerate() {
+    for &m in &free {
         let (below, above) = (errors.next().unwrap_or_default(), errors.next().unwrap_or_default());
+        let ends = ends(m);
         for row in 0..base.len().min(below.len()).min(above.len()) {
-            jac[(row, i)] = (above[row] - below[row]) / (hi - lo).max(f64::EPSILON);
+            let j = row % JOINTS;
+            let (lo, hi) = ends[j];
+            jac[(row, 6 * j + m)] = (above[row] - below[row]) / (hi - lo).max(f64::EPSILON);
         }
     }
     (base, jac)
 }
 
-/// Whether coordinate `i` stays where it is: a delay (held where [`crate::fit`] put it on the
-/// physics-step grid), or a coordinate at a bound that the error falls beyond (clamping a step
-/// there would spoil the step in the others).
-fn held(i: usize, u: f64, gradient: f64) -> bool {
-    i % 6 == 5 || (u >= 1.0 && gradient < 0.0) || (u <= 0.0 && gradient > 0.0)
+/// Whether coordinate `m` of joint `j` stays where it is: one marked in `held`, or one at a
+/// bound that the error falls beyond (clamping a step there would spoil the step in the
+/// others).
+fn is_held(held: [bool; 6], m: usize, u: f64, gradient: f64) -> bool {
+    held[m] || (u >= 1.0 && gradient < 0.0) || (u <= 0.0 && gradient > 0.0)
 }
 
 /// Joint `j`'s block of the normal equations: Jᵀ J and Jᵀ r over its own errors and
@@ -278,13 +260,20 @@ fn normal_block(jac: &DMatrix<f64>, residual: &DVector<f64>, j: usize) -> (DMatr
 }
 
 /// Joint `j`'s damped Gauss–Newton step from `u` (Marquardt's scaling) on its block `a`, `g`
-/// of the normal equations, in every coordinate not [`held`]: its six new coordinates, kept
-/// within [0, 1].
-fn step(a: &DMatrix<f64>, g: &DVector<f64>, u: &DVector<f64>, j: usize, lambda: f64, stretch: f64) -> DVector<f64> {
+/// of the normal equations, in every coordinate not held ([`is_held`]): its six new
+/// coordinates, kept within [0, 1].
+fn step(
+    (a, g): (&DMatrix<f64>, &DVector<f64>),
+    u: &DVector<f64>,
+    j: usize,
+    lambda: f64,
+    stretch: f64,
+    held: [bool; 6],
+) -> DVector<f64> {
     let (mut a, mut g) = (a.clone(), g.clone());
     let floor = 1e-9 * a.diagonal().max().max(1e-300);
     for m in 0..6 {
-        if held(6 * j + m, u[6 * j + m], g[m]) {
+        if is_held(held, m, u[6 * j + m], g[m]) {
             a.row_mut(m).fill(0.0);
             a.column_mut(m).fill(0.0);
             g[m] = 0.0;

@@ -62,7 +62,7 @@ pub fn text(o: &Outcome) -> String {
     );
     let _ = writeln!(
         s,
-        "\nfitted (± standard error from the cost's curvature, which understates it where the cost is rough; * well determined, ? poorly):"
+        "\nfitted (± standard error from each parameter's profile: moved 10 % either way, the joint's others fitted again; * well determined, ? poorly):"
     );
     let _ = write!(s, "{:<14}", "joint");
     for p in PARAMETERS {

@@ -65,24 +65,41 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
     let truth = truth();
     let mut determined = Vec::new();
     for (j, (fitted, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
-        for (m, (f, r)) in fitted.values().into_iter().zip(real.values()).enumerate() {
-            if fakesim_identify::report::well_determined(m, outcome.standard_errors[j][m]) && m != 5 {
+        for (m, (f, r)) in fitted.values().into_iter().zip(real.values()).enumerate().take(5) {
+            let well = fakesim_identify::report::well_determined(m, outcome.standard_errors[j][m]);
+            println!(
+                "joint {j} {:<12} fitted/truth - 1 = {:+.3} {}",
+                PARAMETERS[m].name,
+                f / r - 1.0,
+                if well { "well determined" } else { "" }
+            );
+            if well {
                 determined.push((j, PARAMETERS[m].name, f / r - 1.0));
             }
         }
     }
-    let within = determined.iter().filter(|d| d.2.abs() <= 0.1).count();
     println!(
-        "{within} of {} parameters called well determined are within 10 % of the truth: {determined:.3?}",
+        "{} of the 30 parameters other than the delays called well determined",
         determined.len()
     );
     assert!(outcome.kept);
-    // Measured with this budget: 87.09 -> 0.70 mrad against a floor of 0.46 (1.5 times), every
-    // delay within a physics step of the truth. The well-determined parameters are not all
-    // within 10 % (see the manual's "How close a fit gets"), so that is printed, not asserted.
+    // Measured with this budget: see the manual's "How close a fit gets".
     assert!(
         after <= 2.0 * floor,
         "validation RMS {before} -> {after} rad, more than twice the noise floor {floor} rad"
+    );
+    let off: Vec<_> = determined.iter().filter(|d| d.2.abs() > 0.1).collect();
+    assert!(
+        off.is_empty(),
+        "called well determined but more than 10 % off: {off:.3?}"
+    );
+    // A profile that called nearly nothing determined would pass the line above by saying
+    // nothing: with this budget 11 of the 30 are (the torque limits of the four heavier joints
+    // among them).
+    assert!(
+        determined.len() >= 8,
+        "only {} called well determined",
+        determined.len()
     );
     for (j, joint) in outcome.fitted.joints.iter().enumerate() {
         assert!(
