@@ -100,8 +100,8 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
             return done;
         }
         if pass == PASSES {
-            // The rises were measured from a point above the one the fit ends at: they
-            // understate how far the error climbs, so the standard errors overstate.
+            // No round is left to profile the lower point: the standard errors stay those
+            // measured about the point it came from.
             return Profiled { fit: moved_on, ..done };
         }
         pass += 1;
