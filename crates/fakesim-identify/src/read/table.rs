@@ -38,12 +38,23 @@ fn from_rows(path: &Path, arm: ArmType, rows: &[[f64; COLUMNS]]) -> Recording {
     }
 }
 
-/// Reads a CSV table with a header row.
+/// A CSV cell's text: trimmed, without the double quotes a writer may put round it (R's
+/// `write.csv`, Python's `csv.QUOTE_NONNUMERIC`).
+fn cell(raw: &str) -> &str {
+    let text = raw.trim();
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .map_or(text, str::trim)
+}
+
+/// Reads a CSV table with a header row (UTF-8, a byte-order mark at its start allowed, as
+/// Excel's "CSV UTF-8" writes one).
 pub fn read_csv(path: &Path, arm: ArmType) -> Result<Recording, IdentifyError> {
     let bytes = read_bytes(path)?;
     let text = String::from_utf8(bytes).map_err(|_| read_error(path, "not UTF-8 text".into()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').map(str::trim).collect();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').map(cell).collect();
     let names: Vec<String> = std::iter::once("time_s".to_owned())
         .chain(Joint::ALL.iter().map(|j| format!("goal.{}", j.label())))
         .chain(Joint::ALL.iter().map(|j| format!("pos.{}", j.label())))
@@ -59,7 +70,7 @@ pub fn read_csv(path: &Path, arm: ArmType) -> Result<Recording, IdentifyError> {
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
     for (line_no, line) in lines.enumerate() {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let cells: Vec<&str> = line.split(',').map(cell).collect();
         let mut row = [0.0; COLUMNS];
         for (slot, &at) in row.iter_mut().zip(&index) {
             *slot = cells
@@ -124,4 +135,37 @@ pub fn read_npy(path: &Path, arm: ArmType) -> Result<Recording, IdentifyError> {
         .map(|c| std::array::from_fn(|i| c[i]))
         .collect();
     Ok(from_rows(path, arm, &rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-row table: `time_s` 0.5, the goals 1..6, the positions 7..12; `quote` round every
+    /// cell of the header and R's row-name column first when `r`.
+    fn table(bom: &str, quote: &str, r: bool) -> String {
+        let mut names: Vec<String> = vec!["time_s".into()];
+        for kind in ["goal", "pos"] {
+            names.extend(Joint::ALL.map(|j| format!("{kind}.{}", j.label())));
+        }
+        let mut values: Vec<String> = (0..=12).map(|v| format!("{}", f64::from(v).max(0.5))).collect();
+        if r {
+            names.insert(0, String::new());
+            values.insert(0, format!("{quote}1{quote}"));
+        }
+        let header: Vec<String> = names.iter().map(|n| format!("{quote}{n}{quote}")).collect();
+        format!("{bom}{}\r\n{}\r\n", header.join(","), values.join(","))
+    }
+
+    #[test]
+    fn a_csv_with_a_byte_order_mark_or_quoted_cells_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("table.csv");
+        for (bom, quote, r) in [("\u{feff}", "", false), ("", "\"", true), ("\u{feff}", "\"", false)] {
+            std::fs::write(&path, table(bom, quote, r)).unwrap();
+            let rec = read_csv(&path, ArmType::So101).unwrap_or_else(|e| panic!("{bom:?} {quote:?} {r}: {e}"));
+            assert_eq!(rec.goals, vec![(0.5, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])]);
+            assert_eq!(rec.readings, vec![(0.5, [7.0, 8.0, 9.0, 10.0, 11.0, 12.0])]);
+        }
+    }
 }
