@@ -34,13 +34,14 @@ pub enum Unusable {
         total_s: f64,
     },
     /// A joint was held at its limit or at full load for much of the recording.
-    #[error("joint {joint} saturated ({what}) for {percent:.0} % of the readings")]
+    #[error("joint {joint} saturated: {percent:.0} % {what}")]
     Saturated {
         /// LeRobot label.
         joint: &'static str,
-        /// What saturated: goals beyond the joint's range, or the servo's load.
+        /// What saturated, and of what the share is: the goals beyond the joint's range, or
+        /// the readings at full load.
         what: &'static str,
-        /// Share of readings.
+        /// Share of the goals or the readings.
         percent: f64,
     },
     /// Goals or readings out of time order or not finite.

@@ -114,7 +114,7 @@ pub fn check(rec: &Recording, ranges: &[Bounds; 6], opts: &SplitOptions) -> Resu
         if share(beyond, rec.goals.len()) > SATURATED_SHARE {
             return Err(Unusable::Saturated {
                 joint: joint.label(),
-                what: "goals beyond its range",
+                what: "of its goals beyond its range",
                 percent: 100.0 * share(beyond, rec.goals.len()),
             });
         }
@@ -123,7 +123,7 @@ pub fn check(rec: &Recording, ranges: &[Bounds; 6], opts: &SplitOptions) -> Resu
             if share(full, n) > SATURATED_SHARE {
                 return Err(Unusable::Saturated {
                     joint: joint.label(),
-                    what: "full load",
+                    what: "of the readings at full load",
                     percent: 100.0 * share(full, n),
                 });
             }

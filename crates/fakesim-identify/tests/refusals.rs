@@ -159,10 +159,10 @@ fn goals_beyond_a_joints_range_are_refused_as_saturated_naming_the_joint() {
     let Unusable::Saturated { joint, what, percent } = reason else {
         panic!("not refused as saturated: {text}");
     };
-    assert_eq!((joint, what), ("elbow_flex", "goals beyond its range"), "{text}");
+    assert_eq!((joint, what), ("elbow_flex", "of its goals beyond its range"), "{text}");
     assert!((percent - 30.0).abs() < 0.5, "{percent} %");
     assert!(
-        text.contains("joint elbow_flex saturated (goals beyond its range) for 30 %"),
+        text.contains("joint elbow_flex saturated: 30 % of its goals beyond its range"),
         "{text}"
     );
 }
@@ -187,10 +187,10 @@ fn a_joint_at_full_load_is_refused_as_saturated_naming_the_joint() {
     let Unusable::Saturated { joint, what, percent } = reason else {
         panic!("not refused as saturated: {text}");
     };
-    assert_eq!((joint, what), ("wrist_roll", "full load"), "{text}");
+    assert_eq!((joint, what), ("wrist_roll", "of the readings at full load"), "{text}");
     assert!((percent - 25.0).abs() < 0.5, "{percent} %");
     assert!(
-        text.contains("joint wrist_roll saturated (full load) for 25 %"),
+        text.contains("joint wrist_roll saturated: 25 % of the readings at full load"),
         "{text}"
     );
 }
