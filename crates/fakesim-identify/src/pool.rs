@@ -61,14 +61,6 @@ impl<'a> Pool<'a> {
         self.recordings
     }
 
-    /// How many errors [`Pool::errors`] gives for each of `segments`.
-    pub fn rows(&self, segments: &[Segment]) -> Vec<usize> {
-        segments
-            .iter()
-            .map(|s| 6 * compared(s, self.strides[s.recording]).count())
-            .collect()
-    }
-
     /// Position errors (predicted − measured, rad) of every segment under each of `sets`:
     /// one vector per set, segment by segment, compared reading by reading, joint by joint.
     pub fn errors(&self, sets: &[Dynamics], segments: &[Segment]) -> Vec<Vec<f64>> {

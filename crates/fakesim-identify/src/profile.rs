@@ -39,8 +39,6 @@ pub(crate) struct Profiled {
     /// Per joint and parameter: relative (0.05 = ±5 %) for the first five, in seconds for the
     /// delay; infinite where no move raised the joint's error.
     pub standard_errors: [[f64; 6]; JOINTS],
-    /// Jacobians the profiles' polishes computed.
-    pub jacobians: usize,
 }
 
 /// Polishes `u` on the training segments and profiles every parameter there, each polish
@@ -49,11 +47,9 @@ pub(crate) struct Profiled {
 /// and not how much longer the point was polished.
 pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, rounds: usize) -> Profiled {
     let segments = train.len().max(1) as f64;
-    let mut jacobians = 0;
     let mut pass = 1;
     loop {
         let fit = polish(pool, train, u, rounds, held_parameters(DELAY));
-        jacobians += fit.jacobians;
         let base = fit.joint_costs();
         // rises[m][side][j]: joint j's error at parameter m's move that way, less the fit's.
         let mut rises = [[[f64::NAN; JOINTS]; 2]; 6];
@@ -63,7 +59,6 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
             for (rise, sign) in sides.iter_mut().zip([-1.0, 1.0]) {
                 let (moved, within) = moved(&fit.u, m, sign, pool.timestep());
                 let there = polish(pool, train, moved, rounds, held_parameters(m));
-                jacobians += there.jacobians;
                 let costs = there.joint_costs();
                 for j in 0..JOINTS {
                     if within[j] {
@@ -79,7 +74,6 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
         let done = Profiled {
             fit,
             standard_errors: standard_errors(&rises, &base, segments, pool.timestep()),
-            jacobians,
         };
         if better.iter().all(Option::is_none) {
             return done;
@@ -91,11 +85,7 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
             }
         }
         let residual = DVector::from_vec(pool.errors(&[dynamics_at(&u)], train).swap_remove(0));
-        let moved_on = Polished {
-            u: u.clone(),
-            residual,
-            jacobians: 0,
-        };
+        let moved_on = Polished { u: u.clone(), residual };
         if moved_on.cost() >= done.fit.cost() {
             return done;
         }

@@ -1,6 +1,7 @@
 //! The polish after the evolution strategy: Levenberg–Marquardt on each joint's parameters,
-//! the delays held on the physics-step grid [`crate::fit`] put them on, with the Jacobian of
-//! every training error by central differences, two rollouts per coordinate; then
+//! the delays held on the physics-step grid [`crate::fit`] put them on, with each joint's
+//! block of the Jacobian by central differences, two rollouts per parameter for all six joints
+//! (see [`jacobian`]); then
 //! [`crate::profile`] moves each parameter either way, polishes the rest again there, and
 //! says how well the recordings determine it.
 //!
@@ -49,8 +50,6 @@ pub struct Refined {
     pub dynamics: Dynamics,
     /// Standard errors per joint ([`crate::profile`]).
     pub standard_errors: [[f64; 6]; 6],
-    /// Jacobians computed, over every polish.
-    pub jacobians: usize,
 }
 
 /// Polishes `start` on the training segments at the delays [`crate::fit`] chose and profiles
@@ -61,7 +60,6 @@ pub fn refine(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, rounds: usiz
     Refined {
         dynamics: dynamics_at(&profiled.fit.u),
         standard_errors: profiled.standard_errors,
-        jacobians: profiled.jacobians,
     }
 }
 
@@ -70,14 +68,12 @@ pub(crate) fn held_parameters(m: usize) -> [bool; 6] {
     std::array::from_fn(|k| k == m || k == DELAY)
 }
 
-/// Where a polish ended: the coordinates, their errors, and how many Jacobians it took.
+/// Where a polish ended: the coordinates and their errors.
 pub(crate) struct Polished {
     /// The coordinates (six per joint).
     pub u: DVector<f64>,
     /// The training errors there.
     pub residual: DVector<f64>,
-    /// Jacobians the polish computed.
-    pub jacobians: usize,
 }
 
 impl Polished {
@@ -102,11 +98,9 @@ pub(crate) fn polish(
     held: [bool; 6],
 ) -> Polished {
     let mut lambda = [1e-3; JOINTS];
-    let mut jacobians = 0;
     let mut residual = None;
-    while jacobians < rounds {
+    for _ in 0..rounds {
         let (at_u, jac) = jacobian(pool, train, &u, held);
-        jacobians += 1;
         let cost = at_u.norm_squared();
         let Some((next, there)) = descend(pool, train, (&jac, &at_u), &u, &mut lambda, held) else {
             residual = Some(at_u);
@@ -120,7 +114,7 @@ pub(crate) fn polish(
         }
     }
     let residual = residual.unwrap_or_else(|| DVector::from_vec(pool.errors(&[dynamics_at(&u)], train).swap_remove(0)));
-    Polished { u, residual, jacobians }
+    Polished { u, residual }
 }
 
 /// Each joint's sum of squared errors, from errors laid out as [`Pool::errors`] gives them.
