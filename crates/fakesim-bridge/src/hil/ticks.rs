@@ -68,12 +68,14 @@ impl ArmTicks {
         })
     }
 
-    /// Holds the arm where the twin, mirroring it, shows it (through the safety layers, as the
-    /// lease's expiry does) and reports it blocked: the shadow held it, and a command of this
-    /// call may have gone out after that hold.
+    /// Holds the arm where the twin, mirroring it, shows it (as the shadow's hold does) and
+    /// reports it blocked: the shadow held it, and a command of this call may have gone out
+    /// after that hold. Not a ramped command: the ramp that command restarted would carry its
+    /// targets' offset from the hold on to these goals, driving the joint on past where it is
+    /// held (a hand's push, doubled).
     async fn hold_where_it_stands(&mut self) -> Result<Observed, BridgeError> {
         let at = self.read().await?;
-        self.bridge.command(at.robot.qpos, at.robot.qpos).await?;
+        self.bridge.hold(at.robot.qpos).await?;
         Ok(Observed {
             blocked: true,
             goals: at.robot.qpos,
@@ -201,8 +203,8 @@ mod tests {
         .unwrap()
     }
 
-    #[tokio::test]
-    async fn a_client_tick_sends_its_goals_through_the_pipeline_and_waits_for_no_deadline() {
+    /// A bridge in `hil` on the twin as an arm, keeping every goal sent, and its tick driver.
+    async fn started() -> (Arc<Recording>, HardwareBridge, ArmTicks) {
         let recording = Arc::new(Recording {
             arm: TwinArm::new(twin()),
             goals: Mutex::new(Vec::new()),
@@ -219,7 +221,13 @@ mod tests {
             config: BridgeConfig::new(Duration::from_millis(50)),
         };
         let (bridge, _events) = HardwareBridge::start(parts, Mode::Hil).await.unwrap();
-        let mut ticks = ArmTicks::new(bridge.clone(), twin).await.unwrap();
+        let ticks = ArmTicks::new(bridge.clone(), twin).await.unwrap();
+        (recording, bridge, ticks)
+    }
+
+    #[tokio::test]
+    async fn a_client_tick_sends_its_goals_through_the_pipeline_and_waits_for_no_deadline() {
+        let (recording, bridge, mut ticks) = started().await;
         let start = ticks.observe().await.unwrap().robot.qpos;
         let sent_before = recording.goals.lock().unwrap().len();
         for i in 0..30 {
@@ -233,6 +241,25 @@ mod tests {
         }
         ticks.apply(start, Hold::Tick).await.unwrap();
         assert!(ticks.deadline.is_some(), "the model's tick waits out its period");
+        bridge.stop().await;
+    }
+
+    #[tokio::test]
+    async fn a_hold_after_a_tick_that_raced_the_shadows_hold_sends_the_pose_it_stands_at() {
+        let (recording, bridge, mut ticks) = started().await;
+        let start = ticks.observe().await.unwrap().robot.qpos;
+        // The shadow holds the elbow where a hand pushed it; a client's tick, checked before
+        // that hold, still sends the pose from before the push, which restarts the ramp.
+        let mut pushed = start;
+        pushed[2] += 0.1;
+        bridge.hold(pushed).await.unwrap();
+        bridge.command(start, pushed).await.unwrap();
+        let held = ticks.hold_where_it_stands().await.unwrap();
+        assert!(held.blocked);
+        let sent = recording.goals.lock().unwrap().last().copied();
+        assert_eq!(sent, Some(held.robot.qpos), "the hold sends where the arm stands");
+        assert_eq!(bridge.last_goals(), sent);
+        assert_eq!(held.goals, held.robot.qpos);
         bridge.stop().await;
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, watch};
 
 /// Each time the lease of the bridge's arm expires (`expiries` changes) with the arm in `hil`,
-/// commands the arm to hold where it is (after any driving call in flight), until the leases
-/// are gone.
+/// holds the arm where it is (after any driving call in flight; not a ramped command, which
+/// would carry a ramp's remaining offset on past the arm's pose), until the leases are gone.
 pub async fn hold_on_expiry(mut expiries: watch::Receiver<u64>, bridge: HardwareBridge, drive: Arc<Mutex<()>>) {
     while expiries.changed().await.is_ok() {
         if bridge.mode() != Mode::Hil {
@@ -17,8 +17,8 @@ pub async fn hold_on_expiry(mut expiries: watch::Receiver<u64>, bridge: Hardware
         let Some(measured) = measured.filter(|_| bridge.mode() == Mode::Hil) else {
             continue;
         };
-        match bridge.command(measured, measured).await {
-            Ok(_) => tracing::info!("lease expired: the arm holds where it is"),
+        match bridge.hold(measured).await {
+            Ok(()) => tracing::info!("lease expired: the arm holds where it is"),
             Err(e) => tracing::warn!(error = %e, "lease expired: cannot command the hold"),
         }
     }

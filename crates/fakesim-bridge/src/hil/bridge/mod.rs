@@ -372,6 +372,15 @@ impl HardwareBridge {
         }
     }
 
+    /// Holds the real arm at `measured` (brought into the effective range): those are the goals
+    /// sent, whatever a ramp was closing, and ramped commands start from there.
+    pub async fn hold(&self, measured: [f64; 6]) -> Result<(), BridgeError> {
+        if self.arm().is_none() {
+            return Err(BridgeError::NoHardware("hil"));
+        }
+        self.recorded(self.inner.pipeline.hold(measured).await)
+    }
+
     /// Sends goals to the real arm through the safety pipeline: emergency stop, range (refuse),
     /// table (refuse), the ramp after torque came on or a hold (limit, see
     /// [`BridgeConfig::ramp_speed_rad_s`]), delta cap (limit, from `measured`). Feeds the
