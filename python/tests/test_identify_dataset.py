@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import subprocess
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from lerobot.motors import Motor, MotorCalibration, MotorNormMode
 from lerobot.motors.feetech import FeetechMotorsBus
 from lerobot.utils.feature_utils import build_dataset_frame, hw_to_dataset_features
 from lerobot_robot_fakesim_hil import FakesimHil, FakesimHilConfig
+
+import sweep
 
 FPS = 50
 SECONDS = 14.0
@@ -51,15 +52,8 @@ QUICK = ["--generations", "8", "--population", "6", "--rounds", "1", "--threads"
 
 
 def goal(joint: int, t: float, start: float) -> float:
-    """Joint ``joint``'s goal at time ``t``: steps and ramps of a few sizes, a new one every 0.7 s,
-    different per joint."""
-    move = int(t / 0.7)
-    phase = (t - 0.7 * move) / 0.7
-    level = math.sin(1.7 * move + 2.3 * joint) * SWING[joint]
-    previous = math.sin(1.7 * (move - 1) + 2.3 * joint) * SWING[joint] if move else 0.0
-    ramp = (move + joint) % 3 == 0
-    value = previous + (level - previous) * min(phase / 0.6, 1.0) if ramp else level
-    return start + value
+    """Joint ``joint``'s goal at time ``t``, about ``start``."""
+    return start + sweep.offset(joint, t, SWING[joint])
 
 
 def record(address: str, root: Path, held: str | None, episodes: int = 1, seconds: float = SECONDS) -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,8 @@ import numpy as np
 import pytest
 
 from fakesim_hil import Client
+
+import sweep
 
 MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 #: Ticks a second (the control period 20 ms) and the table's length.
@@ -38,14 +39,8 @@ COLUMNS = ["time_s", *(f"goal.{m}" for m in MOTORS), *(f"pos.{m}" for m in MOTOR
 
 
 def goal(joint: int, t: float) -> float:
-    """Joint ``joint``'s goal at ``t`` (rad): a step or a ramp to a new level every 0.7 s."""
-    move = int(t / 0.7)
-    phase = (t - 0.7 * move) / 0.7
-    level = math.sin(1.7 * move + 2.3 * joint) * SWING[joint]
-    previous = math.sin(1.7 * (move - 1) + 2.3 * joint) * SWING[joint] if move else 0.0
-    ramp = (move + joint) % 3 == 0
-    value = previous + (level - previous) * min(phase / 0.6, 1.0) if ramp else level
-    return MIDDLE[joint] + value
+    """Joint ``joint``'s goal at ``t`` (rad), about its middle."""
+    return MIDDLE[joint] + sweep.offset(joint, t, SWING[joint])
 
 
 @pytest.fixture(scope="module")

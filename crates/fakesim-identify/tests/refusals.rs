@@ -151,20 +151,23 @@ fn torque_off_for_less_than_half_of_a_recording_is_not_refused_as_torque_off() {
     passes(&recs);
 }
 
+/// Asserts `recs` are refused as saturated: `label`'s share `percent` of `what`, said so.
+fn refused_as_saturated(recs: &[Recording], label: &str, what_saturated: &str, percent_expected: f64) {
+    let (reason, text) = refusal(recs);
+    let Unusable::Saturated { joint, what, percent } = reason else {
+        panic!("not refused as saturated: {text}");
+    };
+    assert_eq!((joint, what), (label, what_saturated), "{text}");
+    assert!((percent - percent_expected).abs() < 0.5, "{percent} %");
+    let said = format!("joint {label} saturated: {percent_expected:.0} % {what_saturated}");
+    assert!(text.contains(&said), "{text}");
+}
+
 #[test]
 fn goals_beyond_a_joints_range_are_refused_as_saturated_naming_the_joint() {
     let mut recs = recordings();
     goals_beyond(&mut recs, Joint::ElbowFlex, 0.3, 0.1);
-    let (reason, text) = refusal(&recs);
-    let Unusable::Saturated { joint, what, percent } = reason else {
-        panic!("not refused as saturated: {text}");
-    };
-    assert_eq!((joint, what), ("elbow_flex", "of its goals beyond its range"), "{text}");
-    assert!((percent - 30.0).abs() < 0.5, "{percent} %");
-    assert!(
-        text.contains("joint elbow_flex saturated: 30 % of its goals beyond its range"),
-        "{text}"
-    );
+    refused_as_saturated(&recs, "elbow_flex", "of its goals beyond its range", 30.0);
 }
 
 #[test]
@@ -183,16 +186,7 @@ fn a_joint_at_full_load_is_refused_as_saturated_naming_the_joint() {
     let mut recs = recordings();
     // Full load either way: the load is signed.
     loaded(&mut recs, Joint::WristRoll, 0.25, -95.0);
-    let (reason, text) = refusal(&recs);
-    let Unusable::Saturated { joint, what, percent } = reason else {
-        panic!("not refused as saturated: {text}");
-    };
-    assert_eq!((joint, what), ("wrist_roll", "of the readings at full load"), "{text}");
-    assert!((percent - 25.0).abs() < 0.5, "{percent} %");
-    assert!(
-        text.contains("joint wrist_roll saturated: 25 % of the readings at full load"),
-        "{text}"
-    );
+    refused_as_saturated(&recs, "wrist_roll", "of the readings at full load", 25.0);
 }
 
 #[test]
