@@ -62,7 +62,8 @@ pub fn text(o: &Outcome) -> String {
     );
     let _ = writeln!(
         s,
-        "\nfitted (± standard error from each parameter's profile: moved 10 % either way, the joint's others fitted again; * well determined, ? poorly):"
+        "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly):",
+        100.0 * crate::profile::MOVE
     );
     let _ = write!(s, "{:<14}", "joint");
     for p in PARAMETERS {
