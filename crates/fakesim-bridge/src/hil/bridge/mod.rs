@@ -372,12 +372,18 @@ impl HardwareBridge {
         }
     }
 
+    /// Refuses what needs the real arm when there is none.
+    fn require_arm(&self) -> Result<(), BridgeError> {
+        match self.arm() {
+            Some(_) => Ok(()),
+            None => Err(BridgeError::NoHardware("hil")),
+        }
+    }
+
     /// Holds the real arm at `measured` (brought into the effective range): those are the goals
     /// sent, whatever a ramp was closing, and ramped commands start from there.
     pub async fn hold(&self, measured: [f64; 6]) -> Result<(), BridgeError> {
-        if self.arm().is_none() {
-            return Err(BridgeError::NoHardware("hil"));
-        }
+        self.require_arm()?;
         self.recorded(self.inner.pipeline.hold(measured).await)
     }
 
@@ -390,9 +396,7 @@ impl HardwareBridge {
     }
 
     async fn send(&self, targets: [f64; 6], measured: [f64; 6], pace: Pace) -> Result<Commanded, BridgeError> {
-        if self.arm().is_none() {
-            return Err(BridgeError::NoHardware("hil"));
-        }
+        self.require_arm()?;
         let sent = self.inner.pipeline.command(targets, Some(measured), pace).await;
         let sent = self.recorded(sent)?;
         for event in &sent.events {
