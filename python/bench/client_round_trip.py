@@ -1,12 +1,14 @@
 """Benchmark: the Python client's `Tick` and `GetRobotState` round trips beside the Rust client's,
 on the same release daemon in the same run, over a Unix socket and TCP 127.0.0.1. Four sides take
 turns round by round (the order rotating), each timing its own calls: the Python client as it
-is (its direct route for these calls, `fakesim_hil.direct`), the same client through grpcio
-(``direct=False``, the route before), grpcio's bare stub with a request made once (the floor of
-any grpcio client), and the Rust client; each side's CPU time per call (its whole process's)
-is printed beside the round trips:
+is (its direct route for these calls, `fakesim_hil.direct` on the ``fakesim_hil._native``
+extension), the same client through grpcio (``direct=False``), grpcio's bare stub with a request
+made once (the floor of any grpcio client), and the Rust client; with ``--before SRC`` a fifth,
+the client package of another checkout (``SRC`` its ``python/fakesim-hil/src``, say the commit
+before a change, loaded as ``fakesim_hil_before``). Each side's CPU time per call (its whole
+process's) is printed beside the round trips:
 
-    FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile]
+    FAKESIM_HIL_BIN=target/release/fakesim-hil python python/bench/client_round_trip.py [--profile] [--before SRC]
 
 It first times `--starts` daemons of this process's own from their spawn to their first answer,
 with the marks of their start-up between (from their log).
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import io
 import json
 import os
@@ -28,6 +31,7 @@ import pstats
 import resource
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -62,8 +66,21 @@ def rust_client() -> str:
     raise RuntimeError("cargo built no rtt_client executable")
 
 
-#: The Python sides of a round: label, what they time.
+#: The Python sides of a round (``before`` too with ``--before``).
 PYTHON_SIDES = ("direct", "grpcio", "bare")
+
+
+def client_before(source: Path) -> type[Client]:
+    """The `Client` class of the client package under ``source`` (another checkout's
+    ``python/fakesim-hil/src``), imported as the package ``fakesim_hil_before``."""
+    package = source / "fakesim_hil"
+    spec = importlib.util.spec_from_file_location("fakesim_hil_before", package / "__init__.py", submodule_search_locations=[str(package)])
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"no client package in {source}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fakesim_hil_before"] = module
+    spec.loader.exec_module(module)
+    return module.Client
 
 
 def python_medians(tick: Callable[[], object], state: Callable[[], object], calls: int) -> tuple[float, float, float]:
@@ -83,10 +100,12 @@ def python_medians(tick: Callable[[], object], state: Callable[[], object], call
     return statistics.median(ticks) / 1e3, statistics.median(states) / 1e3, cpu
 
 
-def python_sides(address: str, action: np.ndarray) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], list[Client]]:
+def python_sides(
+    address: str, action: np.ndarray, before: type[Client] | None
+) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], list[Client]]:
     """The Python sides' tick and state calls on ``address`` and the clients they use: the
-    client (direct route), the client through grpcio, and grpcio's bare stub (the client's
-    channel, a request made once, no timeout or metadata)."""
+    client (direct route), the client through grpcio, grpcio's bare stub (the client's
+    channel, a request made once, no timeout or metadata), and ``before``'s client if given."""
     direct, through_grpcio = Client(address), Client(address, direct=False)
     tick_request = robot_pb2.TickRequest(action=action.tolist())
     state_request = robot_pb2.GetRobotStateRequest()
@@ -96,7 +115,11 @@ def python_sides(address: str, action: np.ndarray) -> tuple[dict[str, tuple[Call
         "grpcio": (lambda: through_grpcio.tick(action), through_grpcio.robot_state),
         "bare": (lambda: bare_tick(tick_request), lambda: bare_state(state_request)),
     }
-    return sides, [direct, through_grpcio]
+    if before is None:
+        return sides, [direct, through_grpcio]
+    older = before(address)
+    sides["before"] = (lambda: older.tick(action), older.robot_state)
+    return sides, [direct, through_grpcio, older]
 
 
 def rust_medians(binary: str, address: str, calls: int) -> tuple[float, float, float]:
@@ -163,11 +186,14 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000, help="calls of each kind per side of a round")
     parser.add_argument("--profile", action="store_true", help="profile the Python client's ticks afterwards")
     parser.add_argument("--starts", type=int, default=10, help="daemon starts timed to their first answer")
+    parser.add_argument("--before", type=Path, help="another checkout's python/fakesim-hil/src: its client as a fifth side")
     parser.add_argument(
         "--address", action="append", default=[], help="a running daemon to use instead of starting two (repeatable)"
     )
     args = parser.parse_args()
     binary = rust_client()
+    before = client_before(args.before) if args.before else None
+    python_labels = (*PYTHON_SIDES, "before") if before else PYTHON_SIDES
     with tempfile.TemporaryDirectory() as runs:
         if args.starts:
             print(f"a daemon of this process's own, ms from its spawn, min / median of {args.starts}:")
@@ -186,11 +212,11 @@ def main() -> None:
             for transport, address in addresses.items():
                 with Client(address) as probe:
                     action = np.array(probe.robot_state().ctrl_targets)
-                sides, clients = python_sides(address, action)
+                sides, clients = python_sides(address, action, before)
                 try:
                     for tick, state in sides.values():
                         python_medians(tick, state, 100)  # warm-up
-                    order = [*PYTHON_SIDES, "rust"]
+                    order = [*python_labels, "rust"]
                     calls = ("tick", "state", "cpu")
                     figures: dict[str, list[float]] = {f"{side} {call}": [] for side in order for call in calls}
                     for round_ in range(args.rounds):
@@ -205,7 +231,7 @@ def main() -> None:
                     for call, name in (("tick", "Tick"), ("state", "GetRobotState"), ("cpu", "CPU per call")):
                         rust = figures[f"rust {call}"]
                         print(f"  {name:<14} Rust {spread(rust)}")
-                        for side in PYTHON_SIDES:
+                        for side in python_labels:
                             ratio = [p / r for p, r in zip(figures[f"{side} {call}"], rust)]
                             print(
                                 f"    Python {side:<7} {spread(figures[f'{side} {call}'])}"

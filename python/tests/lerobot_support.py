@@ -5,6 +5,7 @@ summary.json)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -155,3 +156,50 @@ def lerobot_record(
         "--display_data=false",
         "--play_sounds=false",
     )
+
+
+def train_act(root: Path, repo_id: str, output: Path, steps: int = 1, *extra: str) -> Path:
+    """``steps`` steps of a small ACT (32-wide, chunks of 4, a random backbone, CPU: a policy
+    LeRobot runs, not one that learns) with lerobot-train on a dataset; the saved policy's
+    directory. ``extra`` arguments go to lerobot-train as they are."""
+    lerobot_cli(
+        "lerobot-train",
+        f"--dataset.repo_id={repo_id}",
+        f"--dataset.root={root}",
+        *extra,
+        "--policy.type=act",
+        "--policy.device=cpu",
+        "--policy.push_to_hub=false",
+        "--policy.pretrained_backbone_weights=null",
+        "--policy.dim_model=32",
+        "--policy.dim_feedforward=64",
+        "--policy.n_heads=2",
+        "--policy.chunk_size=4",
+        "--policy.n_action_steps=4",
+        "--policy.use_vae=false",
+        f"--steps={steps}",
+        "--batch_size=2",
+        "--num_workers=0",
+        f"--save_freq={steps}",
+        "--wandb.enable=false",
+        f"--output_dir={output}",
+    )
+    return output / "checkpoints" / "last" / "pretrained_model"
+
+
+#: Goal_Position in the STS3215 control table (2 bytes, little-endian steps).
+GOAL_POSITION = 42
+#: The daemon's default per-tick delta cap in hil (rad), in servo steps (4096 a turn).
+DELTA_CAP_STEPS = 0.35 * 4096 / (2 * math.pi)
+
+
+def goal_writes(log: Path) -> list[dict]:
+    """The Goal_Position writes in emulate's write log, each with the servo's position just before."""
+    goals = []
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        offset = GOAL_POSITION - record["addr"]
+        if 0 <= offset and offset + 2 <= len(record["data"]):
+            low, high = record["data"][offset : offset + 2]
+            goals.append({**record, "goal": low | high << 8})
+    return goals

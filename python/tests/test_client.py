@@ -15,9 +15,9 @@ from fakesim_hil import Client, FakesimError
 
 def test_lists_the_suite_and_its_tasks(client: Client) -> None:
     suites = {suite.name: suite.n_tasks for suite in client.suites()}
-    assert suites["so101_tabletop"] == 4
+    assert suites["so101_tabletop"] == 5
     tasks = client.tasks("so101_tabletop")
-    assert [task.name for task in tasks] == ["lift_cube", "cube_in_bowl", "push_to_target", "stack_cubes"]
+    assert [task.name for task in tasks] == ["lift_cube", "cube_in_bowl", "push_to_target", "stack_cubes", "reach_target"]
     assert all(task.n_init_states == 12 for task in tasks)
 
 

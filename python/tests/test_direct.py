@@ -1,26 +1,39 @@
-"""The client's direct route (`fakesim_hil.direct`: Tick and GetRobotState on an HTTP/2
-connection of the calling thread's own) against real daemons, beside the grpcio route."""
+"""The client's direct route (`fakesim_hil.direct`: Tick and GetRobotState through the
+``fakesim_hil._native`` extension, tonic's HTTP/2 client on a connection of the calling thread's
+own) against real daemons, beside the grpcio route. The hostile servers (split trailers, tiny
+windows, GOAWAY and RST_STREAM mid-call) are the fakesim-client crate's tests."""
 
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
+import resource
 import socket
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
-import hpack
 import numpy as np
 import pytest
 
 from fakesim.v1 import robot_pb2
 from fakesim_hil import Client, FakesimError
 from fakesim_hil.client import STATE_PATH
+from fakesim_hil.connection import Connection
 from fakesim_hil.daemon import LocalDaemon
-from fakesim_hil.direct import DirectCalls
-from fakesim_hil.h2link import request_headers
+from fakesim_hil.direct import DirectCalls, supports
+
+#: The MCP suite's throw-away certificate authority (python/tests/mcp/pki.py).
+_pki_spec = importlib.util.spec_from_file_location("fakesim_test_pki", Path(__file__).parent / "mcp" / "pki.py")
+pki = importlib.util.module_from_spec(_pki_spec)
+_pki_spec.loader.exec_module(pki)
+
+
+def test_the_suite_runs_the_extension(client: Client) -> None:
+    assert client._direct is not None, "fakesim_hil._native is built and takes the hot calls"
 
 
 @pytest.fixture
@@ -79,15 +92,58 @@ def test_threads_tick_at_once_each_on_its_own_connection(client: Client) -> None
     assert not set(steps[0]) & set(steps[1]), "every tick answered once, to the thread that sent it"
 
 
+def test_threads_use_connections_of_their_own(daemon) -> None:
+    with Client(daemon.address) as client:
+        before = sockets().keys()
+        client.robot_state()
+        first = sockets().keys() - before
+        other = threading.Thread(target=client.robot_state)
+        other.start()
+        other.join()
+        second = sockets().keys() - before - first
+        client.robot_state()
+        assert len(first) == 1 and len(second) == 1, "one connection each, the first thread's kept"
+        assert first <= sockets().keys()
+
+
+def sockets() -> dict[str, int]:
+    """The sockets this process has open: their inodes and descriptors."""
+    found = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found[target] = int(fd)
+    return found
+
+
+def idle_threads() -> set[str]:
+    """The thread ids of the extension's idle-connection threads running in this process."""
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            if Path(f"/proc/self/task/{task}/comm").read_text().strip() == "fakesim-idle":
+                found.add(task)
+        except OSError:
+            continue
+    return found
+
+
 def test_a_client_dropped_without_closing_leaves_no_thread_behind(daemon) -> None:
-    before = set(threading.enumerate())
+    before = idle_threads()
     dropped = Client(daemon.address)
     dropped.robot_state()
-    (idle_thread,) = [thread for thread in set(threading.enumerate()) - before if thread.name == "fakesim-direct-idle"]
+    (idle_thread,) = idle_threads() - before
     del dropped
     gc.collect()
-    idle_thread.join(timeout=60)
-    assert not idle_thread.is_alive(), "the idle connections' thread ends with its client"
+    # The thread ends at its next look (every 0.25 s) once its client is gone.
+    for _ in range(400):
+        if idle_thread not in idle_threads():
+            break
+        threading.Event().wait(0.05)
+    assert idle_thread not in idle_threads(), "the idle connections' thread ends with its client"
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
@@ -125,19 +181,105 @@ def test_token_and_lease_go_with_direct_calls(daemon_factory, tmp_path: Path) ->
         other.tick(action)
 
 
-def test_request_headers_decode_to_the_fields_sent_long_values_included() -> None:
-    token = "Bearer " + "t" * 300  # a length past HPACK's one-byte prefix
-    block = request_headers("/fakesim.v1.RobotService/Tick", "localhost", 2.5, (("authorization", token),))
-    assert [(str(name), str(value)) for name, value in hpack.Decoder().decode(block)] == [
-        (":method", "POST"),
-        (":scheme", "http"),
-        (":path", "/fakesim.v1.RobotService/Tick"),
-        (":authority", "localhost"),
-        ("content-type", "application/grpc"),
-        ("te", "trailers"),
-        ("grpc-timeout", "2500m"),
-        ("authorization", token),
-    ]
+def test_a_call_without_a_deadline_after_a_timed_one_is_answered() -> None:
+    # A server (grpcio's) that answers the first GetRobotState at once, later ones 0.4 s after
+    # they arrive.
+    calls = []
+
+    def slow_state(request: bytes, context: grpc.ServicerContext) -> bytes:
+        calls.append(request)
+        if len(calls) > 1:
+            threading.Event().wait(0.4)
+        return robot_pb2.GetRobotStateResponse(ctrl_targets=[1.0] * 6).SerializeToString()
+
+    handler = grpc.method_handlers_generic_handler(
+        "fakesim.v1.RobotService", {"GetRobotState": grpc.unary_unary_rpc_method_handler(slow_state)}
+    )
+    server = grpc.server(ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with Client(f"127.0.0.1:{port}", timeout_s=0.25) as client:
+            assert client._direct is not None
+            assert list(client.robot_state().ctrl_targets) == [1.0] * 6, "the quick answer within 0.25 s"
+            client.timeout_s = None
+            assert list(client.robot_state().ctrl_targets) == [1.0] * 6, "the slow answer, no deadline"
+            client.timeout_s = 0.25
+            with pytest.raises(FakesimError) as refused:
+                client.robot_state()
+            assert refused.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    finally:
+        server.stop(None)
+
+
+def test_every_target_form_of_the_daemon_takes_the_direct_route(daemon, tmp_path: Path, fakesim_bin: str) -> None:
+    port = daemon.address.rpartition(":")[2]
+    unix = LocalDaemon.start(tmp_path / "unix", binary=fakesim_bin)
+    try:
+        path = unix.address.removeprefix("unix:")
+        forms = [
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+            f"ipv4:127.0.0.1:{port}",
+            f"dns:127.0.0.1:{port}",
+            f"dns:///localhost:{port}",
+            f"unix:{path}",
+            f"unix://{path}",
+        ]
+        for form in forms:
+            with Client(form) as direct, Client(form, direct=False) as through_grpcio:
+                assert direct._direct is not None, form
+                assert direct.robot_state() == through_grpcio.robot_state(), form
+    finally:
+        unix.stop()
+    for form in ("dns://127.0.0.1:53/localhost:1", "vsock:3:50051", "xds:///fakesim"):
+        assert not supports(form), f"{form} is left to grpcio"
+        assert Client(form)._direct is None
+
+
+def test_tls_and_token_daemons_take_the_direct_route(daemon_factory, tmp_path: Path) -> None:
+    files = pki.write_pki(tmp_path)
+    secured = daemon_factory(*pki.tls_options(files))
+    with Client(secured.address, tls_ca=files["ca"]) as stranger:
+        assert stranger._direct is not None
+        with pytest.raises(FakesimError) as refused:
+            stranger.robot_state()
+        assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED and refused.value.reason == "token_required"
+    options = {"tls_ca": files["ca"], "token_file": files["token"]}
+    with Client(secured.address, **options) as direct, Client(secured.address, direct=False, **options) as through_grpcio:
+        assert direct.robot_state() == through_grpcio.robot_state()
+        action = np.array(direct.robot_state().ctrl_targets)
+        assert direct.tick(action).physics_steps < through_grpcio.tick(action).physics_steps
+    for direct in (True, False):
+        with Client(secured.address, token_file=files["token"], direct=direct) as plaintext:
+            with pytest.raises(FakesimError) as refused:
+                plaintext.robot_state()
+            assert (refused.value.code, refused.value.reason) == (grpc.StatusCode.UNAUTHENTICATED, "tls_required")
+
+
+def test_with_2000_files_open_ticks_stay_on_one_connection(daemon) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    files = [open(os.devnull, "rb") for _ in range(2000)]  # noqa: SIM115 - held open on purpose
+    try:
+        with Client(daemon.address) as client:
+            before = sockets().keys()
+            action = np.array(client.robot_state().ctrl_targets)
+            seen: dict[str, int] = {}
+            for i in range(200):
+                client.tick(action)
+                seen |= {inode: fd for inode, fd in sockets().items() if inode not in before}
+                if i % 50 == 49:
+                    # An idle spell past the idle connections' look (every 0.25 s).
+                    threading.Event().wait(0.3)
+            assert len(seen) == 1, f"{len(seen)} connections for 200 ticks"
+            assert min(seen.values()) >= 2000, "its descriptor is past select()'s 1024"
+    finally:
+        for file in files:
+            file.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_daemon_that_never_answers_is_a_deadline_exceeded(tmp_path: Path) -> None:
@@ -154,7 +296,7 @@ def test_a_daemon_that_never_answers_is_a_deadline_exceeded(tmp_path: Path) -> N
 def test_a_lost_daemon_is_unavailable_and_the_next_call_connects_again(tmp_path: Path, fakesim_bin: str) -> None:
     listen = f"unix:{tmp_path / 'daemon.sock'}"
     request = robot_pb2.GetRobotStateRequest().SerializeToString()
-    calls = DirectCalls(listen)
+    calls = DirectCalls(Connection.resolve(listen))
     try:
         first = LocalDaemon.start(tmp_path / "first", binary=fakesim_bin, listen=listen)
         try:

@@ -10,25 +10,16 @@ from pathlib import Path
 import numpy as np
 from camera_server import SolidColourCamera
 from lerobot.datasets import LeRobotDataset
-from lerobot_support import MOTORS, leader_reading, lerobot_home, lerobot_record, runs_of, virtual_leader  # noqa: F401
-
-#: Goal_Position in the STS3215 control table (2 bytes, little-endian steps).
-GOAL_POSITION = 42
-#: The daemon's default per-tick delta cap in hil (rad), in servo steps (4096 a turn).
-DELTA_CAP_STEPS = 0.35 * 4096 / (2 * np.pi)
-
-
-def goal_writes(log: Path) -> list[dict]:
-    """The Goal_Position writes in emulate's write log, each with the servo's position just before."""
-    goals = []
-    for line in log.read_text().splitlines():
-        record = json.loads(line)
-        offset = GOAL_POSITION - record["addr"]
-        if 0 <= offset and offset + 2 <= len(record["data"]):
-            low, high = record["data"][offset : offset + 2]
-            goals.append({**record, "goal": low | high << 8})
-    return goals
-
+from lerobot_support import (  # noqa: F401
+    DELTA_CAP_STEPS,
+    MOTORS,
+    goal_writes,
+    leader_reading,
+    lerobot_home,
+    lerobot_record,
+    runs_of,
+    virtual_leader,
+)
 
 #: The safety pipeline's watchdog timeout (s): a hold comes this long after the last command.
 WATCHDOG_S = 1.0

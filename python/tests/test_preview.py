@@ -14,6 +14,9 @@ def ramp(target: list[float], ticks: int = 20) -> list[list[float]]:
 
 
 def test_a_chunk_into_the_table_shows_the_contact_and_moves_nothing(client: Client) -> None:
+    # From a fresh layout, wherever earlier tests left the session daemon's arm and cube (one
+    # left holding the cube, whose contacts then came first).
+    client.reset("so101_tabletop", 0, 0, cameras=())
     before = client.robot_state()
     report = client.preview_actions(ramp([0.0, 1.0, 0.0, 0.0, 0.0, 0.0]), horizon_ticks=20)
     assert not report.safe

@@ -19,6 +19,7 @@ from lerobot.teleoperators.so_leader import SO101Leader, SO101LeaderConfig
 
 from fakesim_hil import Client, FakesimError
 from lerobot_support import BIN, MOTORS, lerobot_cli
+from scripted_hand import ON_PATH, assert_follows, leader_flags, off_path, write_waypoints
 from slow_host import lerobot_environment
 
 # The hand's loop in LeRobot's units (joints 1-5 in degrees about the middle of the calibrated range,
@@ -32,36 +33,6 @@ WAYPOINTS = np.array(
     ]
 )
 
-# How far (LeRobot units) a reading may lie off the script's path: whole servo steps (0.09 degree,
-# 0.08 gripper unit) and LeRobot's float32 actions.
-ON_PATH = 0.3
-
-
-def write_waypoints(path: Path) -> Path:
-    """The hand's loop as a waypoint file for `emulate --script`."""
-    header = ",".join(["time_s", *(f"{motor}.pos" for motor in MOTORS)])
-    rows = [",".join(f"{value:g}" for value in row) for row in WAYPOINTS]
-    path.write_text("\n".join([header, *rows]) + "\n")
-    return path
-
-
-def off_path(points: np.ndarray, path: np.ndarray) -> np.ndarray:
-    """For each point (rows, LeRobot units), its largest joint distance from the polyline through `path`."""
-    shares = np.linspace(0.0, 1.0, 1001)[:, None]
-    dense = np.concatenate([start + shares * (end - start) for start, end in zip(path[:-1], path[1:])])
-    return np.array([np.abs(dense - point).max(axis=1).min() for point in points])
-
-
-def assert_follows(points: np.ndarray, path: np.ndarray, what: str) -> None:
-    """Every point lies on the path, and together they go through most of it on every joint."""
-    distances = off_path(points, path)
-    worst = int(distances.argmax())
-    assert distances[worst] <= ON_PATH, f"{what}: {points[worst]} is {distances[worst]:.2f} off the script"
-    spread = points.max(axis=0) - points.min(axis=0)
-    scripted = path.max(axis=0) - path.min(axis=0)
-    assert np.all(spread >= 0.6 * scripted), f"{what} cover {spread} of the script's {scripted}"
-
-
 @pytest.fixture
 def lerobot_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """LeRobot's home in a temporary directory, offline, for the scripts this test runs."""
@@ -71,18 +42,8 @@ def lerobot_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def leader_flags(bus) -> list[str]:
-    """lerobot-* flags for LeRobot's so101_leader on a virtual bus, with the calibration it wrote."""
-    return [
-        "--teleop.type=so101_leader",
-        f"--teleop.port={bus.device}",
-        f"--teleop.id={bus.calibration_path.stem}",
-        f"--teleop.calibration_dir={bus.calibration_path.parent}",
-    ]
-
-
 def test_teleoperate_moves_the_twin_along_the_scripted_leader(emulate, daemon_factory, lerobot_dirs: Path) -> None:
-    leader = emulate("--script", str(write_waypoints(lerobot_dirs / "wave.csv")), "--script-loop")
+    leader = emulate("--script", str(write_waypoints(lerobot_dirs / "wave.csv", WAYPOINTS)), "--script-loop")
     daemon = daemon_factory()
     teleop = subprocess.Popen(
         [
@@ -151,7 +112,7 @@ def read_leader(bus, readings: int) -> np.ndarray:
 def test_record_follows_the_scripted_leader_and_the_episode_replays_on_the_emulator(
     emulate, daemon_factory, lerobot_dirs: Path
 ) -> None:
-    leader = emulate("--script", str(write_waypoints(lerobot_dirs / "wave.csv")), "--script-loop")
+    leader = emulate("--script", str(write_waypoints(lerobot_dirs / "wave.csv", WAYPOINTS)), "--script-loop")
     daemon = daemon_factory()
     root = lerobot_dirs / "datasets" / "scripted"
     lerobot_cli(

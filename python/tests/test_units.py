@@ -134,6 +134,27 @@ def test_the_default_sim_only_daemon_converts_through_the_virtual_arm(client: Cl
     assert 0.0 <= gripper <= 100.0
 
 
+#: The gripper servo's setpoint range in the twin (assets/so101/so101.xml's ctrlrange, rad): the
+#: hinge range `GRIPPER_RAD` rounded to five decimals, so LeRobot's 0 % lies 3 µrad below it.
+GRIPPER_SETPOINTS_RAD = (-0.17453, 1.74533)
+
+
+@pytest.mark.parametrize("unit", ["lerobot_degrees", "lerobot_range"])
+def test_lerobots_own_gripper_ends_are_the_setpoint_range_ends(client: Client, unit: str) -> None:
+    """A gripper closed or opened all the way in LeRobot's units (0 or 100 %, where LeRobot clips
+    it) is taken, not refused out of range by the rounding of the twin's setpoint range."""
+    targets = list(client.robot_state(unit).ctrl_targets)
+    ends_rad = [min(max(rad, GRIPPER_SETPOINTS_RAD[0]), GRIPPER_SETPOINTS_RAD[1]) for rad in GRIPPER_RAD]
+    for end, rad in zip((0.0, 100.0), ends_rad):
+        client.tick(targets[:5] + [end], unit=unit)
+        assert client.robot_state().ctrl_targets[5] == pytest.approx(rad, abs=1e-12)
+        assert client.robot_state(unit).ctrl_targets[5] == pytest.approx(end, abs=1e-3)
+    # A value beyond by more than rounding is still refused.
+    with pytest.raises(FakesimError) as refused:
+        client.tick(targets[:5] + [100.5], unit=unit)
+    assert refused.value.reason == "out_of_range"
+
+
 def test_a_calibration_without_the_gripper_stops_the_daemon(tmp_path: Path, daemon_factory) -> None:
     partial = {label: motor for label, motor in CALIBRATION.items() if label != "gripper"}
     path = tmp_path / "partial.json"

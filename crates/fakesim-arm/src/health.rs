@@ -81,14 +81,68 @@ impl LinkHealth {
     }
 }
 
+/// Torque as known: confirmed on, confirmed off, on some servos and off on the others, or not
+/// known (a write a servo did not answer, a lost link, before the first write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Torque {
+    /// Confirmed on (every servo, for an arm).
+    On,
+    /// Confirmed off (every servo, for an arm).
+    Off,
+    /// An arm whose servos confirmed on for some and off for the others.
+    Mixed,
+    /// Not known for a servo (or, for an arm, for at least one of its servos).
+    Unknown,
+}
+
+impl Torque {
+    /// A servo's torque from what it last confirmed (`None`: not known).
+    pub fn confirmed(enabled: Option<bool>) -> Self {
+        match enabled {
+            Some(true) => Torque::On,
+            Some(false) => Torque::Off,
+            None => Torque::Unknown,
+        }
+    }
+
+    /// The arm's torque from its servos': the one place the arm-level value is computed.
+    /// Unknown as soon as one servo's is; an arm without servos is off.
+    pub fn of_servos(servos: &[ServoHealth]) -> Self {
+        servos
+            .iter()
+            .map(|servo| Torque::confirmed(servo.torque_enabled))
+            .reduce(|arm, servo| match (arm, servo) {
+                (Torque::Unknown, _) | (_, Torque::Unknown) => Torque::Unknown,
+                (a, b) if a == b => a,
+                _ => Torque::Mixed,
+            })
+            .unwrap_or(Torque::Off)
+    }
+
+    /// The name status, telemetry and the journal use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Torque::On => "on",
+            Torque::Off => "off",
+            Torque::Mixed => "mixed",
+            Torque::Unknown => "unknown",
+        }
+    }
+
+    /// Whether torque is confirmed on (every servo, for an arm).
+    pub fn is_on(self) -> bool {
+        self == Torque::On
+    }
+}
+
 /// A snapshot of an arm's health.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmHealth {
     /// The link to the bus.
     pub link: LinkHealth,
-    /// Torque as last switched by this host (servos power up with it off); after a lost link,
-    /// false until the servos confirm it again (see [`ServoHealth::torque_enabled`]).
-    pub torque_enabled: bool,
+    /// The arm's torque: for a real arm, [`Torque::of_servos`] of its servos (servos power up
+    /// with it off; after a lost link it is unknown until they confirm it again).
+    pub torque: Torque,
     /// One entry per servo in action-key order; empty for the twin.
     pub servos: Vec<ServoHealth>,
     /// The most recent error, for status displays.
@@ -97,10 +151,10 @@ pub struct ArmHealth {
 
 impl ArmHealth {
     /// Health of an arm without servos (the twin).
-    pub fn no_servos(torque_enabled: bool) -> Self {
+    pub fn no_servos(torque: Torque) -> Self {
         Self {
             link: LinkHealth::connected(),
-            torque_enabled,
+            torque,
             servos: Vec::new(),
             last_error: None,
         }

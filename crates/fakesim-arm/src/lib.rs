@@ -19,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use arms::{ArmSpec, ArmType, Side};
-pub use health::{ArmHealth, AttemptFailure, CommCounters, LinkHealth, LinkState, ServoHealth};
+pub use health::{ArmHealth, AttemptFailure, CommCounters, LinkHealth, LinkState, ServoHealth, Torque};
 pub use joints::Joint;
 pub use state::{ArmState, JointState, ServoReading};
 pub use values::{Bounds, ValueError};

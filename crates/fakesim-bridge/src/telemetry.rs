@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use fakesim_arm::Joint;
-use fakesim_arm::{ArmHealth, CommCounters, LinkHealth, ServoHealth, ServoReading};
+use fakesim_arm::{ArmHealth, CommCounters, LinkHealth, ServoHealth, ServoReading, Torque};
 use fakesim_safety::{EstopLatch, SafetyEvent};
 
 /// Everything `GetHardwareStatus` reports.
@@ -20,8 +20,8 @@ pub struct HardwareStatus {
     pub bus_connected: bool,
     /// The link to the bus (`None` without a real arm).
     pub link: Option<LinkHealth>,
-    /// Torque as last switched by this host.
-    pub torque_enabled: bool,
+    /// The arm's torque as its servos confirmed it (see [`fakesim_arm::Torque::of_servos`]).
+    pub torque: Torque,
     /// One entry per servo, action-key order; empty without a real arm.
     pub servos: Vec<ServoStatus>,
     /// The emergency stop.
@@ -138,7 +138,7 @@ impl HardwareStatus {
             port: port.map(str::to_owned),
             bus_connected: !health.bus_lost(),
             link: port.map(|_| health.link),
-            torque_enabled: health.torque_enabled,
+            torque: health.torque,
             servos: health.servos.iter().map(ServoStatus::from).collect(),
             estop: EstopStatus {
                 latched: reason.is_some(),
@@ -206,7 +206,7 @@ mod tests {
         servos[4].responding = false;
         ArmHealth {
             link: LinkHealth::connected(),
-            torque_enabled: true,
+            torque: fakesim_arm::Torque::On,
             servos,
             last_error: Some("no reply from servo 5".into()),
         }

@@ -243,7 +243,7 @@ impl Teleop {
             Some(follower) => Some(follower.read_state().await),
             None => None,
         };
-        let fault = self.pipeline.react_to_faults(|event| events.push(event)).await;
+        let fault = self.pipeline.react_to_faults(|event| events.push(event)).await.action;
         if let Err(refusal) = self.estop().check() {
             self.note(Some(Condition::of(&refusal)), Some(refusal.event()), events);
             if let Err(error) = self.switch_follower_torque(false).await {

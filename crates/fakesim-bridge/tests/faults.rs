@@ -149,8 +149,9 @@ async fn a_silent_servo_is_named_counted_as_timeouts_and_latches_the_policy() {
         assert_eq!(v.servos.register(id, &TORQUE_ENABLE).unwrap(), 0, "servo {id}");
     }
     assert_eq!(v.servos.register(3, &TORQUE_ENABLE).unwrap(), 1);
-    assert!(
-        v.arm.health().torque_enabled,
+    assert_eq!(
+        v.arm.health().torque,
+        fakesim_arm::Torque::Unknown,
         "torque is not known to be off everywhere"
     );
 }

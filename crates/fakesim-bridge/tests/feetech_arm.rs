@@ -91,7 +91,7 @@ async fn reads_the_six_joints_in_twin_radians_consistently_with_a_calibration_fi
 async fn commands_drive_the_virtual_servos_to_the_goals() {
     let v = virtual_arm(config());
     v.arm.set_torque(true).await.unwrap();
-    assert!(v.arm.health().torque_enabled);
+    assert_eq!(v.arm.health().torque, fakesim_arm::Torque::On);
     let goals = [0.5, -0.8, 1.2, -0.4, 2.0, 1.0];
     v.arm.command(goals).await.unwrap();
     let mapping = common::mapping();
@@ -173,7 +173,7 @@ async fn closing_switches_torque_off_and_ends_the_port_task() {
     for id in 1..=6 {
         assert_eq!(v.servos.register(id, &TORQUE_ENABLE).unwrap(), 0, "servo {id}");
     }
-    assert!(!v.arm.health().torque_enabled);
+    assert_eq!(v.arm.health().torque, fakesim_arm::Torque::Off);
     assert!(matches!(v.arm.read_state().await, Err(ArmError::Closed)));
 }
 

@@ -125,7 +125,11 @@ async fn a_lost_port_is_reopened_verified_and_comes_back_with_torque_off() {
     let lost = arm.health();
     assert_eq!(lost.link.state, LinkState::Lost);
     assert_eq!(lost.link.losses, 1);
-    assert!(!lost.torque_enabled, "torque is not known once the bus is lost");
+    assert_eq!(
+        lost.torque,
+        fakesim_arm::Torque::Unknown,
+        "torque is not known once the bus is lost"
+    );
     assert!(lost.servos.iter().all(|s| s.torque_enabled.is_none()));
 
     // While the adapter is out, every attempt fails and says why.

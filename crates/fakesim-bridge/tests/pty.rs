@@ -65,7 +65,7 @@ async fn reads_and_moves_the_virtual_arm_over_a_pseudo_terminal_at_1_mbaud() {
     .await;
     assert!(reached.joints.iter().all(|j| j.servo.is_some()));
     let health = arm.health();
-    assert!(health.torque_enabled && !health.bus_lost());
+    assert!(health.torque == fakesim_arm::Torque::On && !health.bus_lost());
 
     // The adapter is pulled: the port is reported gone.
     pty.servos().unplug();

@@ -4,20 +4,12 @@
 
 mod common;
 
-use common::{TWIN_RANGES, virtual_calibration};
+use common::{TWIN_RANGES, twin, virtual_calibration};
 use fakesim_arm::{Arm, ArmError, ValueError};
 use fakesim_bridge::twin::{ScratchTwinKinematics, TwinArm};
 use fakesim_feetech_arm::mapping::JointMapping;
 use fakesim_safety::{SafetyError, TableGuard, TcpKinematics};
-use fakesim_twin::{Scene, TwinConfig, TwinHandle};
-
-fn twin() -> TwinHandle {
-    TwinHandle::spawn(TwinConfig {
-        scene: Scene::EmptyTable,
-        ..TwinConfig::default()
-    })
-    .unwrap()
-}
+use fakesim_twin::Scene;
 
 #[tokio::test]
 async fn the_default_mapping_fits_the_compiled_twin_and_the_virtual_calibration() {
@@ -56,9 +48,9 @@ async fn the_twin_arm_reads_joints_and_drives_the_setpoints() {
     assert_eq!(twin.with_sim(|s| s.arm_ctrl()).await.unwrap(), goals);
 
     let health = arm.health();
-    assert!(health.servos.is_empty() && !health.bus_lost() && health.torque_enabled);
+    assert!(health.servos.is_empty() && !health.bus_lost() && health.torque == fakesim_arm::Torque::On);
     arm.set_torque(false).await.unwrap();
-    assert!(!arm.health().torque_enabled);
+    assert_eq!(arm.health().torque, fakesim_arm::Torque::Off);
 }
 
 #[test]

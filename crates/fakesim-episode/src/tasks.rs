@@ -14,6 +14,10 @@ pub const N_INIT_STATES: u32 = 12;
 pub const TABLE_Z: f64 = 0.80;
 /// Half the edge of a task cube (m).
 const CUBE_HALF: f64 = 0.015;
+/// How far above the target pad the reach task's point is (m).
+pub const REACH_HEIGHT: f64 = 0.05;
+/// How close to that point the tool centre point must come (m).
+pub const REACH_RADIUS: f64 = 0.04;
 
 /// One task of the suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +37,8 @@ enum Goal {
     Stack,
     /// Both cubes lifted: the red on the left arm's side, the blue on the right's.
     LiftBoth,
+    /// The tool centre point near a point above the target pad.
+    Reach,
 }
 
 /// A suite: its tasks and the arms they need.
@@ -73,8 +79,8 @@ pub fn suite(name: &str) -> Result<&'static Suite, TaskError> {
         .ok_or_else(|| TaskError::UnknownSuite { suite: name.to_owned() })
 }
 
-/// One arm's tasks, by index.
-pub const TASKS: [TaskDef; 4] = [
+/// One arm's tasks, by index (new tasks are appended: indices stay stable).
+pub const TASKS: [TaskDef; 5] = [
     TaskDef {
         name: "lift_cube",
         instruction: "pick up the red cube and lift it",
@@ -94,6 +100,11 @@ pub const TASKS: [TaskDef; 4] = [
         name: "stack_cubes",
         instruction: "stack the red cube on the blue cube",
         goal: Goal::Stack,
+    },
+    TaskDef {
+        name: "reach_target",
+        instruction: "bring the gripper's tip just above the yellow target",
+        goal: Goal::Reach,
     },
 ];
 
@@ -298,7 +309,8 @@ pub fn apply_layout(sim: &mut Sim, layout: &Layout) -> Result<(), TwinError> {
     sim.place_body("target", [layout.target[0], layout.target[1], TABLE_Z], 0.0)
 }
 
-/// Whether the task's goal holds in the twin now. Reported only in the run summary.
+/// Whether the task's goal holds in the twin now (the run summary's judgement, and the session
+/// info's while a run is live).
 pub fn success(task: &TaskDef, sim: &Sim) -> Result<bool, TwinError> {
     let red = sim.body_position("cube_red")?;
     let planar = |a: [f64; 3], b: [f64; 3]| (a[0] - b[0]).hypot(a[1] - b[1]);
@@ -318,6 +330,13 @@ pub fn success(task: &TaskDef, sim: &Sim) -> Result<bool, TwinError> {
             let blue = sim.body_position("cube_blue")?;
             let height = red[2] - blue[2];
             planar(red, blue) < 0.015 && (height - 2.0 * CUBE_HALF).abs() < 0.006
+        }
+        Goal::Reach => {
+            let [x, y, z] = sim.body_position("target")?;
+            let tcp = sim.tcp_pose().pos;
+            let point = [x, y, z + REACH_HEIGHT];
+            let distance = (0..3).map(|i| (tcp[i] - point[i]).powi(2)).sum::<f64>().sqrt();
+            distance < REACH_RADIUS
         }
     })
 }
@@ -366,11 +385,11 @@ mod tests {
             })
         );
         assert_eq!(
-            r(SUITE, 4, 0).task(),
+            r(SUITE, 5, 0).task(),
             Err(TaskError::UnknownTask {
                 suite: SUITE,
-                index: 4,
-                count: 4
+                index: 5,
+                count: 5
             })
         );
         assert_eq!(

@@ -196,10 +196,10 @@ async fn states_and_refusals_follow_the_contract() {
         "refusals used no budget"
     );
     let listing = e.list_tasks(None).unwrap();
-    assert_eq!(listing.total_tasks, 4);
+    assert_eq!(listing.total_tasks, 5);
     assert!(listing.tasks.is_empty());
     let listing = e.list_tasks(Some(tasks::SUITE)).unwrap();
-    assert_eq!(listing.tasks.len(), 4);
+    assert_eq!(listing.tasks.len(), 5);
     assert!(listing.tasks.iter().all(|t| t.n_init_states >= 10));
 }
 
@@ -386,5 +386,36 @@ async fn a_rotation_the_arm_cannot_make_stalls_without_diverging() {
         MoveStop::Reached,
         "the arm still moves afterwards: {:?}",
         after.report
+    );
+}
+
+#[tokio::test]
+async fn session_info_judges_the_reach_task_live_as_the_run_end_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), 0, None);
+    assert_eq!(e.session_info().await.unwrap().success, None, "idle: nothing to judge");
+    let reach = tasks::TASKS.iter().position(|t| t.name == "reach_target").unwrap() as u32;
+    let reset = e.reset_task(task(reach, 3)).await.unwrap();
+    assert_eq!(e.session_info().await.unwrap().success, Some(false), "the arm at home");
+    let target = tasks::layout(reach, 3).target;
+    let tcp = reset.observation.state.eef_pos_m;
+    let point = [target[0], target[1], tasks::TABLE_Z + tasks::REACH_HEIGHT];
+    for _ in 0..4 {
+        let now = e.session_info().await.unwrap().state.unwrap().eef_pos_m;
+        let delta = [point[0] - now[0], point[1] - now[1], point[2] - now[2]];
+        if e.move_tcp(0, delta, None).await.unwrap().report.stop != MoveStop::StepCap {
+            break;
+        }
+    }
+    assert_ne!(e.session_info().await.unwrap().state.unwrap().eef_pos_m, tcp);
+    assert_eq!(e.session_info().await.unwrap().success, Some(true), "over the target");
+    assert!(
+        e.stop_episode().await.unwrap().success,
+        "the run's end judges it the same"
+    );
+    assert_eq!(
+        e.session_info().await.unwrap().success,
+        None,
+        "stopped: judged in the run's summary"
     );
 }

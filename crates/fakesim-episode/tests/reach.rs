@@ -26,19 +26,20 @@ fn points(task_index: u32, init_state_index: u32) -> Vec<(&'static str, [f64; 2]
         "cube_in_bowl" => vec![red, ("bowl", layout.bowl)],
         "push_to_target" => vec![red, ("target", layout.target)],
         "stack_cubes" => vec![red, ("cube_blue", [layout.cube_blue[0], layout.cube_blue[1]])],
+        "reach_target" => vec![("target", layout.target)],
         _ => vec![red],
     }
 }
 
-/// From `arm`'s home, moves the TCP over `point`; the distance left (m).
-fn miss(sim: &mut Sim, arm: ArmType, point: [f64; 2]) -> f64 {
+/// From `arm`'s home, moves the TCP over `point` at height `z`; the distance left (m).
+fn miss(sim: &mut Sim, arm: ArmType, point: [f64; 2], z: f64) -> f64 {
     let home = within_limits(arm.spec().home, &sim.joint_ranges());
     sim.set_joint_positions(&JointValues::Ordered(home.to_vec()), true)
         .unwrap();
     let mut left = f64::INFINITY;
     for _ in 0..CALLS {
         let tcp = sim.tcp_pose().pos;
-        let delta = [point[0] - tcp[0], point[1] - tcp[1], OVER_Z - tcp[2]];
+        let delta = [point[0] - tcp[0], point[1] - tcp[1], z - tcp[2]];
         let report = lock_step(move_tcp(&mut SimTicks::new(sim), delta, None, 30, u64::MAX)).unwrap();
         left = report.remaining_distance_m;
         if report.stop != MoveStop::StepCap {
@@ -56,7 +57,7 @@ fn both_arms_reach_over_every_object_of_every_layout() {
         for task_index in 0..TASKS.len() as u32 {
             for init_state_index in 0..N_INIT_STATES {
                 for (name, point) in points(task_index, init_state_index) {
-                    let left = miss(&mut sim, arm, point);
+                    let left = miss(&mut sim, arm, point, OVER_Z);
                     if left > REACHED_M {
                         missed.push(format!(
                             "task {task_index} layout {init_state_index} {name}: {left:.3} m"
@@ -66,5 +67,38 @@ fn both_arms_reach_over_every_object_of_every_layout() {
             }
         }
         assert!(missed.is_empty(), "{arm} misses {missed:#?}");
+    }
+}
+
+#[test]
+fn reach_target_holds_only_with_the_tool_point_near_the_point_above_the_target() {
+    let index = TASKS.iter().position(|task| task.name == "reach_target").unwrap();
+    let task = &TASKS[index];
+    let arm = ArmType::So101;
+    let mut sim = Sim::load(&Scene::builtin(arm, true), DEFAULT_SUBSTEPS_PER_TICK).unwrap();
+    for init_state_index in [0, 5, 11] {
+        let layout = tasks::layout(index as u32, init_state_index);
+        tasks::apply_layout(&mut sim, &layout).unwrap();
+        let above = tasks::TABLE_Z + tasks::REACH_HEIGHT;
+        // The engine's moves keep the tool pointing down, which leaves a far target's point a
+        // centimetre or two short: well within the task's radius.
+        let left = miss(&mut sim, arm, layout.target, above + 2.0 * tasks::REACH_RADIUS);
+        assert!(
+            left < tasks::REACH_RADIUS / 2.0,
+            "layout {init_state_index}: {left} m short"
+        );
+        assert!(
+            !tasks::success(task, &sim).unwrap(),
+            "layout {init_state_index}: judged reached from too high"
+        );
+        let left = miss(&mut sim, arm, layout.target, above);
+        assert!(
+            left < tasks::REACH_RADIUS / 2.0,
+            "layout {init_state_index}: {left} m short"
+        );
+        assert!(
+            tasks::success(task, &sim).unwrap(),
+            "layout {init_state_index}: not judged reached"
+        );
     }
 }

@@ -7,51 +7,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actor::{Actor, Request};
-use crate::link::Reconnection;
+use crate::config::FeetechArmConfig;
 use crate::mapping::CalibratedMapping;
+use crate::reconnect::Reconnection;
 use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint};
 
 /// Requests waiting for the port task at most.
 const QUEUE: usize = 8;
-
-/// How a [`FeetechArm`] treats its bus.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FeetechArmConfig {
-    /// The port name shown in status (e.g. `/dev/ttyUSB0`).
-    pub port: String,
-    /// Extra attempts after a lost or corrupted reply, per servo and transaction. Replaces
-    /// the bus's own retries, so that every attempt is counted.
-    pub retries: u32,
-    /// Transactions in a row that must fail after their retries before a servo counts as
-    /// lost ([`super::ServoHealth::responding`] false); at least 1.
-    pub lost_after: u32,
-    /// Switch torque off when the arm is closed or every handle is dropped (as LeRobot's
-    /// `disable_torque_on_disconnect`).
-    pub torque_off_on_close: bool,
-    /// Readings per read of the whole state block (load, voltage, temperature, Status,
-    /// speed, current); the readings between read the positions only and carry the rest
-    /// over from the last block. Every reply's error byte is current either way. 1 reads
-    /// the block every time.
-    pub state_every: u32,
-    /// The `Acceleration` every servo was configured with, which a servo that resets loses
-    /// (`None`: not known; the value read first after configuring is expected).
-    pub acceleration: Option<u8>,
-}
-
-impl FeetechArmConfig {
-    /// Defaults for a port: 2 retries (as LeRobot), lost after 3 failed transactions in a
-    /// row, torque off on close, the state block every 4th reading.
-    pub fn new(port: impl Into<String>) -> Self {
-        Self {
-            port: port.into(),
-            retries: 2,
-            lost_after: 3,
-            torque_off_on_close: true,
-            state_every: 4,
-            acceleration: None,
-        }
-    }
-}
 
 /// An SO-101 on a Feetech bus. The port is owned by one task; this handle is cheap to clone
 /// and every call is a message to that task, answered in order. The task ends on

@@ -7,11 +7,13 @@ pub mod mapping;
 
 mod actor;
 mod cadence;
+mod config;
 mod feetech_arm;
-mod link;
 mod ram;
 mod reading;
+mod reconnect;
 mod trace;
 
-pub use feetech_arm::{FeetechArm, FeetechArmConfig};
-pub use link::{Reconnect, Reconnection};
+pub use config::FeetechArmConfig;
+pub use feetech_arm::FeetechArm;
+pub use reconnect::{Reconnect, Reconnection};

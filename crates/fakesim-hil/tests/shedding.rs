@@ -1,11 +1,17 @@
-//! Load is shed, not queued, judged by the daemon itself: the real binary in a process of its
-//! own, 32 clients asking it for full-quality observations with a deadline (some of them moving
-//! the arm between, so several states are drawn). Every call must end in one of the daemon's
-//! own answers: an observation, `render_busy` (the backlog full, with a retry hint), or
-//! `deadline_passed` (given up before the deadline). None may be cut off by the server's own
-//! `grpc-timeout` timer, which fires at the deadline itself, after the daemon should have given
-//! up; and the run's journal holds exactly the observations answered. A lone observation
-//! without a deadline afterwards is answered: the crowd left nothing stuck.
+//! Load is shed, not queued, judged by the daemon itself: the real binary in a process of its own,
+//! 32 clients asking it for full-quality observations with a deadline (some of them moving the arm
+//! between, so several states are drawn). Every call must end in one of the daemon's own answers:
+//! an observation, `render_busy` (the backlog full, with a retry hint), or `deadline_passed`
+//! (given up before the deadline). None may be cut off by the server's own `grpc-timeout` timer,
+//! which fires at the deadline itself, after the daemon should have given up; and the run's
+//! journal holds exactly the observations answered. Under load the clients ask for more full-
+//! quality drawings than one render thread draws in their deadline (measured at load 18: 72–73 of
+//! the 96 given up), and some calls end refused or given up. Whether any is shed depends on this
+//! machine's drawing speed, so the count is printed, not asserted (a daemon that queued everything
+//! and answered late would still fail the server-timer check below). The moves between reserve
+//! room for their images before they run, so they too may be refused `render_busy` before anything
+//! moved: they are retried after the hint, and the journal holds exactly the moves answered. A
+//! lone observation without a deadline afterwards is answered: the crowd left nothing stuck.
 //!
 //! The clients send their deadline but do not enforce it (a bare HTTP/2 client, not tonic's
 //! channel, which cancels a call at its deadline by its own clock), so a client starved of CPU
@@ -62,18 +68,37 @@ enum Outcome {
     GivenUp(f64),
 }
 
+/// Moves the arm by `y` metres, retried after the hint while it is refused `render_busy`;
+/// returns how many times it was refused.
+async fn move_arm(session: &mut Session, y: f64) -> usize {
+    let mut refused = 0;
+    loop {
+        let step = MoveRequest {
+            delta_xyz: Some(Vec3 { x: 0.0, y, z: 0.0 }),
+            ..Default::default()
+        };
+        match session.r#move(step).await {
+            Ok(_) => return refused,
+            Err(status) if error_reason(&status).as_deref() == Some("render_busy") => {
+                refused += 1;
+                // The client's side of the protocol: wait as told, then ask again.
+                tokio::time::sleep(retry_delay(&status).unwrap()).await;
+            }
+            Err(status) => panic!("a move: {status:?}"),
+        }
+    }
+}
+
 /// `ROUNDS` observations with a deadline; every fourth client moves the arm before each. Panics
-/// on any ending that is not one of the daemon's three answers.
-async fn client(mut session: Session, i: usize) -> Vec<Outcome> {
+/// on any ending that is not one of the daemon's three answers. Returns the outcomes and how
+/// many moves were refused `render_busy` before they ran.
+async fn client(mut session: Session, i: usize) -> (Vec<Outcome>, usize) {
     let mut outcomes = Vec::new();
+    let mut moves_refused = 0;
     for round in 0..ROUNDS {
         if i.is_multiple_of(4) {
             let y = if (i / 4 + round).is_multiple_of(2) { 0.01 } else { -0.01 };
-            let step = MoveRequest {
-                delta_xyz: Some(Vec3 { x: 0.0, y, z: 0.0 }),
-                ..Default::default()
-            };
-            session.r#move(step).await.unwrap();
+            moves_refused += move_arm(&mut session, y).await;
         }
         let mut request = tonic::Request::new(GetObservationRequest {
             render_quality: Some(RenderQuality::Full.into()),
@@ -108,7 +133,7 @@ async fn client(mut session: Session, i: usize) -> Vec<Outcome> {
         };
         outcomes.push(outcome);
     }
-    outcomes
+    (outcomes, moves_refused)
 }
 
 /// The daemon's process, killed if the test ends before it stopped it.
@@ -193,7 +218,7 @@ fn thirty_two_clients_observing_a_separate_daemon_get_its_answer_or_refusal_by_t
         .enable_all()
         .build()
         .unwrap();
-    let (outcomes, observed) = runtime.block_on(async {
+    let (outcomes, moves_refused, observed, moved) = runtime.block_on(async {
         let mut session = connect(addr);
         let run = session
             .reset_task(ResetTaskRequest::default())
@@ -206,8 +231,11 @@ fn thirty_two_clients_observing_a_separate_daemon_get_its_answer_or_refusal_by_t
             clients.spawn(client(connect(addr), i));
         }
         let mut outcomes = Vec::new();
+        let mut moves_refused = 0;
         while let Some(ended) = clients.join_next().await {
-            outcomes.extend(ended.unwrap());
+            let (ended, refused) = ended.unwrap();
+            outcomes.extend(ended);
+            moves_refused += refused;
         }
         // The daemon still serves once the crowd has gone: a lone observation with no deadline
         // is answered (and journaled).
@@ -220,9 +248,11 @@ fn thirty_two_clients_observing_a_separate_daemon_get_its_answer_or_refusal_by_t
         assert_eq!(stopped.run, run);
         let events = std::fs::read_to_string(stopped.artifacts.unwrap().events).unwrap();
         let observed = events.lines().filter(|l| l.contains("\"kind\":\"observe\"")).count();
-        (outcomes, observed)
+        let moved = events.lines().filter(|l| l.contains("\"kind\":\"move\"")).count();
+        (outcomes, moves_refused, observed, moved)
     });
     report(&outcomes);
+    eprintln!("moves refused render_busy before they ran (then retried): {moves_refused}");
 
     kill(Pid::from_raw(i32::try_from(child.0.id()).unwrap()), Signal::SIGTERM).unwrap();
     assert_eq!(child.0.wait().unwrap().code(), Some(0), "{}", log.join().unwrap());
@@ -232,5 +262,14 @@ fn thirty_two_clients_observing_a_separate_daemon_get_its_answer_or_refusal_by_t
         observed,
         answered + 1,
         "one observe line per answered observation: {outcomes:?}"
+    );
+    // Whether any call was shed depends on how fast this machine draws (frames of a resting arm
+    // are shared; a quiet machine draws all 96 in time), so it is printed, not asserted.
+    let shed = outcomes.len() - answered;
+    eprintln!("shed (refused or given up): {shed} of {}", outcomes.len());
+    assert_eq!(
+        moved,
+        CLIENTS.div_ceil(4) * ROUNDS,
+        "one move line per move answered, none for the {moves_refused} refused"
     );
 }

@@ -6,7 +6,9 @@ use super::{InvalidSetting, SafetyError, SafetyEvent, require_finite};
 use fakesim_arm::Joint;
 
 /// The per-tick delta cap: each goal is brought to within `max_delta_rad` of the joint's
-/// measured position. Unlike the other layers it limits (and reports what it limited).
+/// measured position and, where the arm lags them by less than two caps, of the goals last
+/// sent, so a change of driver (a policy, then a person's leader) never jumps a goal further
+/// than the cap. Unlike the other layers it limits (and reports what it limited).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeltaCap {
     max_delta_rad: [f64; 6],
@@ -67,14 +69,38 @@ impl DeltaCap {
 
     /// Limits `target` to within the cap of `measured`; refuses non-finite inputs.
     pub fn limit(&self, measured: &[f64; 6], target: &[f64; 6]) -> Result<Capped, SafetyError> {
+        self.limit_from(measured, None, target)
+    }
+
+    /// Limits `target` to within the cap of `measured` and, for each joint where the two
+    /// windows overlap, of `last` (the goals last sent): a target on the other side of a
+    /// lagging arm moves the goal back one cap, not two. Where they do not overlap (the arm
+    /// more than two caps from its last goal: pushed, or blocked) the measured window rules, as
+    /// the servo's effort is what the cap bounds. Refuses non-finite inputs.
+    pub fn limit_from(
+        &self,
+        measured: &[f64; 6],
+        last: Option<&[f64; 6]>,
+        target: &[f64; 6],
+    ) -> Result<Capped, SafetyError> {
         require_finite(measured)?;
         require_finite(target)?;
+        if let Some(last) = last {
+            require_finite(last)?;
+        }
         let mut goals = *target;
         let mut capped = Vec::new();
         for joint in Joint::ALL {
             let i = joint.index();
             let (from, to, cap) = (measured[i], target[i], self.max_delta_rad[i]);
-            let sent = to.min(from + cap).max(from - cap);
+            let (mut low, mut high) = (from - cap, from + cap);
+            if let Some(last) = last {
+                let (after_low, after_high) = (low.max(last[i] - cap), high.min(last[i] + cap));
+                if after_low <= after_high {
+                    (low, high) = (after_low, after_high);
+                }
+            }
+            let sent = to.min(high).max(low);
             if sent != to {
                 goals[i] = sent;
                 capped.push(CappedJoint {
@@ -128,6 +154,22 @@ mod tests {
         assert_eq!(json["event"], "delta_capped");
         assert_eq!(json["joints"][2]["joint"], "gripper");
         assert_eq!(json["joints"][2]["sent_rad"], 0.5);
+    }
+
+    #[test]
+    fn the_last_goals_bound_a_reversal_unless_the_arm_is_two_caps_away() {
+        let cap = DeltaCap::uniform(0.1).unwrap();
+        let measured = [0.0; 6];
+        // The last goals led the arm by a cap; the target lies the other way.
+        let out = cap.limit_from(&measured, Some(&[0.1; 6]), &[-1.0; 6]).unwrap();
+        assert_eq!(out.goals, [0.0; 6], "one cap back from the last goals, not two");
+        // Towards the last goals the measured window still rules.
+        let out = cap.limit_from(&measured, Some(&[0.1; 6]), &[1.0; 6]).unwrap();
+        assert_eq!(out.goals, [0.1; 6]);
+        // An arm pushed three caps off its last goals: the cap from where it stands.
+        let out = cap.limit_from(&measured, Some(&[0.3; 6]), &[-1.0; 6]).unwrap();
+        assert_eq!(out.goals, [-0.1; 6]);
+        assert!(cap.limit_from(&measured, Some(&[f64::NAN; 6]), &[0.0; 6]).is_err());
     }
 
     #[test]

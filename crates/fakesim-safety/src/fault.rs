@@ -6,6 +6,7 @@ use feetech::protocol::status::ServoError;
 use serde::Serialize;
 
 use super::SafetyEvent;
+use crate::bus_loss::{BusLossPolicy, LinkChange};
 use fakesim_arm::{ArmHealth, ServoHealth};
 
 /// What the control loop must do, from least to most drastic.
@@ -32,14 +33,17 @@ pub struct FaultDecision {
     pub reasons: Vec<String>,
     /// Conditions that appeared, changed or cleared since the previous evaluation.
     pub events: Vec<SafetyEvent>,
+    /// What became of the bus since the previous evaluation (see [`crate::bus_loss`]).
+    pub link: Vec<LinkChange>,
 }
 
 /// The fault policy:
 /// - overload, overheat, overcurrent or angle-sensor flags: torque off;
 /// - voltage flag (and unknown bits): hold;
 /// - a servo that reset its RAM: hold, and latch;
-/// - a servo lost after its retries, or the bus lost: torque off (an attempt: the bus may be
-///   gone) and latch; a servo lost right after an overload is reported as locked up.
+/// - a servo lost after its retries: torque off (an attempt: the servo may not hear it) and
+///   latch; a servo lost right after an overload is reported as locked up;
+/// - the bus lost: as [`crate::bus_loss`] decides (torque off and latch, once per loss).
 ///
 /// Actions follow the current snapshot; events and latches are edge-triggered, so a condition
 /// that lasts is journalled and latched once (a reset of the stop is not undone by it).
@@ -48,7 +52,7 @@ pub struct FaultPolicy {
     flags_seen: BTreeMap<u8, ServoError>,
     lost_seen: BTreeSet<u8>,
     resets_seen: BTreeMap<u8, u32>,
-    bus_lost_seen: bool,
+    bus: BusLossPolicy,
 }
 
 impl FaultPolicy {
@@ -77,6 +81,7 @@ impl FaultPolicy {
             latch: false,
             reasons: Vec::new(),
             events: Vec::new(),
+            link: Vec::new(),
         };
         self.bus(health, &mut decision);
         for servo in &health.servos {
@@ -107,20 +112,27 @@ impl FaultPolicy {
     }
 
     fn bus(&mut self, health: &ArmHealth, decision: &mut FaultDecision) {
-        let lost = health.bus_lost();
-        if lost {
-            let reason = format!(
-                "bus lost: {}",
-                health.last_error.as_deref().unwrap_or("no servo answers")
-            );
+        let verdict = self.bus.observe(health);
+        if verdict.lost() {
             decision.action = FaultAction::TorqueOff;
-            if !self.bus_lost_seen {
-                decision.latch = true;
-                decision.events.push(SafetyEvent::BusLost { reason: reason.clone() });
-            }
-            decision.reasons.push(reason);
+            decision.latch = true;
+            decision
+                .reasons
+                .extend(verdict.events.iter().filter_map(|event| match event {
+                    SafetyEvent::BusLost { reason } if verdict.down.is_none() => Some(reason.clone()),
+                    _ => None,
+                }));
         }
-        self.bus_lost_seen = lost;
+        if let Some(down) = verdict.down {
+            decision.action = FaultAction::TorqueOff;
+            decision.reasons.push(down);
+        }
+        // A port back has its servos' torque switched off once more, through the pipeline.
+        if verdict.changes.contains(&LinkChange::Recovered) {
+            decision.action = FaultAction::TorqueOff;
+        }
+        decision.events.extend(verdict.events);
+        decision.link = verdict.changes;
     }
 
     fn lost(&mut self, servo: &ServoHealth, decision: &mut FaultDecision) {
@@ -199,19 +211,8 @@ fn locked_up_message(servo: &ServoHealth) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_arm::healthy;
     use fakesim_arm::Joint;
-
-    fn healthy() -> ArmHealth {
-        ArmHealth {
-            link: fakesim_arm::LinkHealth::connected(),
-            torque_enabled: true,
-            servos: Joint::ALL
-                .iter()
-                .map(|j| ServoHealth::new(*j, j.default_servo_id()))
-                .collect(),
-            last_error: None,
-        }
-    }
 
     #[test]
     fn each_flag_maps_to_its_action() {
@@ -318,6 +319,7 @@ mod tests {
         let mut policy = FaultPolicy::new();
         let mut health = healthy();
         health.link.state = fakesim_arm::LinkState::Lost;
+        health.link.losses = 1;
         health.last_error = Some("serial port gone: port closed".into());
         let decision = policy.evaluate(&health);
         assert_eq!(decision.action, FaultAction::TorqueOff);
@@ -336,13 +338,16 @@ mod tests {
         let mut policy = FaultPolicy::new();
         let mut health = healthy();
         health.link.state = fakesim_arm::LinkState::Lost;
+        health.link.losses = 1;
         assert!(policy.evaluate(&health).latch);
         let lasting = policy.evaluate(&health);
         assert!(!lasting.latch, "the same loss does not latch again");
         assert_eq!(lasting.action, FaultAction::TorqueOff);
         health.link.state = fakesim_arm::LinkState::Connected;
+        health.link.recoveries = 1;
         assert!(!policy.evaluate(&health).latch);
         health.link.state = fakesim_arm::LinkState::Lost;
+        health.link.losses = 2;
         assert!(policy.evaluate(&health).latch, "a new loss latches again");
     }
 

@@ -8,6 +8,7 @@
 //! arm. Between commands, [`Watchdog::check`] holds the arm when commands stop coming and
 //! [`FaultPolicy::evaluate`] turns servo flags and bus health into hold / torque-off / latch
 //! reactions. Every firing yields a [`SafetyEvent`] for the journal and the hardware status.
+pub mod bus_loss;
 mod delta;
 mod estop;
 mod event;
@@ -23,7 +24,7 @@ pub use estop::{EstopLatch, LatchedBy};
 pub use event::{InvalidSetting, LimitSource, SafetyError, SafetyEvent};
 pub use fault::{FaultAction, FaultDecision, FaultPolicy};
 pub use pipeline::{
-    CommandPreview, Commanded, GuardError, Layers, Pace, PipelineTiming, SafetyPipeline, check_servo_faults,
+    CommandPreview, Commanded, GuardError, Layers, Pace, PipelineTiming, Reaction, SafetyPipeline, check_servo_faults,
 };
 pub use range::RangeGuard;
 pub use table::{DEFAULT_TABLE_MARGIN, TABLE_SURFACE_Z, TableGuard, TcpKinematics};
@@ -38,4 +39,22 @@ fn require_finite(values: &[f64; 6]) -> Result<(), SafetyError> {
         }
     }
     Ok(())
+}
+
+/// A healthy six-servo arm, the starting point of the fault and bus-loss unit tests.
+#[cfg(test)]
+mod test_arm {
+    use fakesim_arm::{ArmHealth, Joint, LinkHealth, ServoHealth, Torque};
+
+    pub(crate) fn healthy() -> ArmHealth {
+        ArmHealth {
+            link: LinkHealth::connected(),
+            torque: Torque::On,
+            servos: Joint::ALL
+                .iter()
+                .map(|j| ServoHealth::new(*j, j.default_servo_id()))
+                .collect(),
+            last_error: None,
+        }
+    }
 }

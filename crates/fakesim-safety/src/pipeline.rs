@@ -12,6 +12,7 @@
 //! The pipeline raises events but does not record them: each call returns what it raised,
 //! and the caller journals it (the bridge every event, teleop a lasting condition once).
 
+use crate::bus_loss::LinkChange;
 use crate::ramp::Ramp;
 use crate::{
     Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, LatchedBy, RangeGuard, SafetyError, SafetyEvent,
@@ -126,6 +127,15 @@ impl GuardError {
     }
 }
 
+/// What [`SafetyPipeline::react_to_faults`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reaction {
+    /// The action the arm's health calls for now.
+    pub action: FaultAction,
+    /// What became of the bus since the last reaction, oldest first.
+    pub link: Vec<LinkChange>,
+}
+
 /// Where the pipeline reads the time (tests pause and advance it).
 pub type Clock = fn() -> Instant;
 
@@ -213,8 +223,9 @@ impl SafetyPipeline {
     }
 
     /// Runs the layers on `targets` without changing them: the goals a command would write
-    /// now and the ramp that writing them would leave. The delta cap limits from `measured`,
-    /// or from the last goals without a measurement.
+    /// now and the ramp that writing them would leave. The delta cap limits from `measured`
+    /// and the last goals (`DeltaCap::limit_from`), or from the last goals without a
+    /// measurement.
     fn plan(&self, targets: [f64; 6], measured: Option<[f64; 6]>, pace: Pace) -> Result<Plan, SafetyError> {
         let layers = &self.layers;
         layers.estop.check()?;
@@ -233,9 +244,10 @@ impl SafetyPipeline {
             }
             (_, ramp) => (targets, ramp),
         };
-        let capped = match measured.or(progress.last_goals) {
-            Some(reference) => layers.delta.limit(&reference, &goals)?,
-            None => Capped {
+        let capped = match (measured, progress.last_goals) {
+            (Some(measured), last) => layers.delta.limit_from(&measured, last.as_ref(), &goals)?,
+            (None, Some(last)) => layers.delta.limit(&last, &goals)?,
+            (None, None) => Capped {
                 goals,
                 capped: Vec::new(),
             },
@@ -410,13 +422,17 @@ impl SafetyPipeline {
     /// acting, so the record comes first), and reacts: hold, torque off, or torque off and
     /// then latch the emergency stop. Reactions follow the edges of conditions: a lasting fault is
     /// not acted on again. Failures of the reaction itself are logged. Returns the action the
-    /// health calls for now.
-    pub async fn react_to_faults(&self, mut record: impl FnMut(SafetyEvent)) -> FaultAction {
+    /// health calls for now and what became of the bus since the last call (every loss and
+    /// recovery, counted, see [`crate::bus_loss`]).
+    pub async fn react_to_faults(&self, mut record: impl FnMut(SafetyEvent)) -> Reaction {
         let Some(arm) = &self.arm else {
-            return FaultAction::Continue;
+            return Reaction {
+                action: FaultAction::Continue,
+                link: Vec::new(),
+            };
         };
         let decision = self.progress().faults.evaluate(&arm.health());
-        let changed = !decision.events.is_empty();
+        let changed = !decision.events.is_empty() || !decision.link.is_empty();
         decision.events.into_iter().for_each(&mut record);
         let outcome: Result<(), GuardError> = match decision.action {
             _ if !changed => Ok(()),
@@ -444,7 +460,10 @@ impl SafetyPipeline {
             record(self.layers.estop.trip_by(decision.reasons.join("; "), LatchedBy::Arm));
             self.disarm_watchdog();
         }
-        decision.action
+        Reaction {
+            action: decision.action,
+            link: decision.link,
+        }
     }
 
     /// Switches one joint's torque off because of `cause` (the stall guard) and latches the

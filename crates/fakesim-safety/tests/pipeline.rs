@@ -120,10 +120,16 @@ async fn the_fault_reaction_acts_once_per_condition_and_a_lost_bus_latches() {
     arm.calls();
 
     let mut events = Vec::new();
-    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::Continue);
+    assert_eq!(
+        guard.react_to_faults(|e| events.push(e)).await.action,
+        FaultAction::Continue
+    );
     assert_eq!(events, []);
     arm.raise(ServoError::OVERLOAD);
-    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::TorqueOff);
+    assert_eq!(
+        guard.react_to_faults(|e| events.push(e)).await.action,
+        FaultAction::TorqueOff
+    );
     assert!(
         matches!(events.as_slice(), [SafetyEvent::ServoFault { .. }]),
         "{events:?}"
@@ -131,7 +137,10 @@ async fn the_fault_reaction_acts_once_per_condition_and_a_lost_bus_latches() {
     assert_eq!(arm.calls(), [Call::Torque(false)]);
     assert!(!guard.torque_on());
     events.clear();
-    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::TorqueOff);
+    assert_eq!(
+        guard.react_to_faults(|e| events.push(e)).await.action,
+        FaultAction::TorqueOff
+    );
     assert_eq!(
         (events.len(), arm.calls()),
         (0, vec![]),
@@ -139,7 +148,10 @@ async fn the_fault_reaction_acts_once_per_condition_and_a_lost_bus_latches() {
     );
 
     arm.raise(ServoError::VOLTAGE);
-    assert_eq!(guard.react_to_faults(|e| events.push(e)).await, FaultAction::Hold);
+    assert_eq!(
+        guard.react_to_faults(|e| events.push(e)).await.action,
+        FaultAction::Hold
+    );
     assert_eq!(arm.calls(), [Call::Read, Call::Command([0.0; 6])], "held where it is");
 
     *arm.bus_lost.lock().unwrap() = true;
@@ -170,6 +182,18 @@ async fn the_watchdog_holds_after_a_silence_and_the_next_command_resumes() {
 
     let resumed = guard.command([0.05; 6], Some([0.05; 6]), Pace::Ramped).await.unwrap();
     assert_eq!(resumed.events, [SafetyEvent::WatchdogResumed]);
+}
+
+#[tokio::test]
+async fn a_switch_to_targets_behind_a_lagging_arm_moves_the_goals_one_cap_from_the_last() {
+    // A policy's targets far ahead: the goals lead the arm, still at 0, by a cap. A person's
+    // pose the other way then moves them one cap back, not two.
+    let guard = pipeline(None);
+    let led = guard.command([1.0; 6], Some([0.0; 6]), Pace::Ramped).await.unwrap();
+    assert_eq!(led.goals, [MAX_DELTA; 6]);
+    let switched = guard.command([-1.0; 6], Some([0.0; 6]), Pace::Ramped).await.unwrap();
+    assert_eq!(switched.goals, [0.0; 6]);
+    assert!(switched.capped);
 }
 
 #[tokio::test]

@@ -8,8 +8,8 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0 | kind: 1 goal, 2 reading, 3 state |
-//! | 1 | flags: bit 0 torque on; bits 1–2 mode (0 sim, 1 mirror, 2 hil) |
-//! | 2..8 | zero |
+//! | 1 | flags: bit 0 torque on (every servo confirmed on); bits 1–2 mode (0 sim, 1 mirror, 2 hil) |
+//! | 2..8 | state records: each servo's torque, 0 not known, 1 off, 2 on (zero in older files); else zero |
 //! | 8..16 | time, `f64` seconds since the trace began (the bus's write or read time) |
 //! | 16..40 | six `f32` joint positions, the twin's radians (goal or reading) |
 //! | 40..52 | six `i16` speeds, mrad/s (readings) |
@@ -124,11 +124,30 @@ pub enum Record {
     State {
         /// Time (s since the trace began).
         t: f64,
-        /// Whether torque is on.
+        /// Whether torque is on (every servo confirmed on).
         torque: bool,
+        /// Each servo's torque as it last confirmed it (`None`: not known), action-key order.
+        servos: [Option<bool>; 6],
         /// The mode.
         mode: Mode,
     },
+}
+
+/// One servo's torque as a byte of a state record.
+fn torque_code(torque: Option<bool>) -> u8 {
+    match torque {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    }
+}
+
+fn torque_of_code(code: u8) -> Option<bool> {
+    match code {
+        1 => Some(false),
+        2 => Some(true),
+        _ => None,
+    }
 }
 
 fn flags(torque: bool, mode: Mode) -> u8 {
@@ -161,10 +180,15 @@ impl Record {
         let (kind, t, torque, mode) = match *self {
             Record::Goal { t, torque, mode, .. } => (1, t, torque, mode),
             Record::Reading { t, torque, mode, .. } => (2, t, torque, mode),
-            Record::State { t, torque, mode } => (3, t, torque, mode),
+            Record::State { t, torque, mode, .. } => (3, t, torque, mode),
         };
         b[0] = kind;
         b[1] = flags(torque, mode);
+        if let Record::State { servos, .. } = self {
+            for (i, servo) in servos.iter().enumerate() {
+                b[2 + i] = torque_code(*servo);
+            }
+        }
         b[8..16].copy_from_slice(&t.to_le_bytes());
         if let Record::Goal { rad, .. } | Record::Reading { rad, .. } = self {
             for (i, r) in rad.iter().enumerate() {
@@ -221,7 +245,18 @@ impl Record {
                     mode,
                 })
             }
-            3 => Some(Record::State { t, torque, mode }),
+            3 => {
+                let mut servos = [None; 6];
+                for (i, servo) in servos.iter_mut().enumerate() {
+                    *servo = torque_of_code(*b.get(2 + i)?);
+                }
+                Some(Record::State {
+                    t,
+                    torque,
+                    servos,
+                    mode,
+                })
+            }
             _ => None,
         }
     }
@@ -381,6 +416,7 @@ mod tests {
         let state = Record::State {
             t: 0.6,
             torque: false,
+            servos: [Some(false), None, Some(true), Some(false), Some(false), Some(false)],
             mode: Mode::Mirror,
         };
         let mut w = Writer::create(&path, &header()).unwrap();

@@ -6,7 +6,7 @@
 use crate::{Extras, Header, Mode, Record, TraceError, Writer};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -16,8 +16,28 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 pub const QUEUE_RECORDS: usize = 4096;
 /// Files tried when a name is taken (two runs started in the same second).
 const NAME_ATTEMPTS: u32 = 100;
-/// Torque not yet reported.
-const TORQUE_UNKNOWN: u8 = 2;
+/// Torque not yet reported: a value no servo torque packs to.
+const TORQUE_UNREPORTED: u16 = u16::MAX;
+
+/// Six servos' torque in two bits each: 0 not known, 1 off, 2 on.
+fn pack(servos: [Option<bool>; 6]) -> u16 {
+    servos.iter().enumerate().fold(0, |packed, (i, servo)| {
+        let code = match servo {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        };
+        packed | (code << (2 * i))
+    })
+}
+
+fn unpack(packed: u16) -> [Option<bool>; 6] {
+    std::array::from_fn(|i| match (packed >> (2 * i)) & 3 {
+        1 => Some(false),
+        2 => Some(true),
+        _ => None,
+    })
+}
 
 /// A record to write, or `None`: finish.
 type Message = Option<Record>;
@@ -26,7 +46,8 @@ struct Shared {
     origin: Instant,
     path: PathBuf,
     mode: AtomicU8,
-    torque: AtomicU8,
+    /// Each servo's torque, two bits each (see [`pack`]).
+    torque: AtomicU16,
     dropped: AtomicU64,
     thread: Mutex<Option<JoinHandle<u64>>>,
 }
@@ -121,7 +142,7 @@ impl Recorder {
             origin: Instant::now(),
             path,
             mode: AtomicU8::new(mode_code(Mode::Sim)),
-            torque: AtomicU8::new(TORQUE_UNKNOWN),
+            torque: AtomicU16::new(TORQUE_UNREPORTED),
             dropped: AtomicU64::new(0),
             thread: Mutex::new(None),
         });
@@ -179,9 +200,10 @@ impl Recorder {
         });
     }
 
-    /// The torque as it stands at `at`; a change is recorded.
-    pub fn torque(&self, at: Instant, on: bool) {
-        if self.shared.torque.swap(u8::from(on), Ordering::Relaxed) != u8::from(on) {
+    /// Each servo's torque as it stands at `at` (`None`: not known); a change is recorded.
+    pub fn torque(&self, at: Instant, servos: [Option<bool>; 6]) {
+        let packed = pack(servos);
+        if self.shared.torque.swap(packed, Ordering::Relaxed) != packed {
             self.state(at);
         }
     }
@@ -194,9 +216,11 @@ impl Recorder {
     }
 
     fn state(&self, at: Instant) {
+        let servos = unpack(self.shared.torque.load(Ordering::Relaxed));
         self.push(Record::State {
             t: self.seconds(at),
-            torque: self.shared.torque.load(Ordering::Relaxed) == 1,
+            torque: servos.iter().all(|servo| *servo == Some(true)),
+            servos,
             mode: self.mode(),
         });
     }
@@ -321,8 +345,8 @@ mod tests {
         let later = |ms| t0 + std::time::Duration::from_millis(ms);
         first.set_mode(later(0), Mode::Mirror);
         first.reading(later(1), [0.1; 6], [Extras::default(); 6], false);
-        first.torque(later(2), true);
-        first.torque(later(3), true);
+        first.torque(later(2), [Some(true); 6]);
+        first.torque(later(3), [Some(true); 6]);
         first.set_mode(later(3), Mode::Hil);
         first.goal(later(4), [0.2; 6], true);
         let summary = first.finish();

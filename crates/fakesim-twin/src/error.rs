@@ -63,14 +63,15 @@ pub enum TwinError {
     /// Rendering cannot work on this machine (no EGL device, for example); physics still works.
     #[error("rendering unavailable: {0}")]
     RenderUnavailable(String),
-    /// Too many frames wait for the render threads to let a read in; nothing was drawn.
+    /// Too many frames wait for the render threads to let a call's frames in; nothing was
+    /// drawn, nor run.
     #[error(
-        "the renderer is busy: {queued} frames wait for it (at most {capacity} for observations); retry in {retry_after_ms} ms"
+        "the renderer is busy: {queued} frames wait for it or are reserved (at most {capacity}); retry in {retry_after_ms} ms"
     )]
     RenderBusy {
-        /// Frames waiting.
+        /// Frames waiting or reserved.
         queued: usize,
-        /// Most frames that may wait before a read is refused.
+        /// Most frames that may wait or be reserved.
         capacity: usize,
         /// When there should be room, at the mean drawing time (ms).
         retry_after_ms: u64,

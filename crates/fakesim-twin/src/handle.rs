@@ -1,6 +1,6 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
-use crate::backlog::{Admission, RenderCounts};
+use crate::backlog::{Admission, FrameRoom, RenderCounts};
 use crate::dynamics::Dynamics;
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
@@ -258,15 +258,23 @@ impl TwinHandle {
             .await
     }
 
-    /// Renders a snapshot's cameras on the render thread, for an action that already ran
-    /// ([`Admission::Owed`]); the physics thread is not involved.
+    /// Renders a snapshot's cameras on the render thread as a read without a deadline (refused
+    /// with [`TwinError::RenderBusy`] when the backlog is full); the physics thread is not
+    /// involved.
     pub async fn draw(&self, shot: CameraSnapshot) -> Result<Vec<Frame>, TwinError> {
-        self.draw_as(shot, Admission::Owed).await
+        self.draw_as(shot, Admission::Read { deadline: None }).await
+    }
+
+    /// Reserves room in the render backlog for `frames` frames drawn at once, before the
+    /// action whose images they are runs; refused at once ([`TwinError::RenderBusy`], with a
+    /// retry hint) when there is not that much room.
+    pub fn reserve_frames(&self, frames: usize) -> Result<FrameRoom, TwinError> {
+        self.inner.renderer.reserve(frames)
     }
 
     /// Renders a snapshot's cameras let in as `admission` says: a read may be refused
     /// ([`TwinError::RenderBusy`]) or dropped at its deadline ([`TwinError::DeadlinePassed`]).
-    pub async fn draw_as(&self, shot: CameraSnapshot, admission: Admission) -> Result<Vec<Frame>, TwinError> {
+    pub async fn draw_as(&self, shot: CameraSnapshot, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
         self.inner
             .renderer
             .render(

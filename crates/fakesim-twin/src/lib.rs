@@ -21,7 +21,7 @@ pub mod tap;
 pub mod watch;
 mod worker;
 
-pub use backlog::{Admission, RenderCounts};
+pub use backlog::{Admission, FrameRoom, RenderCounts};
 pub use clock::TickClock;
 pub use dynamics::{Dynamics, JointDynamics};
 pub use error::TwinError;

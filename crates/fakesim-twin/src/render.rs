@@ -1,7 +1,7 @@
 //! The renderer's own threads: MuJoCo's GL renderer is not `Send`, so each thread keeps its
 //! renderers (GL contexts) and is fed state snapshots.
 
-use crate::backlog::{Admission, Backlog, FrameKey, RenderCounts};
+use crate::backlog::{Admission, Backlog, FrameKey, FrameRoom, RenderCounts};
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
@@ -100,7 +100,7 @@ impl RenderQueue {
 
     /// Draws a drawing's frames, in its camera order, let in as `admission` says; each new
     /// frame goes to the next thread in turn.
-    pub async fn render(&self, drawing: Drawing, admission: Admission) -> Result<Vec<Frame>, TwinError> {
+    pub async fn render(&self, drawing: Drawing, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
         let size = (drawing.width, drawing.height);
         let keys = drawing
             .cameras
@@ -127,6 +127,11 @@ impl RenderQueue {
             frames.push(rx.await.map_err(|_| TwinError::Stopped)??);
         }
         Ok(frames)
+    }
+
+    /// Reserves room for `frames` frames drawn at once (see [`Backlog::reserve`]).
+    pub fn reserve(&self, frames: usize) -> Result<FrameRoom, TwinError> {
+        self.backlog.reserve(frames)
     }
 
     /// What the render threads did so far.

@@ -150,7 +150,9 @@ impl BusState {
             .iter()
             .enumerate()
             .filter(|(_, s)| id == BROADCAST_ID || s.id() == id)
-            .filter(|(_, s)| s.baud() == Some(self.baud) && !self.faults.is_silent(s.id()) && !s.locked_up)
+            .filter(|(_, s)| {
+                s.baud() == Some(self.baud) && !self.faults.is_silent_at(s.id(), self.synced_at) && !s.locked_up
+            })
             .map(|(index, _)| index)
             .collect()
     }

@@ -10,7 +10,7 @@ use feetech::protocol::status::ServoError;
 use crate::arms::VirtualArm;
 use crate::config::ServoConfig;
 use crate::error::EmuError;
-use crate::faults::{FaultConfig, FaultWindow};
+use crate::faults::{FaultConfig, FaultWindow, SilenceWindow};
 use crate::so101::{JointOffset, JointSlip, VirtualSo101};
 
 pub use crate::script::ScriptArgs;
@@ -86,9 +86,10 @@ pub struct FaultArgs {
     /// Probability (0..1) that a reply is not sent.
     #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = parse_probability)]
     pub drop_reply: f64,
-    /// Id of a servo that stopped answering (repeatable).
-    #[arg(long = "silent", value_name = "ID")]
-    pub silent: Vec<u8>,
+    /// A servo that neither executes nor answers (repeatable; same form as --overload):
+    /// `ID` for good, `ID@S..E` from S until E seconds after start, as in a brown-out.
+    #[arg(long = "silent", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
+    pub silent: Vec<FaultTime>,
     /// A servo reporting an overload error (repeatable): `ID` from the start, `ID@S`
     /// from S seconds after start, `ID@S..E` from S until E seconds.
     #[arg(long = "overload", value_name = "ID[@S[..E]]", value_parser = FaultTime::parse)]
@@ -176,9 +177,17 @@ impl FaultArgs {
         let mut faults = FaultConfig {
             corrupt_checksum: self.corrupt_checksum,
             drop_reply: self.drop_reply,
-            silent: self.silent.iter().copied().collect(),
             echo: self.echo,
             lockup_after_overload: self.lockup_after_overload.iter().copied().collect(),
+            silences: self
+                .silent
+                .iter()
+                .map(|time| SilenceWindow {
+                    id: time.id,
+                    from: time.from,
+                    until: time.until,
+                })
+                .collect(),
             ..FaultConfig::none()
         };
         for (times, error) in [
@@ -228,7 +237,7 @@ pub(crate) mod tests {
             drop_reply: 0.5,
             overload: vec![always("2")],
             overheat: vec![always("2"), always("3@1.5..4")],
-            silent: vec![4],
+            silent: vec![always("4"), always("5@2..3.5")],
             ..FaultArgs::default()
         }
         .config();
@@ -238,7 +247,9 @@ pub(crate) mod tests {
         assert_eq!(faults.forced(3, at(1.0)), ServoError::empty());
         assert_eq!(faults.forced(3, at(1.5)), ServoError::OVERHEAT);
         assert_eq!(faults.forced(3, at(4.0)), ServoError::empty());
-        assert!(faults.is_silent(4) && !faults.is_silent(2));
+        assert!(faults.is_silent_at(4, at(0.0)) && !faults.is_silent_at(2, at(0.0)));
+        let brown_out = [1.9, 2.0, 3.4, 3.5].map(|s| faults.is_silent_at(5, at(s)));
+        assert_eq!(brown_out, [false, true, true, false]);
         assert!(parse_probability("1.5").is_err());
     }
 
@@ -260,7 +271,7 @@ pub(crate) mod tests {
         let faults = args.config();
         assert_eq!(faults.corrupt_checksum, 0.25);
         assert_eq!(faults.drop_reply, 0.0);
-        assert!(faults.echo && faults.is_silent(5));
+        assert!(faults.echo && faults.is_silent_at(5, Duration::ZERO));
         assert_eq!(faults.forced(1, Duration::from_secs(3600)), ServoError::VOLTAGE);
         assert_eq!(parse(&[]).unwrap().config(), FaultConfig::none());
         assert!(parse(&["--drop-reply", "-0.1"]).is_err());

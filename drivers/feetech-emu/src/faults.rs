@@ -14,6 +14,8 @@ pub struct FaultConfig {
     pub drop_reply: f64,
     /// Servos that stopped answering: they neither execute instructions nor reply.
     pub silent: BTreeSet<u8>,
+    /// Servos silent only during a time window (since the bus started), as in a brown-out.
+    pub silences: Vec<SilenceWindow>,
     /// Error bits forced on a servo: shown in its Status register and in every reply.
     pub forced_errors: BTreeMap<u8, ServoError>,
     /// Error bits a servo reports only during a time window (since the bus started).
@@ -35,6 +37,17 @@ pub struct FaultWindow {
     /// When the fault starts, since the bus started.
     pub from: Duration,
     /// When it clears; `None` never.
+    pub until: Option<Duration>,
+}
+
+/// A servo that neither executes instructions nor replies from one time to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SilenceWindow {
+    /// Servo id.
+    pub id: u8,
+    /// When it falls silent, since the bus started.
+    pub from: Duration,
+    /// When it answers again; `None` never.
     pub until: Option<Duration>,
 }
 
@@ -81,5 +94,14 @@ impl FaultConfig {
     /// Whether servo `id` has stopped answering.
     pub fn is_silent(&self, id: u8) -> bool {
         self.silent.contains(&id)
+    }
+
+    /// Whether servo `id` is silent at `at` since the bus started: for good, or in a window.
+    pub fn is_silent_at(&self, id: u8, at: Duration) -> bool {
+        self.is_silent(id)
+            || self
+                .silences
+                .iter()
+                .any(|window| window.id == id && at >= window.from && window.until.is_none_or(|until| at < until))
     }
 }

@@ -171,7 +171,9 @@ async fn an_adapter_unplugged_mid_chunk_in_hil_refuses_with_the_reason_and_keeps
         .map(|i| tick([0.002 * f64::from(i), 0.0, 0.0, 0.0, 0.0, 0.0]))
         .collect();
     let chunk = tokio::spawn(async move { robot.tick_chunk(TickChunkRequest { ticks }).await });
-    while fakesim_e2e::virtual_arm::goal_writes(&rig.arm.bus) < 5 {
+    // Five ticks' goals went out (one sync write logs a goal for each of the six servos): the
+    // first ticks were answered on readings taken before the adapter goes.
+    while fakesim_e2e::virtual_arm::goal_writes(&rig.arm.bus) < 30 {
         tokio::task::yield_now().await;
     }
     rig.arm.bus.unplug();

@@ -54,7 +54,7 @@ async fn a_whole_episode_with_artifacts_on_disk() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(listing.total_tasks, 4);
+    assert_eq!(listing.total_tasks as usize, tasks::TASKS.len());
     assert_eq!(listing.suites[0].name, tasks::SUITE);
     let info = session
         .get_session_info(GetSessionInfoRequest {})
@@ -168,7 +168,10 @@ async fn every_session_error_has_its_code_and_reason() {
         "unknown_suite",
     );
     assert_error(
-        session.reset_task(reset(4, 0)).await.unwrap_err(),
+        session
+            .reset_task(reset(tasks::TASKS.len() as u32, 0))
+            .await
+            .unwrap_err(),
         Code::OutOfRange,
         "unknown_task",
     );

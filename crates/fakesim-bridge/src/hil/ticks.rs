@@ -1,12 +1,15 @@
 //! The real arm's tick driver: each tick sends the targets through the safety pipeline, waits
-//! out the tick in real time, then waits for a reading of the arm taken after it, so the twin
-//! (which mirrors the measured joints) shows where the tick left the arm. A tick of the
-//! client's clock ([`Hold::Period`]) only sends: the client paces its ticks, as LeRobot's
-//! loop paces a real follower, and the watchdog holds an arm whose client falls silent.
+//! out the tick in real time (a tick of the client's clock, [`Hold::Period`], does not: the
+//! client paces its ticks, as LeRobot's loop paces a real follower, and the watchdog holds an
+//! arm whose client falls silent), then waits for a reading of the arm asked for after that,
+//! so the twin (which mirrors the measured joints) shows where the tick left the arm. No tick
+//! is answered without such a reading: while servos are silent it waits, and is refused with
+//! the reason once the fault reaction has judged the silence (a servo or the bus lost).
 
 use super::bridge::{HardwareBridge, Route};
 use super::error::BridgeError;
 use super::mode::VerbKind;
+use crate::now;
 use fakesim_episode::ticks::{Hold, Observed, Ranges, TcpJacobian, TickDriver};
 use fakesim_twin::sim::check_substeps;
 use fakesim_twin::{ArmSpec, TwinHandle};
@@ -29,6 +32,11 @@ pub struct ArmTicks {
     obstructions: u64,
 }
 
+/// The longest a tick waits for the mirror loop to finish any read of the arm at all; longer
+/// means the loop is stuck, not that the bus is slow (a silent bus is judged within its
+/// replies' timeouts).
+const READING_WAIT: Duration = Duration::from_secs(5);
+
 impl ArmTicks {
     /// A driver for the bridge's arm and its twin.
     pub async fn new(bridge: HardwareBridge, twin: TwinHandle) -> Result<Self, BridgeError> {
@@ -48,6 +56,29 @@ impl ArmTicks {
             obstructions: bridge.obstructions(),
             bridge,
         })
+    }
+
+    /// Waits for a read of the arm asked for at `since` or later that every servo answered. A
+    /// failed read refuses once the fault reaction that ran on it has judged the failure (the
+    /// bus lost, the stop latched naming the servo, `hil` left), with that reason; a failure
+    /// not yet judged waits for the next read.
+    async fn reading_since(&self, since: std::time::Instant) -> Result<(), BridgeError> {
+        let mut readings = self.bridge.readings();
+        loop {
+            let reading = *readings.borrow_and_update();
+            if reading.sent_at >= since {
+                if reading.ok {
+                    return Ok(());
+                }
+                self.bridge.check_link()?;
+                self.bridge.check_estop()?;
+                self.check_still_hil()?;
+            }
+            match tokio::time::timeout(READING_WAIT, readings.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return Err(BridgeError::NoReading(READING_WAIT)),
+            }
+        }
     }
 
     fn check_still_hil(&self) -> Result<(), BridgeError> {
@@ -132,6 +163,7 @@ impl TickDriver for ArmTicks {
         };
         self.bridge.command(targets, measured).await?;
         let Some(lasts) = lasts else {
+            self.reading_since(now()).await?;
             let after = self.read().await?;
             if self.bridge.held_since_last_tick() {
                 return self.hold_where_it_stands().await;
@@ -141,7 +173,7 @@ impl TickDriver for ArmTicks {
         let deadline = self.deadline.unwrap_or_else(Instant::now) + lasts;
         self.deadline = Some(deadline);
         tokio::time::sleep_until(deadline).await;
-        self.bridge.next_sample().await?;
+        self.reading_since(now()).await?;
         let after = self.read().await?;
         if after.blocked {
             return self.hold_where_it_stands().await;

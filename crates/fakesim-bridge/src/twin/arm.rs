@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fakesim_arm::values::{Check, JointValues, resolve};
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint, JointState};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, BoxFuture, Joint, JointState, Torque};
 use fakesim_twin::{TwinError, TwinHandle};
 
 /// The twin's arm: reads its joint positions, commands set its position-servo setpoints.
@@ -76,7 +76,7 @@ impl Arm for TwinArm {
     }
 
     fn health(&self) -> ArmHealth {
-        ArmHealth::no_servos(self.torque.load(Ordering::Relaxed))
+        ArmHealth::no_servos(Torque::confirmed(Some(self.torque.load(Ordering::Relaxed))))
     }
 }
 

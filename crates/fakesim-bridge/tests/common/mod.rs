@@ -4,6 +4,7 @@
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, SO101_GRIPPER_RANGE};
 use fakesim_feetech_arm::{FeetechArm, FeetechArmConfig};
 use fakesim_twin::values::Bounds;
+use fakesim_twin::{Scene, TwinConfig, TwinHandle};
 use feetech::bus::{Bus, BusConfig};
 use feetech::calibration::Calibration;
 use feetech_emu::{ManualClock, RunningBus, ServoBus, VirtualSo101, spawn_duplex};
@@ -76,4 +77,13 @@ pub fn virtual_arm_with(config: FeetechArmConfig, mapping: CalibratedMapping) ->
         clock,
         running,
     }
+}
+
+/// A twin of one arm on an empty table.
+pub fn twin() -> TwinHandle {
+    TwinHandle::spawn(TwinConfig {
+        scene: Scene::EmptyTable,
+        ..TwinConfig::default()
+    })
+    .unwrap()
 }

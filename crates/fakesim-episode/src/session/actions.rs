@@ -124,6 +124,7 @@ impl Engine {
     ) -> Result<MoveOutcome, EpisodeError> {
         check_delta(delta_xyz, delta_rpy)?;
         let ArmActuation { twin, actuation } = self.arm(arm)?;
+        let room = self.reserve(&CAMERAS)?;
         let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
@@ -151,7 +152,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "move", &CAMERAS, None, twin).await?;
+            let shot = self.shoot(run, "move", (&CAMERAS, room), None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(MoveOutcome {
@@ -165,6 +166,7 @@ impl Engine {
     /// Opens or closes arm `arm`'s gripper (as [`Engine::move_tcp`] numbers the arms).
     pub async fn gripper(&self, arm: usize, command: GripperCommand) -> Result<GripperOutcome, EpisodeError> {
         let ArmActuation { twin, actuation } = self.arm(arm)?;
+        let room = self.reserve(&CAMERAS)?;
         let (report, snapped) = {
             let mut session = self.lock().await;
             let run = session.running()?;
@@ -208,7 +210,7 @@ impl Engine {
                 state: &state,
             })?;
             run.note_budget()?;
-            let shot = self.shoot(run, "gripper", &CAMERAS, None, twin).await?;
+            let shot = self.shoot(run, "gripper", (&CAMERAS, room), None, twin).await?;
             (report, shot.of(run, state))
         };
         Ok(GripperOutcome {

@@ -24,6 +24,7 @@ impl Engine {
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
         let cameras = session_cameras(&request.cameras)?;
         let quality = request.quality;
+        let room = self.reserve(&cameras)?;
         let (id, task, snapped) = {
             let mut session = self.lock().await;
             if let Some(run) = session.run.as_ref().filter(|_| session.status == Status::Running) {
@@ -70,7 +71,7 @@ impl Engine {
                 control_period_s: period_s,
             })?;
             let snapped = self
-                .shoot(&mut run, "reset", &cameras, quality, &self.twin)
+                .shoot(&mut run, "reset", (&cameras, room), quality, &self.twin)
                 .await?
                 .of(&run, state);
             tracing::info!(run = %id, task = task.name, layout = task_ref.init_state_index, "episode started");

@@ -10,16 +10,16 @@ use super::run::{Run, Steps};
 use crate::error::EpisodeError;
 use crate::journal::{self, Flushed, Frames};
 use fakesim_twin::image::{ImageTiming, encode_rgb_png};
-use fakesim_twin::{Admission, CameraSnapshot, RenderQuality, TwinHandle};
+use fakesim_twin::{Admission, CameraSnapshot, FrameRoom, RenderQuality, TwinHandle};
 use std::time::Instant;
 
 /// Cameras every observation carries, in order.
 pub const CAMERAS: [&str; 2] = ["agentview", "robot0_eye_in_hand"];
 
-/// The cameras' state at a point of a run, with the files their frames go to; no state when
-/// the call asked for no camera.
+/// The cameras' state at a point of a run, with the files their frames go to and the room
+/// reserved for them in the render backlog; no state when the call asked for no camera.
 pub(super) struct Shot {
-    snapshot: Option<CameraSnapshot>,
+    snapshot: Option<(CameraSnapshot, FrameRoom)>,
     cameras: Vec<&'static str>,
     frames: Frames,
     started: Instant,
@@ -47,23 +47,32 @@ pub(super) struct Snapped {
 }
 
 impl Engine {
+    /// Reserves room in the render backlog for the frames of `cameras`, before the action
+    /// whose images they are runs: refused at once (`RenderBusy`, with a retry hint) when the
+    /// backlog is full, so nothing runs. No camera: no room.
+    pub(super) fn reserve(&self, cameras: &[&'static str]) -> Result<Option<FrameRoom>, EpisodeError> {
+        if cameras.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.twin.reserve_frames(cameras.len())?))
+    }
+
     /// Takes the state of `cameras` (names of [`CAMERAS`], in its order) now, to be drawn at
     /// `quality` (`None`: the twin's own), the wrist camera `arm`'s (a handle on the arm the
-    /// call is about), and names their frames `label` in `run`'s journal. No camera: nothing
-    /// is taken, named or drawn.
+    /// call is about), to be drawn in `room` (reserved by [`Engine::reserve`]), and names their
+    /// frames `label` in `run`'s journal. No room (no camera): nothing is taken, named or drawn.
     pub(super) async fn shoot(
         &self,
         run: &mut Run,
         label: &str,
-        cameras: &[&'static str],
+        (cameras, room): (&[&'static str], Option<FrameRoom>),
         quality: Option<RenderQuality>,
         arm: &TwinHandle,
     ) -> Result<Shot, EpisodeError> {
         let started = Instant::now();
-        let snapshot = if cameras.is_empty() {
-            None
-        } else {
-            Some(self.snapshot(cameras, quality, arm).await?)
+        let snapshot = match room {
+            Some(room) => Some((self.snapshot(cameras, quality, arm).await?, room)),
+            None => None,
         };
         Ok(Shot {
             snapshot,
@@ -83,8 +92,8 @@ impl Engine {
             flushed,
         } = snapped;
         let images = match shot.snapshot {
-            Some(snapshot) => Some(
-                self.develop_frames(snapshot, shot.cameras, shot.frames, shot.started)
+            Some((snapshot, room)) => Some(
+                self.develop_frames(snapshot, &room, shot.cameras, shot.frames, shot.started)
                     .await?,
             ),
             None => None,
@@ -115,17 +124,18 @@ impl Engine {
         Ok(self.twin.snapshot_cameras(&names, size, size, false).await?.at(quality))
     }
 
-    /// Draws a snapshot of `cameras` (an action's images, always drawn), then encodes and
-    /// writes their frames off the runtime.
+    /// Draws a snapshot of `cameras` in its reserved `room` (an action's images, never
+    /// refused), then encodes and writes their frames off the runtime.
     async fn develop_frames(
         &self,
         snapshot: CameraSnapshot,
+        room: &FrameRoom,
         cameras: Vec<&'static str>,
         frames: Frames,
         started: Instant,
     ) -> Result<Images, EpisodeError> {
         let (pngs, timing) = self
-            .draw_encoded(snapshot, Admission::Owed, started, Some(frames))
+            .draw_encoded(snapshot, Admission::Reserved(room), started, Some(frames))
             .await?;
         Ok(images_of(&cameras, pngs, timing))
     }
@@ -136,7 +146,7 @@ impl Engine {
     pub(super) async fn draw_encoded(
         &self,
         snapshot: CameraSnapshot,
-        admission: Admission,
+        admission: Admission<'_>,
         started: Instant,
         frames: Option<Frames>,
     ) -> Result<(Vec<Vec<u8>>, ImageTiming), EpisodeError> {

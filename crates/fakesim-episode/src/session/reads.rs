@@ -28,6 +28,8 @@ pub struct SessionInfo {
     pub state: Option<EefState>,
     /// The scene a reset without arguments starts (only while idle).
     pub default_scene: Option<TaskInfo>,
+    /// The task's judgement on the twin now, as the run's end would give it (only while running).
+    pub success: Option<bool>,
 }
 
 /// A suite's name and task count.
@@ -120,10 +122,22 @@ impl Engine {
                 task_locked,
                 state: None,
                 default_scene,
+                success: None,
             });
         };
         let command = progress.command;
-        let state = self.twin.with_sim(move |sim| EefState::read(sim, command)).await?;
+        let judged = progress
+            .task
+            .as_ref()
+            .filter(|_| progress.status == Status::Running)
+            .and_then(|info| info.task_ref().task().ok());
+        let (state, success) = self
+            .twin
+            .try_with_sim(move |sim| {
+                let success = judged.map(|task| tasks::success(task, sim)).transpose()?;
+                Ok((EefState::read(sim, command), success))
+            })
+            .await?;
         Ok(SessionInfo {
             run: Some(run),
             status: progress.status,
@@ -134,6 +148,7 @@ impl Engine {
             task_locked,
             state: Some(state),
             default_scene: None,
+            success,
         })
     }
 }

@@ -59,6 +59,15 @@ impl TaskInfo {
             init_state_index: task_ref.init_state_index,
         }
     }
+
+    /// The reference this task was started from.
+    pub(super) fn task_ref(&self) -> TaskRef {
+        TaskRef {
+            suite: self.suite.clone(),
+            task_index: self.task_index,
+            init_state_index: self.init_state_index,
+        }
+    }
 }
 
 /// End-effector and gripper state.

@@ -8,11 +8,15 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
 use fakesim_twin::{ArmType, RenderQuality};
-use feetech::bus::BusConfig;
 use feetech::configure::ServoSettings;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+/// The least a servo's reply is waited for by default (ms): a healthy SO-101 bus answers a
+/// sync read of six servos in 1–3 ms (more behind an adapter with a long latency timer, which
+/// the measured round trips then cover), so a silent servo is seen within 6 × 10 ms.
+const DEFAULT_REPLY_TIMEOUT_MS: f64 = 10.0;
 
 /// A group of options laid over another: each option set in `self` wins.
 pub trait Overlay {
@@ -178,9 +182,9 @@ pub struct ArmOptions {
     /// Never reopen a lost serial port: the real arm stays lost until the daemon restarts.
     #[arg(long)]
     pub no_reconnect: bool,
-    /// Milliseconds the daemon waits for a servo's reply before it asks again (two more
-    /// tries; three unanswered reads in a row count the servo lost). Raise it for a slow
-    /// adapter or a starved machine.
+    /// The least milliseconds the daemon waits for a servo's reply before it asks again (one
+    /// more try; three unanswered reads in a row count the servo lost). It waits longer when
+    /// the measured round trips ask for it: twice their 99th percentile.
     #[arg(long, value_name = "MS")]
     pub reply_timeout: Option<f64>,
     /// Record a trace of each real arm into this directory (created if missing): every goal
@@ -328,6 +332,14 @@ pub struct AccessOptions {
     /// Require the control lease for motion in sim too (mirror and hil always require it).
     #[arg(long)]
     pub lease_in_sim: bool,
+    /// Calls the gRPC server works on at once over all connections; one more is refused at
+    /// once, RESOURCE_EXHAUSTED server_busy with a retry hint.
+    #[arg(long, value_name = "N")]
+    pub max_calls: Option<u32>,
+    /// Calls one gRPC connection may have open at once (HTTP/2's max concurrent streams): a
+    /// client queues its further calls itself.
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_connection: Option<u32>,
 }
 
 overlay!(AccessOptions {
@@ -335,7 +347,9 @@ overlay!(AccessOptions {
     tls_key,
     tls_client_ca,
     token_file,
-    lease_in_sim
+    lease_in_sim,
+    max_calls,
+    max_calls_per_connection
 });
 
 /// The default of every option that has one of its own: the one place defaults are set.
@@ -348,7 +362,7 @@ pub fn defaults() -> DaemonOptions {
             ramp_speed: Some(0.5),
             preview_horizon_ticks: Some(DEFAULT_PREVIEW_HORIZON_TICKS),
             reconnect_interval: Some(1.0),
-            reply_timeout: Some(BusConfig::default().timeout.as_secs_f64() * 1e3),
+            reply_timeout: Some(DEFAULT_REPLY_TIMEOUT_MS),
             ..ArmOptions::default()
         },
         shadow: ShadowOptions {
@@ -365,6 +379,11 @@ pub fn defaults() -> DaemonOptions {
             render_quality: Some(RenderQuality::default()),
             log_level: Some("info".to_owned()),
             ..TwinOptions::default()
+        },
+        access: AccessOptions {
+            max_calls: Some(128),
+            max_calls_per_connection: Some(32),
+            ..AccessOptions::default()
         },
         ..DaemonOptions::default()
     }

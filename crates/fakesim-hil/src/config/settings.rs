@@ -99,6 +99,10 @@ pub struct Settings {
     pub token: Option<BearerToken>,
     /// Motion in sim needs the control lease too.
     pub lease_in_sim: bool,
+    /// Calls the gRPC server works on at once, over all connections.
+    pub max_calls: u32,
+    /// Calls one gRPC connection may have open at once.
+    pub max_calls_per_connection: u32,
 }
 
 impl Default for Settings {
@@ -199,6 +203,8 @@ impl Settings {
             tls: None,
             token: None,
             lease_in_sim: access.lease_in_sim,
+            max_calls: access.max_calls.unwrap_or_default(),
+            max_calls_per_connection: access.max_calls_per_connection.unwrap_or_default(),
         }
     }
 
@@ -209,6 +215,9 @@ impl Settings {
         }
         if self.image_size == 0 {
             bail!("image-size must be at least 1 pixel");
+        }
+        if self.max_calls == 0 || self.max_calls_per_connection == 0 {
+            bail!("max-calls and max-calls-per-connection must be at least 1");
         }
         self.check_exposure(&self.listen)?;
         if !(self.ramp_speed_rad_s.is_finite() && self.ramp_speed_rad_s > 0.0) {

@@ -9,8 +9,9 @@ use crate::state::AppState;
 use crate::wire::status;
 use fakesim_bridge::hil::{Mode, Route};
 use fakesim_episode::ticks::tick_arms;
-use fakesim_twin::{Sim, TwinError};
+use fakesim_twin::{FrameRoom, Sim, TwinError};
 use serde_json::json;
+use std::sync::Arc;
 use tonic::Status;
 
 /// The ticks a chunk ran, and where and why it stopped early.
@@ -20,10 +21,14 @@ impl AppState {
     /// Runs a chunk wherever the bridge routes motion now.
     pub(super) async fn chunk(&self, ticks: Vec<TickMotion>) -> Result<Done, Status> {
         let first = ticks.first().map_or(&[][..], |tick| &tick.actions[..]);
-        let (ticks, stopped) = match self.route_of(first) {
+        let room = self.reserve_frames(&ticks)?;
+        let (mut ticks, stopped) = match self.route_of(first) {
             Ok(Route::Twin) => self.chunk_on_twin(ticks).await?,
-            _ => self.chunk_tick_by_tick(ticks).await?,
+            _ => self.chunk_tick_by_tick(ticks, &room).await?,
         };
+        for ticked in ticks.iter_mut().filter(|ticked| ticked.shot.is_some()) {
+            ticked.room.clone_from(&room);
+        }
         match stopped {
             Some((0, refusal)) => Err(refusal),
             stopped => Ok(Done::Chunk { ticks, stopped }),
@@ -69,7 +74,7 @@ impl AppState {
 
     /// One tick at a time through the bridge; in `hil` each starts a period after the one
     /// before (the client's clock on the real arm).
-    async fn chunk_tick_by_tick(&self, ticks: Vec<TickMotion>) -> Result<Ran, Status> {
+    async fn chunk_tick_by_tick(&self, ticks: Vec<TickMotion>, room: &Option<Arc<FrameRoom>>) -> Result<Ran, Status> {
         let mut done = Vec::with_capacity(ticks.len());
         let mut next_start = tokio::time::Instant::now();
         for (index, tick) in ticks.into_iter().enumerate() {
@@ -87,7 +92,7 @@ impl AppState {
                     .check_robot_call()
                     .await
                     .map_err(|e| status::from_episode(&e))?;
-                let ticked = self.tick(tick).await?;
+                let ticked = self.tick(tick, room.clone()).await?;
                 self.record_tick(&ticked, period_s, index).await?;
                 Ok::<_, Status>(ticked)
             }
@@ -120,7 +125,11 @@ fn run_on(sim: &mut Sim, ticks: Vec<TickMotion>) -> (Vec<Ticked>, Option<(usize,
     for (index, tick) in ticks.into_iter().enumerate() {
         let ticked = tick_arms(sim, &tick.actions, tick.period_s).and_then(|after| {
             let shot = tick.images.as_ref().map(|images| images.snapshot_on(sim)).transpose()?;
-            Ok(Ticked { after, shot })
+            Ok(Ticked {
+                after,
+                shot,
+                room: None,
+            })
         });
         match ticked {
             Ok(ticked) => done.push(ticked),

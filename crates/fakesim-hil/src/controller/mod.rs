@@ -13,14 +13,16 @@ pub use motion::{Done, Motion, TickMotion, Ticked};
 
 use crate::state::{AppState, ArmUnit};
 use crate::wire::status;
+use crate::wire::tick::ImageRequest;
 use fakesim_arm::Side;
 use fakesim_bridge::hil::{Mode, Route, VerbKind, run_action};
 use fakesim_episode::journal::Kind;
 use fakesim_episode::ticks::{Hold, Observed, tick_arms};
 use fakesim_twin::quote::Quoted;
 use fakesim_twin::sim::SetJointsReport;
-use fakesim_twin::{JointValues, Sim, TwinError};
+use fakesim_twin::{FrameRoom, JointValues, Sim, TwinError};
 use serde_json::json;
+use std::sync::Arc;
 use tonic::Status;
 use tonic::metadata::MetadataMap;
 
@@ -123,7 +125,7 @@ impl AppState {
     /// One tick of the client's clock, wherever the bridge routes motion; the cameras' state
     /// taken after it (before the lock is released, so the frames show the state after this
     /// tick; drawn by the caller after, so no other call waits for the render).
-    pub(super) async fn tick(&self, tick: TickMotion) -> Result<Ticked, Status> {
+    pub(super) async fn tick(&self, tick: TickMotion, room: Option<Arc<FrameRoom>>) -> Result<Ticked, Status> {
         let bridge = |e: fakesim_bridge::hil::BridgeError| status::from_bridge(&e);
         let hold = Hold::Period(tick.period_s);
         let after = match self.route_of(&tick.actions).map_err(bridge)? {
@@ -156,7 +158,23 @@ impl AppState {
             Some(images) => Some(images.snapshot(&self.twin).await?),
             None => None,
         };
-        Ok(Ticked { after, shot })
+        Ok(Ticked { after, shot, room })
+    }
+
+    /// Reserves room in the render backlog for the frames of the ticks given, drawn one tick
+    /// after the other (room for the largest), before any runs: refused `render_busy` with a
+    /// retry hint when the backlog has not that much room, nothing run. No frames: no room.
+    pub(super) fn reserve_frames(&self, ticks: &[TickMotion]) -> Result<Option<Arc<FrameRoom>>, Status> {
+        let frames = ticks
+            .iter()
+            .filter_map(|tick| tick.images.as_ref().map(ImageRequest::frames))
+            .max()
+            .unwrap_or(0);
+        if frames == 0 {
+            return Ok(None);
+        }
+        let room = self.twin.reserve_frames(frames).map_err(|e| status::from_twin(&e))?;
+        Ok(Some(Arc::new(room)))
     }
 
     /// Runs an admitted motion; returns what it did, the physics steps it took and what the
@@ -214,7 +232,8 @@ impl AppState {
             }
             Motion::Tick(tick) => {
                 let period_s = tick.period_s;
-                let ticked = self.tick(tick).await?;
+                let room = self.reserve_frames(std::slice::from_ref(&tick))?;
+                let ticked = self.tick(tick, room).await?;
                 let fields = json!({ "action": ticked.ctrl(), "period_s": period_s });
                 (
                     Done::Ticked(Box::new(ticked)),

@@ -8,7 +8,8 @@ use fakesim_episode::session::{GripperOutcome, MoveOutcome, ResetOutcome, StopOu
 use fakesim_episode::ticks::Observed;
 use fakesim_episode::{GripperCommand, ResetRequest};
 use fakesim_twin::sim::SetJointsReport;
-use fakesim_twin::{CameraSnapshot, JointValues, TickClock};
+use fakesim_twin::{CameraSnapshot, FrameRoom, JointValues, TickClock};
+use std::sync::Arc;
 use tonic::Status;
 
 /// One tick of the client's clock.
@@ -187,6 +188,9 @@ pub struct Ticked {
     pub after: Vec<Observed>,
     /// The scene to draw, when frames were asked for.
     pub shot: Option<CameraSnapshot>,
+    /// The room reserved in the render backlog for the frames before the tick ran (shared by
+    /// a chunk's ticks, whose frames are drawn one tick after the other).
+    pub room: Option<Arc<FrameRoom>>,
 }
 
 impl Ticked {

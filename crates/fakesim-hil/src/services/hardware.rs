@@ -4,10 +4,10 @@
 use crate::access::lease::Granted;
 use crate::controller::{Done, Motion, Need, mismatched};
 use crate::state::AppState;
-use crate::wire::status;
 use crate::wire::status::from_lease;
-use fakesim_arm::Joint;
+use crate::wire::{convert, status};
 use fakesim_arm::Side;
+use fakesim_arm::{Joint, Torque};
 use fakesim_bridge::hil::{Mode, SyncOption};
 use fakesim_proto::v1;
 use fakesim_proto::v1::hardware_service_server::HardwareService as HardwareApi;
@@ -131,6 +131,7 @@ impl HardwareApi for HardwareService {
                     }),
                     torque_enabled: servo.torque_enabled.unwrap_or(false),
                     torque_known: servo.torque_enabled.is_some(),
+                    torque: convert::torque(Torque::confirmed(servo.torque_enabled)).into(),
                     resets: servo.resets,
                     calibrated_min_rad: calibrated.lo,
                     calibrated_max_rad: calibrated.hi,
@@ -161,7 +162,8 @@ impl HardwareApi for HardwareService {
             arm: unit.side.map(|side| side.name().to_owned()).unwrap_or_default(),
             link: status
                 .link
-                .map(|link| crate::wire::convert::bus_link(&link, status.last_error.clone())),
+                .map(|link| convert::bus_link(&link, status.last_error.clone())),
+            torque: convert::torque(status.torque).into(),
         }))
     }
 
@@ -225,7 +227,16 @@ impl HardwareApi for HardwareService {
                         (None, twin, None)
                     }
                 };
-                let calibrated = latest_calibrated(arm.bridge.health().as_ref());
+                let health = arm.bridge.health();
+                let calibrated = latest_calibrated(health.as_ref());
+                let torque = |joint: Joint| {
+                    health
+                        .as_ref()
+                        .and_then(|h| h.servos.get(joint.index()))
+                        .map_or(v1::TorqueState::Unspecified, |servo| {
+                            convert::torque(Torque::confirmed(servo.torque_enabled))
+                        })
+                };
                 let sample = v1::JointStatesSample {
                     seq,
                     elapsed_s: started.elapsed().as_secs_f64(),
@@ -242,6 +253,7 @@ impl HardwareApi for HardwareService {
                                 twin_rad: twin[joint.index()],
                                 predicted_rad: shadow.map(|s| s[joint.index()].predicted_rad),
                                 residual_rad: shadow.map(|s| s[joint.index()].residual_rad),
+                                torque: torque(*joint).into(),
                             }
                         })
                         .collect(),

@@ -61,9 +61,9 @@ impl RobotService {
         let time = ticked.time();
         let observation = self.state.observation(&ticked.after, unit)?;
         let blocked = ticked.blocked();
-        let (frames, image_timing) = match (images, ticked.shot) {
-            (Some(images), Some(shot)) => {
-                let (frames, timing) = images.render(&self.state.twin, shot).await?;
+        let (frames, image_timing) = match (images, ticked.shot, ticked.room) {
+            (Some(images), Some(shot), Some(room)) => {
+                let (frames, timing) = images.render(&self.state.twin, shot, &room).await?;
                 (frames, Some(image_timing(timing)))
             }
             _ => (Vec::new(), None),

@@ -331,6 +331,7 @@ impl SessionApi for SessionService {
             task_locked: info.task_locked,
             state: info.state.map(state),
             default_scene: info.default_scene.map(task),
+            success: info.success,
         }))
     }
 }

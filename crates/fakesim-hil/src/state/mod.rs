@@ -251,8 +251,7 @@ async fn start_arm(
         Some(_) => Some(hardware::calibration_file(&follower)?),
         None => follower.calibration.clone(),
     };
-    let twin_ranges = std::array::from_fn(|i| model.joints[i].range);
-    let units = Units::load(arm_twin.arm(), table, calibration.as_deref(), &twin_ranges)?;
+    let units = Units::load(arm_twin.arm(), table, calibration.as_deref(), &model.joints)?;
     let arm = ArmUnit {
         side: follower.side,
         twin: arm_twin,

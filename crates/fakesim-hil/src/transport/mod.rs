@@ -2,6 +2,7 @@
 //! (streamable HTTP, and stdio for `fakesim-hil mcp`), the stop signals, the service manager's
 //! readiness notification and logging.
 
+mod limits;
 pub mod listen;
 pub mod logging;
 pub mod mcp_http;

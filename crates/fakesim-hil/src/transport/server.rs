@@ -11,6 +11,7 @@ use crate::services::preview::PreviewService;
 use crate::services::robot::RobotService;
 use crate::services::session::SessionService;
 use crate::state::AppState;
+use crate::transport::limits;
 use crate::transport::listen::Listener;
 use crate::transport::mcp_http;
 use crate::transport::notify::notify;
@@ -88,6 +89,7 @@ pub async fn serve_with(
     let acceptor = tls_config
         .as_ref()
         .map(|config| tls::acceptor(config, AppProtocol::Grpc));
+    let (max_calls, max_calls_per_connection) = (settings.max_calls, settings.max_calls_per_connection);
     let state = AppState::start(settings).await?;
     let session = Arc::new(SessionService::new(state.clone()));
     let mcp_stop = CancellationToken::new();
@@ -122,7 +124,9 @@ pub async fn serve_with(
     };
     let scheme = if acceptor.is_some() { "TLS" } else { "plaintext" };
     let router = Server::builder()
+        .max_concurrent_streams(max_calls_per_connection)
         .layer(InterceptorLayer::new(Authenticator::new(policy, state.audit.clone())))
+        .layer(limits::layer(max_calls))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

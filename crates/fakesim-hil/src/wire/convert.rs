@@ -1,7 +1,7 @@
 //! Conversions between the protobuf messages and the twin's types.
 
 use crate::wire::status;
-use fakesim_arm::{LinkHealth, LinkState};
+use fakesim_arm::{LinkHealth, LinkState, Torque};
 use fakesim_proto::v1;
 use fakesim_twin::image::ImageTiming;
 use fakesim_twin::joints::Joint;
@@ -82,6 +82,16 @@ pub fn frame_pose(frame: FramePose) -> v1::FramePose {
         pose: Some(pose(&frame.pose)),
         name: frame.name,
         kind: kind.into(),
+    }
+}
+
+/// Torque as status and telemetry report it.
+pub fn torque(torque: Torque) -> v1::TorqueState {
+    match torque {
+        Torque::On => v1::TorqueState::On,
+        Torque::Off => v1::TorqueState::Off,
+        Torque::Mixed => v1::TorqueState::Mixed,
+        Torque::Unknown => v1::TorqueState::Unknown,
     }
 }
 

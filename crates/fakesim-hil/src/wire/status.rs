@@ -77,7 +77,7 @@ reasons! {
     ImageSize => ("image_size", InvalidArgument, "an image size the renderer cannot hold"),
     StaleState => ("stale_state", FailedPrecondition, "a saved state taken against another model"),
     RenderUnavailable => ("render_unavailable", Unavailable, "rendering is not possible on this machine"),
-    RenderBusy => ("render_busy", ResourceExhausted, "too many frames wait for the renderer to take an observation; nothing was drawn or journaled; retry after the RetryInfo delay"),
+    RenderBusy => ("render_busy", ResourceExhausted, "too many frames wait for the renderer (or are reserved for actions running) to take a call's images: an observation, or a move, gripper action, reset or tick with images, which is refused before it runs; nothing was moved, drawn or journaled; retry after the RetryInfo delay"),
     DeadlinePassed => ("deadline_passed", DeadlineExceeded, "the call's deadline passed before its images were drawn; the drawing was dropped and nothing was journaled"),
     TwinFault => ("twin_fault", Internal, "a twin thread caught a panic in this call; the thread keeps serving and the fault is journaled"),
     Stopped => ("stopped", Unavailable, "the twin has stopped (the daemon is shutting down)"),
@@ -104,6 +104,8 @@ reasons! {
     Internal => ("internal", Internal, "the daemon could not do its own part (no randomness for a lease id)"),
     BusUnavailable => ("bus_unavailable", Unavailable, "the real arm's bus is lost or on its way back (the message names the port, the link's state and the last error), or no reading of the arm arrived in time"),
     HardwareFault => ("hardware_fault", Unavailable, "the real arm failed (port gone, servo silent or faulted); the safety layers acted"),
+    ServerBusy => ("server_busy", ResourceExhausted, "the daemon is working on as many calls as --max-calls lets it; the call was refused before any service saw it; retry after the RetryInfo delay"),
+    MessageTooLarge => ("message_too_large", ResourceExhausted, "a request message larger than the daemon decodes (4 MiB); nothing was done"),
 }
 
 /// A status for `reason` with `message`; metadata is added with [`ErrorStatus::meta`].

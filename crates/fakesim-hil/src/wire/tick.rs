@@ -6,7 +6,9 @@ use fakesim_proto::v1;
 use fakesim_twin::image::{ImageTiming, depth_to_mm, encode_depth_png, encode_rgb_png};
 use fakesim_twin::joints::Joint;
 use fakesim_twin::values::ValueError;
-use fakesim_twin::{CameraSnapshot, Frame, ModelInfo, RenderQuality, RobotState, Sim, TwinError, TwinHandle};
+use fakesim_twin::{
+    Admission, CameraSnapshot, Frame, FrameRoom, ModelInfo, RenderQuality, RobotState, Sim, TwinError, TwinHandle,
+};
 use std::time::Instant;
 use tonic::Status;
 
@@ -132,6 +134,11 @@ impl ImageRequest {
         }))
     }
 
+    /// How many frames the request draws at once (one a camera).
+    pub fn frames(&self) -> usize {
+        self.cameras.len()
+    }
+
     /// Takes the twin's current state for the requested cameras (a short physics job); hold the
     /// drive lock for this, not for [`Self::draw`].
     pub async fn snapshot(&self, twin: &TwinHandle) -> Result<CameraSnapshot, Status> {
@@ -147,15 +154,19 @@ impl ImageRequest {
             .map(|shot| shot.at(self.quality))
     }
 
-    /// Draws a snapshot's cameras and encodes the frames, in request order; also returns how
-    /// long each part took.
+    /// Draws a snapshot's cameras in the room reserved for them before the tick ran, and
+    /// encodes the frames, in request order; also returns how long each part took.
     pub async fn render(
         &self,
         twin: &TwinHandle,
         shot: CameraSnapshot,
+        room: &FrameRoom,
     ) -> Result<(Vec<v1::CameraFrame>, ImageTiming), Status> {
         let started = Instant::now();
-        let frames = twin.draw(shot).await.map_err(|e| status::from_twin(&e))?;
+        let frames = twin
+            .draw_as(shot, Admission::Reserved(room))
+            .await
+            .map_err(|e| status::from_twin(&e))?;
         let drawn = Instant::now();
         let frames = self.encode(self.cameras.iter().cloned().zip(frames).collect())?;
         Ok((frames, ImageTiming::since(started, drawn)))

@@ -6,11 +6,18 @@ use anyhow::Context;
 use fakesim_arm::Joint;
 use fakesim_feetech_arm::mapping::{CalibratedMapping, JointMapping, LeRobotUnit};
 use fakesim_proto::v1;
+use fakesim_twin::sim::JointInfo;
 use fakesim_twin::values::{Bounds, ValueError};
 use fakesim_twin::{ArmSpec, ArmType, JointValues, TwinError};
 use feetech::calibration::{Calibration, so100, so101};
 use std::path::Path;
 use tonic::Status;
+
+/// How far outside the servos' setpoint range a converted LeRobot value may land and still be
+/// taken as the range's end (rad): the published model's `ctrlrange` is its joint range rounded
+/// to five decimals, so LeRobot's own ends (a gripper at 0 or 100 %, a joint at ±100) land up to
+/// 3 µrad beyond it.
+const SETPOINT_ROUNDING_RAD: f64 = 1e-5;
 
 /// Converts joint values between a request's unit and the twin's radians.
 #[derive(Debug, Clone)]
@@ -18,29 +25,33 @@ pub struct Units {
     arm: &'static ArmSpec,
     mapping: CalibratedMapping,
     twin_ranges: [Bounds; 6],
+    setpoint_ranges: [Bounds; 6],
 }
 
 impl Units {
-    /// Conversions for `arm` with the joint mapping `table` through the given calibration
-    /// file, or, without one, the nominal arm's.
+    /// Conversions for `arm` (whose twin's joints are `joints`, action-key order) with the
+    /// joint mapping `table` through the given calibration file, or, without one, the nominal
+    /// arm's.
     pub fn load(
         arm: &'static ArmSpec,
         table: &JointMapping,
         calibration: Option<&Path>,
-        twin_ranges: &[Bounds; 6],
+        joints: &[JointInfo],
     ) -> anyhow::Result<Self> {
+        let twin_ranges: [Bounds; 6] = std::array::from_fn(|i| joints[i].range);
         let (calibration, origin) = match (calibration, arm.kind) {
             (Some(file), _) => (Calibration::load(file)?, file.display().to_string()),
             (None, ArmType::So101) => (so101::nominal(), "the nominal SO-101".to_owned()),
             (None, ArmType::So100) => (so100::nominal(), "the nominal SO-100".to_owned()),
         };
         let mapping = table
-            .bind(&calibration, twin_ranges)
+            .bind(&calibration, &twin_ranges)
             .with_context(|| format!("calibration of {origin} does not fit the twin"))?;
         Ok(Self {
             arm,
             mapping,
-            twin_ranges: *twin_ranges,
+            twin_ranges,
+            setpoint_ranges: std::array::from_fn(|i| joints[i].ctrl_range),
         })
     }
 
@@ -76,12 +87,19 @@ impl Units {
         })
     }
 
-    /// One LeRobot value as radians, refused when it lands outside the twin's joint range.
+    /// One LeRobot value as radians, refused when it lands outside the twin's joint range;
+    /// one beyond the setpoint range by its rounding alone is that range's end.
     fn checked_radians(&self, joint: Joint, value: f64, unit: LeRobotUnit) -> Result<f64, Status> {
         let rad = self.mapping.lerobot_to_rad(joint, value, unit);
         let range = self.twin_ranges[joint.index()];
         if !value.is_finite() || (range.lo..=range.hi).contains(&rad) {
-            return Ok(rad);
+            let setpoints = self.setpoint_ranges[joint.index()];
+            let rounded = rad.clamp(setpoints.lo, setpoints.hi);
+            return Ok(if (rounded - rad).abs() <= SETPOINT_ROUNDING_RAD {
+                rounded
+            } else {
+                rad
+            });
         }
         let lo = self.mapping.rad_to_lerobot(joint, range.lo, unit);
         let hi = self.mapping.rad_to_lerobot(joint, range.hi, unit);

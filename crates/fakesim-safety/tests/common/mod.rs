@@ -143,7 +143,7 @@ impl Arm for ScriptedArm {
         let lost = *self.bus_lost.lock().unwrap();
         ArmHealth {
             link: if lost { lost_link() } else { LinkHealth::connected() },
-            torque_enabled: false,
+            torque: fakesim_arm::Torque::Off,
             servos: Joint::ALL
                 .into_iter()
                 .map(|joint| {

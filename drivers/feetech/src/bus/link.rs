@@ -66,6 +66,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
         .await?;
         if drained > 0 {
             tracing::debug!(drained, "dropped stale input before transaction");
+            self.round_trips.late_bytes(self.config.timeout);
         }
         self.decoder.clear();
         self.echo_pending.clear();
@@ -83,7 +84,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
         self.drain_input().await?;
         let bytes = frame.encode();
         tracing::trace!(?bytes, "tx");
-        let deadline = Instant::now() + self.config.timeout;
+        let deadline = Instant::now() + self.reply_timeout();
         let write = async {
             self.port.write_all(&bytes).await?;
             self.port.flush().await
@@ -155,11 +156,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
     ) -> Result<StatusPacket, BusError> {
         let id = ids.first().copied().unwrap_or(frame.id);
         self.send(frame).await?;
-        let deadline = Instant::now() + self.config.timeout;
+        let sent = Instant::now();
+        let deadline = sent + self.reply_timeout();
         let mut misfit = None;
         loop {
             match self.receive(deadline).await? {
                 Received::Frame(reply) if ids.contains(&reply.id) && reply.params.len() == expected_len => {
+                    self.round_trips.answered(sent);
                     return Ok(StatusPacket::from(reply));
                 }
                 Received::Frame(reply) if ids.contains(&reply.id) => {
@@ -179,9 +182,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
                     tracing::debug!(expected = id, got = stray.id, "ignoring reply from another servo");
                 }
                 Received::Corrupt(DecodeError::Checksum { id: got, .. }) => {
+                    self.round_trips.answered(sent);
                     return Err(BusError::Checksum { id: got });
                 }
                 Received::Deadline { partial } => {
+                    self.round_trips.timed_out(sent);
                     return Err(misfit.unwrap_or(if partial == 0 {
                         BusError::NoReply { id }
                     } else {

@@ -2,7 +2,8 @@
 //!
 //! [`Bus`] runs over anything `AsyncRead + AsyncWrite + Unpin + Send` (a serial port from
 //! [`open`], a pseudo-terminal, an in-memory duplex). Every transaction first drains stale
-//! input, every read runs under [`BusConfig::timeout`], and lost or corrupted replies are
+//! input, every read waits for its reply as long as [`Bus::reply_timeout`] says (the measured
+//! round trips, [`BusConfig::timeout`] the least), and lost or corrupted replies are
 //! retried [`BusConfig::retries`] more times. Servo error flags never fail an operation by
 //! themselves: they come back in each [`Reply`], and [`Reply::checked`] turns them into
 //! [`BusError::Servo`].
@@ -11,6 +12,7 @@ mod eeprom;
 mod error;
 mod link;
 mod ops;
+mod round_trip;
 mod scan;
 mod serial;
 
@@ -18,16 +20,19 @@ use std::time::Duration;
 
 pub use eeprom::EepromWrite;
 pub use error::BusError;
+pub use round_trip::CEILING as MAX_REPLY_TIMEOUT;
 pub use scan::{FoundServo, ScanEvent, ScanMethod, ScanOptions};
 pub use serial::{BaudControl, open};
 
 use crate::protocol::frame::FrameDecoder;
 use crate::protocol::status::ServoError;
+use round_trip::RoundTrips;
 
 /// Timing and retry policy of a [`Bus`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BusConfig {
-    /// How long one attempt waits for its reply (or for all replies of a SYNC_READ).
+    /// The least one attempt waits for its reply (or for all replies of a SYNC_READ); it waits
+    /// longer when the bus's measured round trips ask for it (see [`Bus::reply_timeout`]).
     pub timeout: Duration,
     /// Extra attempts after a lost or corrupted reply (SYNC_READ re-asks only the servos
     /// whose reply was lost or corrupted).
@@ -91,6 +96,8 @@ pub struct Bus<T> {
     decoder: FrameDecoder,
     /// Echo bytes still expected before the reply.
     echo_pending: Vec<u8>,
+    /// The latest measured round trips.
+    round_trips: RoundTrips,
 }
 
 impl<T> Bus<T> {
@@ -101,7 +108,15 @@ impl<T> Bus<T> {
             config,
             decoder: FrameDecoder::new(),
             echo_pending: Vec::new(),
+            round_trips: RoundTrips::default(),
         }
+    }
+
+    /// How long the next attempt waits for its reply: twice the 99th percentile of the latest
+    /// 256 round trips (late replies included), at least [`BusConfig::timeout`], at most
+    /// [`MAX_REPLY_TIMEOUT`].
+    pub fn reply_timeout(&self) -> Duration {
+        self.round_trips.timeout(self.config.timeout)
     }
 
     /// The current policy.

@@ -174,7 +174,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
     ) -> Result<Vec<(u8, Result<StatusPacket, SyncReadError>)>, BusError> {
         let frame: Frame = instruction::sync_read(addr, len, ids);
         self.send(&frame).await?;
-        let deadline = Instant::now() + self.config.timeout;
+        let sent = Instant::now();
+        let deadline = sent + self.reply_timeout();
         let mut collector = SyncReadCollector::new(len, ids);
         while !collector.is_complete() {
             match self.receive(deadline).await? {
@@ -182,9 +183,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Bus<T> {
                     collector.accept(frame);
                 }
                 Received::Corrupt(error) => collector.reject(&error),
-                Received::Deadline { .. } => break,
+                Received::Deadline { .. } => {
+                    self.round_trips.timed_out(sent);
+                    return Ok(collector.finish());
+                }
             }
         }
+        self.round_trips.answered(sent);
         Ok(collector.finish())
     }
 

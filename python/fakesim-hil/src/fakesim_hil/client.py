@@ -21,7 +21,7 @@ from fakesim.v1.session_pb2_grpc import SessionServiceStub
 
 from .connection import DEFAULT_ADDRESS, Connection
 from .direct import DirectCalls, supports
-from .errors import FakesimError
+from .errors import FakesimError, status_code
 from .images import decode_depth_png, decode_png
 
 if TYPE_CHECKING:
@@ -201,8 +201,7 @@ class ChunkStop:
     @classmethod
     def from_proto(cls, stopped: robot_pb2.ChunkStop) -> ChunkStop:
         """The stop of a TickChunk answer."""
-        code = next((c for c in grpc.StatusCode if c.value[0] == stopped.code), grpc.StatusCode.UNKNOWN)
-        return cls(tick_index=stopped.tick_index, code=code, reason=stopped.reason, message=stopped.message)
+        return cls(tick_index=stopped.tick_index, code=status_code(stopped.code), reason=stopped.reason, message=stopped.message)
 
 
 @dataclass(frozen=True)
@@ -218,9 +217,10 @@ class ChunkResult:
 class Client:
     """A connection to one daemon; every failed call raises `FakesimError`.
 
-    Calls go through grpcio, except, when ``direct`` and the connection has no TLS, the hot ones
-    (`tick`, `robot_state`): those go on an HTTP/2 connection of the calling thread's own, read
-    on that thread (`fakesim_hil.direct`), sparing grpcio's hand-off to its I/O threads."""
+    Calls go through grpcio, except, when ``direct`` (and the address is one the extension
+    dials), the hot ones (`tick`, `robot_state`): those go on tonic's HTTP/2 client, a connection
+    of the calling thread's own driven by that thread (`fakesim_hil.direct`), sparing grpcio's
+    hand-off to its I/O threads; TLS and the token apply to both routes."""
 
     def __init__(
         self,
@@ -239,8 +239,7 @@ class Client:
         )
         self.timeout_s = timeout_s
         self._channel = self.connection.channel(CHANNEL_OPTIONS)
-        use_direct = direct and self.connection.tls_ca is None and supports(address)
-        self._direct = DirectCalls(address) if use_direct else None
+        self._direct = DirectCalls(self.connection) if direct and supports(address) else None
         self.session = SessionServiceStub(self._channel)
         self.robot = RobotServiceStub(self._channel)
         self.hardware = HardwareServiceStub(self._channel)

@@ -9,6 +9,13 @@ from grpc_status import rpc_status
 #: ErrorInfo domain of every refusal the daemon sends.
 DOMAIN = "fakesim-hil"
 
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(value: int) -> grpc.StatusCode:
+    """The `grpc.StatusCode` of a status code's number (UNKNOWN for a number gRPC has not)."""
+    return _CODES.get(value, grpc.StatusCode.UNKNOWN)
+
 
 class FakesimError(Exception):
     """A call the daemon refused (or that failed in transport), with its code and reason."""

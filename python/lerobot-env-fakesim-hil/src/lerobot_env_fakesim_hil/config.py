@@ -25,7 +25,7 @@ MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_ro
 class FakesimHilEnvConfig(EnvConfig):
     """A task of the so101_tabletop suite on the twin, one daemon per batch slot of lerobot-eval."""
 
-    # Task name of the suite: lift_cube, cube_in_bowl, push_to_target or stack_cubes.
+    # Task name of the suite: lift_cube, cube_in_bowl, push_to_target, stack_cubes or reach_target.
     task: str | None = "lift_cube"
     # Layouts (init_state_index) each episode's seed draws from; empty: every layout of the task.
     init_states: list[int] = field(default_factory=list)

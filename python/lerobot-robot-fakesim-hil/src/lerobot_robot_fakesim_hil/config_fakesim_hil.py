@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from lerobot.cameras import CameraConfig
 from lerobot.robots.config import RobotConfig
 
-from .features import PAIR, camera_feature
+from .features import MOTORS, PAIR, camera_feature
 
 #: Render levels of the twin's cameras.
 RENDER_QUALITIES = ("fast", "full")
@@ -26,7 +26,7 @@ class FakesimHilConfig(RobotConfig):
     # the robot's id); only without an address.
     port: str | None = None
     # The fakesim-hil binary for the robot's own daemon (unset: found as above), and where it
-    # keeps its runs (unset: a temporary directory removed at disconnect).
+    # keeps its runs (unset: a new directory under $HF_LEROBOT_HOME/fakesim_hil/runs, kept).
     daemon_bin: str | None = None
     runs_dir: str | None = None
     # One arm of a pair daemon to drive on its own, "left" or "right" (empty: the daemon's one
@@ -72,6 +72,10 @@ class FakesimHilConfig(RobotConfig):
     # LeRobot cameras (real ones in hil), as so101_follower takes them:
     # --robot.cameras="{front: {type: opencv, index_or_path: 0, width: 640, height: 480, fps: 30}}".
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
+    # The joints LeRobot's HIL-SERL environment (python -m lerobot.rl.actor, env type
+    # gym_manipulator) drives, in the order of its actions: three values, four with
+    # --env.processor.gripper.use_gripper=true. The other joints keep their targets.
+    rl_joints: list[str] = field(default_factory=lambda: ["shoulder_pan", "shoulder_lift", "elbow_flex"])
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -97,6 +101,9 @@ class FakesimHilConfig(RobotConfig):
             raise ValueError(f"max_steps must be 0 (no budget) or positive, not {self.max_steps}")
         if self.render_quality not in RENDER_QUALITIES:
             raise ValueError(f"render_quality must be one of {RENDER_QUALITIES}, not {self.render_quality!r}")
+        unknown = sorted(set(self.rl_joints) - set(MOTORS))
+        if unknown:
+            raise ValueError(f"rl_joints {unknown} are not joints of the arm: {list(MOTORS)}")
         shared = sorted({camera_feature(name) for name in self.camera_names} & set(self.cameras))
         if shared:
             raise ValueError(f"camera names {shared} are both twin cameras (camera_names) and LeRobot cameras (cameras)")

@@ -17,11 +17,22 @@ from fakesim_hil import Client, FakesimError
 
 from .config_fakesim_hil import FakesimHilConfig
 from .features import PAIR, arm_joints, camera_feature, joints
+from .joint_bus import JointBus
 from .lease import LeaseKeeper
 from .own_daemon import OwnDaemon
 from .phases import Phase, RecordPhases
 
 logger = logging.getLogger(__name__)
+
+#: The robots connected in this process, for the teleoperators that read their daemon's judgement.
+_connected: list[FakesimHil] = []
+
+
+def connected_robot() -> FakesimHil:
+    """The one fakesim_hil robot connected in this process (ValueError: none, or several)."""
+    if len(_connected) != 1:
+        raise ValueError(f"{len(_connected)} fakesim_hil robots are connected in this process; one is needed")
+    return _connected[0]
 
 
 class FakesimHil(Robot):
@@ -41,6 +52,10 @@ class FakesimHil(Robot):
     #: The daemon's arms this robot drives, as GetModelInfo's ``arms`` names them: none for a
     #: lone arm (features ``shoulder_pan.pos`` ...), else each arm's features prefixed ``ARM_``.
     arms: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        """The robot as log lines name it: its ``--robot.id`` and class, or the class alone."""
+        return f"{self.id} {type(self).__name__}" if self.id is not None else type(self).__name__
 
     def __init__(self, config: FakesimHilConfig) -> None:
         super().__init__(config)
@@ -78,6 +93,8 @@ class FakesimHil(Robot):
         self._lease: LeaseKeeper | None = None
         #: The daemon this robot started at connect (no address given), stopped at disconnect.
         self._own: OwnDaemon | None = None
+        #: The joints LeRobot's HIL-SERL environment drives (``lerobot.rl.gym_manipulator``).
+        self.bus = JointBus(self, config.rl_joints)
 
     @property
     def _motors_ft(self) -> dict[str, type]:
@@ -105,6 +122,7 @@ class FakesimHil(Robot):
         config = self.config
         if config.address is None:
             self._own = OwnDaemon.start(config, pair=bool(self.arms))
+            logger.info("%s: started a daemon of its own; its runs are kept in %s", self, self._own.runs_dir)
         address = self._own.address if self._own is not None else config.address
         try:
             client = Client(
@@ -134,6 +152,7 @@ class FakesimHil(Robot):
             self._phases.install()
         else:
             self._targets = self._read_targets()
+        _connected.append(self)
         logger.info("%s connected to %s (%s mode, %g s per action, run %s)", self, address, config.mode, self._period_s, self.run)
 
     def _take_control(self, client: Client) -> None:
@@ -184,6 +203,13 @@ class FakesimHil(Robot):
         assert self.client is not None
         targets = self.client.robot_state(self.unit).ctrl_targets
         return [targets[index] for index in self._targets_at]
+
+    def positions(self) -> dict[str, float]:
+        """Each joint's position now (LeRobot units), read without a tick: nothing moves."""
+        if self.client is None:
+            raise DeviceNotConnectedError(f"{self} is not connected")
+        positions = self.client.robot_state(self.unit).positions
+        return {joint.feature: positions[index] for joint, index in zip(self.joints, self._targets_at)}
 
     def _release_lease(self) -> None:
         """Gives the control lease back, if held."""
@@ -266,6 +292,19 @@ class FakesimHil(Robot):
         observation.update((self.twin_features[name], image) for name, image in result.images.items())
         return observation
 
+    def targets(self) -> dict[str, float]:
+        """Each joint's target, as the last action set it (LeRobot units)."""
+        if self._targets is None:
+            raise DeviceNotConnectedError(f"{self} is not connected")
+        return {joint.feature: value for joint, value in zip(self.joints, self._targets)}
+
+    def judgement(self) -> bool:
+        """The daemon's judgement of the running episode's task on the twin now (False: no episode runs)."""
+        if self.client is None:
+            raise DeviceNotConnectedError(f"{self} is not connected")
+        info = self.client.session_info()
+        return info.HasField("success") and info.success
+
     def get_observation(self) -> dict[str, Any]:
         """Joint positions (LeRobot units) and twin frames after the last action, and the
         LeRobot cameras' latest frames; without an action since the last observation, one
@@ -297,6 +336,7 @@ class FakesimHil(Robot):
         """Stops the episode (writing its summary.json), the LeRobot cameras and the connection."""
         if self.client is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
+        _connected.remove(self)
         self._phases.remove()
         self._stop_episode()
         for camera in self.lerobot_cameras.values():

@@ -1,24 +1,38 @@
 """The daemon a robot starts for itself when it is given no ``--robot.address``: the bundled
 ``fakesim-hil`` on 127.0.0.1:0, sim-only, or driving the arm on ``--robot.port``; stopped when
-the robot disconnects (or with this process)."""
+the robot disconnects (or with this process). Its runs (each episode's journal, frames and
+summary.json) stay after it: in ``--robot.runs_dir``, else in a directory of its own under
+LeRobot's home (:func:`kept_runs_dir`)."""
 
 from __future__ import annotations
 
-import shutil
+import os
 import tempfile
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from fakesim_hil.daemon import LocalDaemon
+from lerobot.utils.constants import HF_LEROBOT_HOME
 
 from .config_fakesim_hil import FakesimHilConfig
 
 
+def kept_runs_dir() -> str:
+    """A new directory for one daemon's runs under ``$HF_LEROBOT_HOME/fakesim_hil/runs`` (LeRobot's
+    home: ``~/.cache/huggingface/lerobot`` unless set), named by its start time, UTC."""
+    home = Path(os.environ.get("HF_LEROBOT_HOME", HF_LEROBOT_HOME)).expanduser()
+    parent = home / "fakesim_hil" / "runs"
+    parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime()), dir=parent)
+
+
 @dataclass
 class OwnDaemon:
-    """A started daemon and the runs directory made for it (removed with it), if one was made."""
+    """A started daemon and the directory its runs are kept in."""
 
     daemon: LocalDaemon
-    scratch: str | None
+    runs_dir: str
 
     @classmethod
     def start(cls, config: FakesimHilConfig, pair: bool) -> OwnDaemon:
@@ -40,17 +54,8 @@ class OwnDaemon:
             args += ["--port", config.port]
             if config.id:
                 args += ["--robot-id", config.id]
-        scratch = None
-        runs_dir = config.runs_dir
-        if runs_dir is None:
-            runs_dir = scratch = tempfile.mkdtemp(prefix="fakesim-robot-")
-        try:
-            daemon = LocalDaemon.start(runs_dir, *args, binary=config.daemon_bin)
-        except BaseException:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
-            raise
-        return cls(daemon, scratch)
+        runs_dir = config.runs_dir if config.runs_dir is not None else kept_runs_dir()
+        return cls(LocalDaemon.start(runs_dir, *args, binary=config.daemon_bin), runs_dir)
 
     @property
     def address(self) -> str:
@@ -59,7 +64,5 @@ class OwnDaemon:
 
     def stop(self) -> None:
         """Stops the daemon (SIGTERM: it ends its episode and the arm's torque as it does on
-        Ctrl-C) and removes the runs directory made for it."""
+        Ctrl-C); its runs stay."""
         self.daemon.stop()
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)

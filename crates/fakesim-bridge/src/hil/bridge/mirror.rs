@@ -1,7 +1,19 @@
 //! The mirror loop: reads the real arm as fast as the bus allows, writes each reading into the
-//! twin at once, then runs the fault reaction, the shadow and the watchdog on it.
+//! twin at once, then runs the fault reaction (the bus-loss policy's verdicts included), the
+//! shadow and the watchdog on it, and tells waiting ticks how the reading went.
 
-use super::*;
+use super::{HardwareBridge, Reading, Sample, clamp_into, lock};
+use crate::hil::mode::Mode;
+use crate::hil::shadow::{Finding, JointResidual, ShadowInput};
+use crate::now;
+use fakesim_arm::{Arm, Joint};
+use fakesim_safety::SafetyEvent;
+use fakesim_safety::bus_loss::LinkChange;
+use fakesim_twin::JointValues;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 impl HardwareBridge {
     /// Reads the arm once and writes the reading into the twin at once; then reacts to the
@@ -12,7 +24,6 @@ impl HardwareBridge {
         let sent_at = now();
         let reading = arm.read_state().await;
         let read_at = now();
-        self.follow_link(arm).await;
         let (real, load_percent) = match reading {
             Ok(state) => (
                 state.positions_rad(),
@@ -20,7 +31,8 @@ impl HardwareBridge {
             ),
             Err(e) => {
                 tracing::debug!(error = %e, "mirror read failed");
-                self.react_to_faults().await;
+                self.react_to_faults(arm).await;
+                self.inner.readings.send_replace(Reading { sent_at, ok: false });
                 return false;
             }
         };
@@ -43,7 +55,7 @@ impl HardwareBridge {
                 .await
         };
         let mirrored_at = now();
-        self.react_to_faults().await;
+        self.react_to_faults(arm).await;
         let twin_rad = match twin_rad {
             Ok(twin_rad) => twin_rad,
             Err(e) => {
@@ -79,6 +91,7 @@ impl HardwareBridge {
             }
             self.guard_stalls(read_at, load_percent, real).await;
         }
+        self.inner.readings.send_replace(Reading { sent_at, ok: true });
         true
     }
 
@@ -110,42 +123,54 @@ impl HardwareBridge {
         }
     }
 
-    /// Journals each change of the link to the arm's bus and acts on it: a lost bus leaves
-    /// `hil` for `mirror` (it never returns to `hil` by itself); a bus back and verified has
-    /// torque switched off once more, now that the servos answer.
-    async fn follow_link(&self, arm: &dyn Arm) {
-        let health = arm.health();
-        let state = health.link.state;
-        let before = std::mem::replace(&mut *lock(&self.inner.link_seen), state);
-        if state == before {
-            return;
-        }
-        self.record(SafetyEvent::BusLink {
-            state: state.name().to_owned(),
-            port: self.port().unwrap_or_default(),
-            attempts: health.link.attempts,
-            time_lost_s: health.link.time_lost_at(now()).as_secs_f64(),
-            last_error: health.last_error.clone().filter(|_| state != LinkState::Connected),
-        });
-        match state {
-            LinkState::Lost if before == LinkState::Connected && self.mode() == Mode::Hil => {
-                self.inner.pipeline.disarm_watchdog();
-                self.inner.mode.send_replace(Mode::Mirror);
-                tracing::warn!("the bus was lost in hil: the arm is in mirror now; SetMode(hil) once it is back");
+    /// Runs the fault policy on the arm's health and reacts, recording what it raised; then
+    /// acts on what became of the bus, as the bus-loss policy counted it: a loss leaves `hil`
+    /// for `mirror` (never to return by itself), a port back has the shadow start afresh. Each
+    /// is journalled with where the link stands.
+    async fn react_to_faults(&self, arm: &dyn Arm) {
+        let reaction = self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
+        for change in reaction.link {
+            let health = arm.health();
+            let state = match change {
+                LinkChange::Lost => "lost",
+                LinkChange::Recovered => "connected",
+            };
+            self.record(SafetyEvent::BusLink {
+                state: state.to_owned(),
+                port: self.port().unwrap_or_default(),
+                attempts: health.link.attempts,
+                time_lost_s: health.link.time_lost_at(now()).as_secs_f64(),
+                last_error: health.last_error.clone().filter(|_| change == LinkChange::Lost),
+            });
+            match change {
+                LinkChange::Lost => self.leave_hil(),
+                LinkChange::Recovered => lock(&self.inner.shadow).rebase(self.inner.samples.borrow().twin_rad),
             }
-            LinkState::Connected => {
-                if let Err(e) = self.inner.pipeline.switch_torque_off().await {
-                    tracing::warn!(error = %e, "torque off after the bus came back failed");
-                }
-                lock(&self.inner.shadow).rebase(self.inner.samples.borrow().twin_rad);
-            }
-            _ => {}
         }
     }
 
-    /// Runs the fault policy on the arm's health and reacts, recording what it raised.
-    async fn react_to_faults(&self) {
-        self.inner.pipeline.react_to_faults(|event| self.record(event)).await;
+    /// Leaves `hil` for `mirror` after the arm was lost, under the lock mode switches hold: at
+    /// once when no switch is running, else as soon as it ends (a switch into `hil` that sees
+    /// the stop this loss latched refuses, see [`HardwareBridge::set_mode`]). The mirror loop
+    /// never waits for a switch, which may be reading the arm for a sync.
+    fn leave_hil(&self) {
+        if let Ok(_switching) = self.inner.switching.try_lock() {
+            self.mirror_after_loss();
+            return;
+        }
+        let bridge = self.clone();
+        tokio::spawn(async move {
+            let _switching = bridge.inner.switching.lock().await;
+            bridge.mirror_after_loss();
+        });
+    }
+
+    fn mirror_after_loss(&self) {
+        if self.mode() == Mode::Hil {
+            self.inner.pipeline.disarm_watchdog();
+            self.inner.mode.send_replace(Mode::Mirror);
+            tracing::warn!("the arm was lost in hil: it is in mirror now; SetMode(hil) once it is back");
+        }
     }
 
     /// Runs the shadow on a reading: records drift, and holds the arm where it stands when a
@@ -205,7 +230,7 @@ pub(super) async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cance
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         interval
     });
-    // After a failed read, wait this long before the next, rather than spin on a dead bus.
+    // After a read failed on a lost port, wait this long before the next, rather than spin.
     let retry_after = bridge.inner.config.control_period;
     let mut seq = 0;
     loop {
@@ -222,7 +247,9 @@ pub(super) async fn mirror_loop(bridge: HardwareBridge, arm: Arc<dyn Arm>, cance
             () = next => {}
         }
         seq += 1;
-        if !bridge.mirror_once(arm.as_ref(), seq).await {
+        // A read that failed on an open port has waited out its replies already; one that
+        // failed at once on a lost port waits before asking again.
+        if !bridge.mirror_once(arm.as_ref(), seq).await && !arm.health().port_open() {
             tokio::select! {
                 () = cancel.cancelled() => break,
                 () = tokio::time::sleep(retry_after) => {}

@@ -8,16 +8,16 @@ mod sync;
 use super::config::BridgeConfig;
 use super::error::BridgeError;
 use super::mode::{Mode, SyncOption, VerbKind};
-use super::shadow::{Finding, JointResidual, Shadow, ShadowInput};
+use super::shadow::{JointResidual, Shadow};
 use super::stall::StallGuard;
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState, LinkState};
+use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
 use fakesim_episode::session::within_limits;
 use fakesim_safety::{
     CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, LatchedBy, Layers, Pace, PipelineTiming, RangeGuard,
-    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, check_servo_faults,
+    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, bus_loss, check_servo_faults,
 };
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{JointValues, TwinHandle};
@@ -67,6 +67,15 @@ pub struct Sample {
     pub mirrored_at: Instant,
 }
 
+/// How one read of the real arm by the mirror loop went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// When the read was asked for.
+    pub sent_at: Instant,
+    /// Whether every servo answered it; its reaction to the arm's health has run either way.
+    pub ok: bool,
+}
+
 /// What a mode switch did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModeSwitch {
@@ -99,8 +108,8 @@ struct Inner {
     /// The obstructions the client's ticks have been told of (see
     /// [`HardwareBridge::held_since_last_tick`]).
     told_ticks: AtomicU64,
-    /// The link state the mirror loop last saw.
-    link_seen: Mutex<LinkState>,
+    /// How the mirror loop's latest read of the arm went.
+    readings: watch::Sender<Reading>,
     /// Watches for joints straining against their goals (hil only).
     stall: Mutex<StallGuard>,
 }
@@ -196,7 +205,11 @@ impl HardwareBridge {
             shadow: Mutex::new(shadow),
             obstructions: AtomicU64::new(0),
             told_ticks: AtomicU64::new(0),
-            link_seen: Mutex::new(LinkState::Connected),
+            readings: watch::channel(Reading {
+                sent_at: now(),
+                ok: false,
+            })
+            .0,
             stall: Mutex::new(stall),
         });
         let bridge = HardwareBridge { inner };
@@ -255,7 +268,9 @@ impl HardwareBridge {
 
     /// The hardware status now.
     pub fn status(&self) -> HardwareStatus {
-        let health = self.health().unwrap_or_else(|| ArmHealth::no_servos(false));
+        let health = self
+            .health()
+            .unwrap_or_else(|| ArmHealth::no_servos(fakesim_arm::Torque::Off));
         let port = self.port();
         let events = lock(&self.inner.events);
         HardwareStatus::snapshot(self.mode().name(), port.as_deref(), &health, self.estop(), &events)
@@ -329,20 +344,22 @@ impl HardwareBridge {
         })
     }
 
-    /// Refuses while the real arm's bus is not connected, naming the port, where the link
-    /// stands and its last error.
+    /// Refuses while the real arm's bus is not connected (as [`bus_loss::check_link`] decides),
+    /// naming the port, where the link stands and its last error.
     pub fn check_link(&self) -> Result<(), BridgeError> {
         let Some(health) = self.health() else {
             return Ok(());
         };
-        if health.port_open() {
-            return Ok(());
-        }
-        Err(BridgeError::BusLost {
+        bus_loss::check_link(&health).map_err(|down| BridgeError::BusLost {
             port: self.port().unwrap_or_default(),
-            state: health.link.state.name(),
-            last_error: health.last_error.unwrap_or_else(|| "no error reported".to_owned()),
+            state: down.state,
+            last_error: down.last_error,
         })
+    }
+
+    /// Follows how the mirror loop's reads of the arm go.
+    pub(crate) fn readings(&self) -> watch::Receiver<Reading> {
+        self.inner.readings.subscribe()
     }
 
     /// Where a robot-service verb goes in the current mode, or why it is refused. In `sim` the
@@ -477,6 +494,14 @@ impl HardwareBridge {
                     }
                 }
                 self.enable_torque().await?;
+                // The arm may have been lost while the switch ran: its loss latched the stop
+                // first and then waits for this switch to end before it leaves hil.
+                if let Err(lost) = self.check_link().and_then(|()| self.check_estop()) {
+                    if let Err(e) = self.inner.pipeline.switch_torque_off().await {
+                        tracing::warn!(error = %e, "torque off after a switch the arm's loss overtook failed");
+                    }
+                    return Err(lost);
+                }
             }
         }
         self.inner.mode.send_replace(mode);
@@ -521,17 +546,6 @@ impl HardwareBridge {
         lock(&self.inner.events).push(SystemTime::now(), event.clone());
         // The journal forwarder may be gone at shutdown; the status still has the event.
         let _ = self.inner.journal.send(event);
-    }
-
-    /// Waits for the mirror loop's next reading, for at most ten control periods.
-    pub async fn next_sample(&self) -> Result<Sample, BridgeError> {
-        let mut rx = self.samples();
-        let seq = rx.borrow_and_update().seq;
-        let wait = self.inner.config.control_period * 10;
-        match tokio::time::timeout(wait, rx.wait_for(|s| s.seq > seq)).await {
-            Ok(Ok(sample)) => Ok(*sample),
-            _ => Err(BridgeError::NoReading(wait)),
-        }
     }
 }
 

@@ -20,6 +20,14 @@ class SyncOption(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SYNC_OPTION_MOVE_ARM_TO_TWIN: _ClassVar[SyncOption]
     SYNC_OPTION_MOVE_TWIN_TO_ARM: _ClassVar[SyncOption]
 
+class TorqueState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TORQUE_STATE_UNSPECIFIED: _ClassVar[TorqueState]
+    TORQUE_STATE_ON: _ClassVar[TorqueState]
+    TORQUE_STATE_OFF: _ClassVar[TorqueState]
+    TORQUE_STATE_MIXED: _ClassVar[TorqueState]
+    TORQUE_STATE_UNKNOWN: _ClassVar[TorqueState]
+
 class LinkState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     LINK_STATE_UNSPECIFIED: _ClassVar[LinkState]
@@ -34,6 +42,11 @@ MODE_HIL: Mode
 SYNC_OPTION_NONE: SyncOption
 SYNC_OPTION_MOVE_ARM_TO_TWIN: SyncOption
 SYNC_OPTION_MOVE_TWIN_TO_ARM: SyncOption
+TORQUE_STATE_UNSPECIFIED: TorqueState
+TORQUE_STATE_ON: TorqueState
+TORQUE_STATE_OFF: TorqueState
+TORQUE_STATE_MIXED: TorqueState
+TORQUE_STATE_UNKNOWN: TorqueState
 LINK_STATE_UNSPECIFIED: LinkState
 LINK_STATE_CONNECTED: LinkState
 LINK_STATE_LOST: LinkState
@@ -73,7 +86,7 @@ class CommErrorCounts(_message.Message):
     def __init__(self, timeouts: _Optional[int] = ..., corrupt_replies: _Optional[int] = ..., retries: _Optional[int] = ...) -> None: ...
 
 class ServoStatus(_message.Message):
-    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range", "predicted_rad", "residual_rad", "calibration_drift_rad", "torque_known", "resets")
+    __slots__ = ("id", "label", "twin_joint", "position_deg", "twin_rad", "twin_actual_rad", "temperature_c", "voltage_v", "load_percent", "current_ma", "error_flags", "errors", "comm_errors", "torque_enabled", "calibrated_min_rad", "calibrated_max_rad", "effective_min_rad", "effective_max_rad", "outside_twin_range", "predicted_rad", "residual_rad", "calibration_drift_rad", "torque_known", "resets", "torque")
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +111,7 @@ class ServoStatus(_message.Message):
     CALIBRATION_DRIFT_RAD_FIELD_NUMBER: _ClassVar[int]
     TORQUE_KNOWN_FIELD_NUMBER: _ClassVar[int]
     RESETS_FIELD_NUMBER: _ClassVar[int]
+    TORQUE_FIELD_NUMBER: _ClassVar[int]
     id: int
     label: str
     twin_joint: str
@@ -122,7 +136,8 @@ class ServoStatus(_message.Message):
     calibration_drift_rad: float
     torque_known: bool
     resets: int
-    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ..., torque_known: bool = ..., resets: _Optional[int] = ...) -> None: ...
+    torque: TorqueState
+    def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., twin_joint: _Optional[str] = ..., position_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., twin_actual_rad: _Optional[float] = ..., temperature_c: _Optional[float] = ..., voltage_v: _Optional[float] = ..., load_percent: _Optional[float] = ..., current_ma: _Optional[float] = ..., error_flags: _Optional[int] = ..., errors: _Optional[_Iterable[str]] = ..., comm_errors: _Optional[_Union[CommErrorCounts, _Mapping]] = ..., torque_enabled: bool = ..., calibrated_min_rad: _Optional[float] = ..., calibrated_max_rad: _Optional[float] = ..., effective_min_rad: _Optional[float] = ..., effective_max_rad: _Optional[float] = ..., outside_twin_range: bool = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., calibration_drift_rad: _Optional[float] = ..., torque_known: bool = ..., resets: _Optional[int] = ..., torque: _Optional[_Union[TorqueState, str]] = ...) -> None: ...
 
 class BusLink(_message.Message):
     __slots__ = ("state", "attempts", "losses", "recoveries", "time_lost_s", "last_error")
@@ -147,7 +162,7 @@ class GetHardwareStatusRequest(_message.Message):
     def __init__(self, arm: _Optional[str] = ...) -> None: ...
 
 class GetHardwareStatusResponse(_message.Message):
-    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required", "arm", "link")
+    __slots__ = ("mode", "port", "bus_connected", "servos", "estop_latched", "estop_reason", "safety_events", "mapping_file", "lease_holder", "lease_expires_in_ms", "lease_required", "arm", "link", "torque")
     MODE_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     BUS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +176,7 @@ class GetHardwareStatusResponse(_message.Message):
     LEASE_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     ARM_FIELD_NUMBER: _ClassVar[int]
     LINK_FIELD_NUMBER: _ClassVar[int]
+    TORQUE_FIELD_NUMBER: _ClassVar[int]
     mode: Mode
     port: str
     bus_connected: bool
@@ -174,7 +190,8 @@ class GetHardwareStatusResponse(_message.Message):
     lease_required: bool
     arm: str
     link: BusLink
-    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ..., arm: _Optional[str] = ..., link: _Optional[_Union[BusLink, _Mapping]] = ...) -> None: ...
+    torque: TorqueState
+    def __init__(self, mode: _Optional[_Union[Mode, str]] = ..., port: _Optional[str] = ..., bus_connected: bool = ..., servos: _Optional[_Iterable[_Union[ServoStatus, _Mapping]]] = ..., estop_latched: bool = ..., estop_reason: _Optional[str] = ..., safety_events: _Optional[int] = ..., mapping_file: _Optional[str] = ..., lease_holder: _Optional[str] = ..., lease_expires_in_ms: _Optional[int] = ..., lease_required: bool = ..., arm: _Optional[str] = ..., link: _Optional[_Union[BusLink, _Mapping]] = ..., torque: _Optional[_Union[TorqueState, str]] = ...) -> None: ...
 
 class StreamJointStatesRequest(_message.Message):
     __slots__ = ("rate_hz", "arm")
@@ -185,7 +202,7 @@ class StreamJointStatesRequest(_message.Message):
     def __init__(self, rate_hz: _Optional[float] = ..., arm: _Optional[str] = ...) -> None: ...
 
 class JointSample(_message.Message):
-    __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad", "predicted_rad", "residual_rad")
+    __slots__ = ("twin_joint", "label", "real_rad", "real_deg", "twin_rad", "predicted_rad", "residual_rad", "torque")
     TWIN_JOINT_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     REAL_RAD_FIELD_NUMBER: _ClassVar[int]
@@ -193,6 +210,7 @@ class JointSample(_message.Message):
     TWIN_RAD_FIELD_NUMBER: _ClassVar[int]
     PREDICTED_RAD_FIELD_NUMBER: _ClassVar[int]
     RESIDUAL_RAD_FIELD_NUMBER: _ClassVar[int]
+    TORQUE_FIELD_NUMBER: _ClassVar[int]
     twin_joint: str
     label: str
     real_rad: float
@@ -200,7 +218,8 @@ class JointSample(_message.Message):
     twin_rad: float
     predicted_rad: float
     residual_rad: float
-    def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ...) -> None: ...
+    torque: TorqueState
+    def __init__(self, twin_joint: _Optional[str] = ..., label: _Optional[str] = ..., real_rad: _Optional[float] = ..., real_deg: _Optional[float] = ..., twin_rad: _Optional[float] = ..., predicted_rad: _Optional[float] = ..., residual_rad: _Optional[float] = ..., torque: _Optional[_Union[TorqueState, str]] = ...) -> None: ...
 
 class JointStatesSample(_message.Message):
     __slots__ = ("seq", "elapsed_s", "mode", "joints", "reading_seq", "reading_elapsed_s")

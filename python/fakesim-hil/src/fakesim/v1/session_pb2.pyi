@@ -301,7 +301,7 @@ class GetSessionInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetSessionInfoResponse(_message.Message):
-    __slots__ = ("run", "status", "step", "max_steps", "steps_left", "task", "task_locked", "state", "default_scene")
+    __slots__ = ("run", "status", "step", "max_steps", "steps_left", "task", "task_locked", "state", "default_scene", "success")
     RUN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
@@ -311,6 +311,7 @@ class GetSessionInfoResponse(_message.Message):
     TASK_LOCKED_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_SCENE_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
     run: str
     status: EpisodeStatus
     step: int
@@ -320,4 +321,5 @@ class GetSessionInfoResponse(_message.Message):
     task_locked: bool
     state: EefState
     default_scene: Task
-    def __init__(self, run: _Optional[str] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., task_locked: bool = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., default_scene: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
+    success: bool
+    def __init__(self, run: _Optional[str] = ..., status: _Optional[_Union[EpisodeStatus, str]] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., task_locked: bool = ..., state: _Optional[_Union[EefState, _Mapping]] = ..., default_scene: _Optional[_Union[Task, _Mapping]] = ..., success: bool = ...) -> None: ...

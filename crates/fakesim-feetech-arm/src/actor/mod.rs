@@ -1,7 +1,9 @@
 //! The task that owns the serial port: it runs one request at a time, applies the mapping,
 //! reads the state block or only the positions as [`Cadence`] plans, retries lost or
 //! corrupted replies per servo, keeps the health counters, checks each servo's RAM with every
-//! state block, and brings a lost port back (see [`crate::link`]).
+//! state block, and brings a lost port back (see [`link`]).
+
+mod link;
 
 use feetech::bus::{Bus, BusConfig, BusError, Reply, SyncReadResults};
 use feetech::control_table::ServoState;
@@ -10,13 +12,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::cadence::Cadence;
-use crate::feetech_arm::FeetechArmConfig;
-use crate::link::{Reconnection, operating_config};
+use crate::config::FeetechArmConfig;
 use crate::mapping::CalibratedMapping;
 use crate::ram::{self, RamWatch};
 use crate::reading::{attempt_failed, joint_state};
+use crate::reconnect::{Reconnection, operating_config};
 use crate::trace;
-use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, LinkHealth, LinkState, ServoFailure, ServoHealth};
+use fakesim_arm::{ArmError, ArmHealth, ArmState, Joint, LinkHealth, LinkState, ServoFailure, ServoHealth, Torque};
 use fakesim_trace::Recorder;
 
 /// A call from a [`super::FeetechArm`] handle.
@@ -43,7 +45,6 @@ pub(super) struct Actor<T> {
     cadence: Cadence,
     pub(crate) servos: [ServoHealth; 6],
     pub(crate) link: LinkHealth,
-    pub(crate) torque_enabled: bool,
     pub(crate) last_error: Option<String>,
     publish: watch::Sender<ArmHealth>,
     /// How a lost port comes back (`None`: it stays lost).
@@ -71,7 +72,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         let servos = Joint::ALL.map(|joint| ServoHealth::new(joint, mapping.servo_id(joint)));
         let (publish, health) = watch::channel(ArmHealth {
             link: LinkHealth::connected(),
-            torque_enabled: false,
+            torque: Torque::of_servos(&servos),
             servos: servos.to_vec(),
             last_error: None,
         });
@@ -83,7 +84,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             config,
             servos,
             link: LinkHealth::connected(),
-            torque_enabled: false,
             last_error: None,
             publish,
             reconnection,
@@ -150,14 +150,20 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         let _ = reply.send(result);
     }
 
+    /// The arm's torque as its servos last confirmed it.
+    fn torque(&self) -> Torque {
+        Torque::of_servos(&self.servos)
+    }
+
     /// Publishes the health as it stands.
     pub(crate) fn publish(&self) {
         if let Some(recorder) = &self.trace {
-            recorder.torque(std::time::Instant::now(), self.torque_enabled);
+            let servos = std::array::from_fn(|i| self.servos[i].torque_enabled);
+            recorder.torque(std::time::Instant::now(), servos);
         }
         self.publish.send_replace(ArmHealth {
             link: self.link,
-            torque_enabled: self.torque_enabled,
+            torque: self.torque(),
             servos: self.servos.to_vec(),
             last_error: self.last_error.clone(),
         });
@@ -268,11 +274,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         }
         self.cadence.reading_done(block, failures.is_empty());
         if block {
-            self.check_ram().await?;
+            // A servo that did not answer the reading would not answer this either: asking it
+            // would only add a timeout to seeing it silent.
+            let answered: Vec<Joint> = Joint::ALL
+                .into_iter()
+                .filter(|joint| !failures.iter().any(|failure| failure.joint == *joint))
+                .collect();
+            self.check_ram(&answered).await?;
         }
         if failures.is_empty() {
             if let Some(recorder) = &self.trace {
-                trace::reading(recorder, &self.mapping, began, &state, velocity, self.torque_enabled);
+                trace::reading(recorder, &self.mapping, began, &state, velocity, self.torque().is_on());
             }
             Ok(state)
         } else {
@@ -296,9 +308,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             .collect())
     }
 
-    /// Reads every servo's RAM and handles those that reset: configured again, torque off.
-    async fn check_ram(&mut self) -> Result<(), ArmError> {
-        let ids: Vec<u8> = Joint::ALL.iter().map(|joint| self.mapping.servo_id(*joint)).collect();
+    /// Reads the RAM of `joints`' servos and handles those that reset: configured again, torque
+    /// off.
+    async fn check_ram(&mut self, joints: &[Joint]) -> Result<(), ArmError> {
+        if joints.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<u8> = joints.iter().map(|joint| self.mapping.servo_id(*joint)).collect();
         let round = match self.bus.sync_read(ram::ADDRESS, ram::LEN, &ids).await {
             Ok(round) => round,
             Err(error @ BusError::PortGone(_)) => return Err(self.bus_failure(error)),
@@ -306,7 +322,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             Err(_) => return Ok(()),
         };
         let mut suspects = Vec::new();
-        for (joint, outcome) in Joint::ALL.into_iter().zip(round) {
+        for (&joint, outcome) in joints.iter().zip(round) {
             let Ok(reply) = outcome else { continue };
             let torque = self.servo(joint).torque_enabled;
             if self.ram.check(joint, &reply.value, torque).is_some() {
@@ -392,7 +408,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     fn trace_goals(&self) {
         if let Some(recorder) = &self.trace {
             let at = std::time::Instant::now();
-            trace::goals(recorder, &self.mapping, at, &self.servos, self.torque_enabled);
+            trace::goals(recorder, &self.mapping, at, &self.servos, self.torque().is_on());
         }
     }
 
@@ -409,7 +425,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             self.write_goals(&hold).await?;
         }
         self.switch_torque(&Joint::ALL, enabled).await?;
-        self.torque_enabled = enabled;
         tracing::info!(port = %self.config.port, enabled, "torque switched");
         Ok(())
     }
@@ -428,7 +443,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
             self.trace_goals();
         }
         self.switch_torque(&[joint], enabled).await?;
-        self.torque_enabled = self.servos.iter().any(|servo| servo.torque_enabled == Some(true));
         tracing::info!(port = %self.config.port, joint = joint.label(), enabled, "joint torque switched");
         Ok(())
     }

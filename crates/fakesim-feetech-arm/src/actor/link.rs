@@ -1,34 +1,15 @@
 //! The port's lifecycle in the port task: a lost port is reopened at an interval, its servos
 //! are checked as at start-up, and only then does the arm count as connected again, with
-//! torque off.
+//! torque off. The task keeps the facts (the link's state and counters); what a loss does is
+//! decided by `fakesim_safety::bus_loss`.
 
 use std::time::Duration;
 
-use fakesim_arm::{BoxFuture, Joint, LinkState};
-use feetech::bus::{Bus, BusConfig};
+use fakesim_arm::{Joint, LinkState};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
 
-use crate::actor::Actor;
-
-/// Opens the arm's port again and prepares its servos as at start-up.
-pub trait Reconnect<T>: Send {
-    /// Opens the port at its path (the same device, or the adapter plugged in again).
-    fn open(&mut self) -> BoxFuture<'_, Result<Bus<T>, String>>;
-
-    /// Checks the servos on `bus` as at start-up (ids, models, the calibration they hold) and
-    /// writes the configuration the daemon wrote at connect where it differs; refuses servos
-    /// that differ from the arm that was connected.
-    fn prepare<'a>(&'a mut self, bus: &'a mut Bus<T>) -> BoxFuture<'a, Result<(), String>>;
-}
-
-/// How a lost port is brought back, and a reset servo configured again.
-pub struct Reconnection<T> {
-    /// Opens and prepares the port.
-    pub reconnect: Box<dyn Reconnect<T>>,
-    /// Time between two attempts to reopen a lost port; `None`: a lost port stays lost.
-    pub interval: Option<Duration>,
-}
+use super::Actor;
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
     /// When the next attempt to reopen the port is due (`None`: connected, or never).
@@ -48,7 +29,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         self.link.losses += 1;
         self.link.attempts = 0;
         self.link.lost_since = Some(Instant::now().into_std());
-        self.torque_enabled = false;
         self.servos.iter_mut().for_each(|servo| servo.torque_enabled = None);
         self.ram.forget();
         self.next_attempt = Instant::now() + self.interval();
@@ -90,7 +70,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         if let Err(error) = self.switch_torque(&Joint::ALL, false).await {
             return self.attempt_failed(format!("torque off on the reopened port failed: {error}"));
         }
-        self.torque_enabled = false;
         for servo in &mut self.servos {
             servo.responding = true;
             servo.comm.consecutive_failures = 0;
@@ -118,10 +97,4 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Actor<T> {
         self.last_error = Some(error);
         self.publish();
     }
-}
-
-/// The bus policy the port task runs with: the given one, without the bus's own retries
-/// (the task retries itself and counts every attempt).
-pub(crate) fn operating_config(config: &BusConfig) -> BusConfig {
-    BusConfig { retries: 0, ..*config }
 }
