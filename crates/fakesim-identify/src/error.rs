@@ -74,4 +74,30 @@ pub enum IdentifyError {
     /// The twin could not be loaded or configured.
     #[error(transparent)]
     Twin(#[from] TwinError),
+    /// The fit broke off: one of its threads failed.
+    #[error("the fit stopped: {0}; this is a bug in fakesim-hil, please report it with the log above")]
+    Fault(#[from] FitFault),
+}
+
+/// Which of the fit's threads failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitFault {
+    /// A replay worker's model was left unusable by a panic during an earlier rollout.
+    #[error("replay worker {worker}'s model is unusable (poisoned by an earlier panic)")]
+    WorkerPoisoned {
+        /// The worker's index.
+        worker: usize,
+    },
+    /// A replay worker panicked during a rollout.
+    #[error("replay worker {worker} panicked during a rollout")]
+    WorkerPanicked {
+        /// The worker's index.
+        worker: usize,
+    },
+    /// A joint's evolution strategy died.
+    #[error("the evolution strategy of joint {joint} died")]
+    StrategyDied {
+        /// LeRobot label.
+        joint: &'static str,
+    },
 }

@@ -12,13 +12,13 @@
 //! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
 //! joint's parameters together.
 
+use crate::board::{Search, strategies};
+use crate::error::FitFault;
 use crate::pool::{Pool, rms_per_joint};
 use crate::split::Segment;
-use cmaes::{CMAESOptions, DVector as EsVector};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
-use std::sync::{Condvar, Mutex};
 
 /// One parameter's bounds; `log` maps it on a logarithmic scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -147,75 +147,6 @@ fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64
     out
 }
 
-/// Where the six strategies meet: each posts its candidate and waits until all six (or the
-/// final points of those that finished) are in, then one rollout scores them all.
-struct Board<'p, 'a> {
-    pool: &'p Pool<'a>,
-    train: &'p [Segment],
-    state: Mutex<Round>,
-    turn: Condvar,
-}
-
-/// One round of the board.
-struct Round {
-    /// Candidates posted this round.
-    posted: [Option<[f64; 6]>; 6],
-    /// Final points of strategies that have finished.
-    finished: [Option<[f64; 6]>; 6],
-    /// Rounds scored so far.
-    scored: u64,
-    /// Each joint's mean squared error in the last scored round.
-    scores: [f64; 6],
-}
-
-/// Penalty per squared coordinate beyond a bound (a coordinate is a parameter's whole range).
-const PENALTY: f64 = 1.0;
-
-impl Board<'_, '_> {
-    /// Posts joint `j`'s candidate and returns its mean squared error once the round is scored.
-    fn score(&self, j: usize, x: [f64; 6]) -> f64 {
-        let Ok(mut round) = self.state.lock() else {
-            return f64::MAX;
-        };
-        round.posted[j] = Some(x);
-        let mine = round.scored;
-        self.score_if_full(&mut round);
-        while round.scored == mine {
-            round = match self.turn.wait(round) {
-                Ok(r) => r,
-                Err(_) => return f64::MAX,
-            };
-        }
-        let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
-        round.scores[j] * (1.0 + PENALTY * beyond)
-    }
-
-    /// Records joint `j`'s final point; the others no longer wait for it.
-    fn finish(&self, j: usize, x: [f64; 6]) {
-        if let Ok(mut round) = self.state.lock() {
-            round.finished[j] = Some(x);
-            self.score_if_full(&mut round);
-        }
-    }
-
-    /// Scores the round when every joint has posted or finished (and one has posted).
-    fn score_if_full(&self, round: &mut Round) {
-        let full = (0..6).all(|j| round.posted[j].is_some() || round.finished[j].is_some());
-        if !full || round.posted.iter().all(Option::is_none) {
-            return;
-        }
-        let u = DVector::from_fn(36, |i, _| {
-            let (j, m) = (i / 6, i % 6);
-            round.posted[j].or(round.finished[j]).map_or(0.5, |x| x[m])
-        });
-        let errors = self.pool.errors(&[dynamics_at(&u)], self.train).swap_remove(0);
-        round.scores = rms_per_joint(&errors).map(|r| r * r);
-        round.posted = [None; 6];
-        round.scored += 1;
-        self.turn.notify_all();
-    }
-}
-
 /// Fits the dynamics on the training segments from `start`: each joint's delay picked from a
 /// coarse grid, the strategies from there, the delays picked again from a finer grid around
 /// what they found (a delay trades off against the other parameters, and a strategy started on
@@ -225,26 +156,30 @@ impl Board<'_, '_> {
 /// whole steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates
 /// the servo however little of a step it acts), and between steps only the whole steps are
 /// told apart reliably; [`crate::refine`] keeps them.
-pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Dynamics {
+pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, FitFault> {
+    let score_round =
+        |u: &DVector<f64>| rms_per_joint(&pool.errors(&[dynamics_at(u)], train).swap_remove(0)).map(|r| r * r);
     let first = best_delays(pool, train, start, &COARSE_DELAYS_S);
-    let rough = strategies(pool, train, &coordinates(&first), opts, INITIAL_STEP, opts.seed);
+    let search = Search {
+        sigma: INITIAL_STEP,
+        population: opts.population,
+        generations: opts.generations,
+        seed: opts.seed,
+    };
+    let rough = strategies(score_round, &coordinates(&first), search)?;
+    pool.check()?;
     let step = pool.timestep().max(1e-4);
     let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
         .map(|k| step * k as f64)
         .collect();
     let again = best_delays(pool, train, &dynamics_at(&rough), &fine);
-    let second = FitOptions {
+    let second = Search {
+        sigma: INITIAL_STEP / 3.0,
         generations: opts.generations.div_ceil(2),
-        ..*opts
+        seed: opts.seed.wrapping_add(6),
+        ..search
     };
-    let polished = strategies(
-        pool,
-        train,
-        &coordinates(&again),
-        &second,
-        INITIAL_STEP / 3.0,
-        opts.seed.wrapping_add(6),
-    );
+    let polished = strategies(score_round, &coordinates(&again), second)?;
     // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.
     let found = dynamics_at(&polished);
@@ -255,61 +190,8 @@ pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptio
     let picked = best_delays(pool, train, &found, &fine);
     let cost = |e: &Vec<f64>| e.iter().map(|x| x * x).sum::<f64>();
     let costs: Vec<f64> = pool.errors(&[snapped, picked], train).iter().map(cost).collect();
-    if costs[1] < costs[0] { picked } else { snapped }
-}
-
-/// Runs the six joints' strategies from `u0` with first step `sigma`; each ends at the mean of
-/// its last generation (on a cost this rough the best single candidate is partly luck).
-fn strategies(
-    pool: &Pool<'_>,
-    train: &[Segment],
-    u0: &DVector<f64>,
-    opts: &FitOptions,
-    sigma: f64,
-    seed: u64,
-) -> DVector<f64> {
-    let board = Board {
-        pool,
-        train,
-        state: Mutex::new(Round {
-            posted: [None; 6],
-            finished: [None; 6],
-            scored: 0,
-            scores: [0.0; 6],
-        }),
-        turn: Condvar::new(),
-    };
-    let mut best = u0.clone();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..6)
-            .map(|j| {
-                let board = &board;
-                let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
-                scope.spawn(move || {
-                    let objective = |x: &EsVector<f64>| board.score(j, std::array::from_fn(|m| x[m]));
-                    let fallback: [f64; 6] = std::array::from_fn(|m| mean[m]);
-                    let point = CMAESOptions::new(mean, sigma)
-                        .population_size(opts.population.max(4))
-                        .max_generations(opts.generations.max(1))
-                        .seed(seed.wrapping_add(j as u64))
-                        .build(objective)
-                        .ok()
-                        .map_or(fallback, |mut es| {
-                            es.run();
-                            std::array::from_fn(|m| es.mean()[m].clamp(0.0, 1.0))
-                        });
-                    board.finish(j, point);
-                    point
-                })
-            })
-            .collect();
-        for (j, handle) in handles.into_iter().enumerate() {
-            if let Ok(point) = handle.join() {
-                (0..6).for_each(|m| best[6 * j + m] = point[m]);
-            }
-        }
-    });
-    best
+    pool.check()?;
+    Ok(if costs[1] < costs[0] { picked } else { snapped })
 }
 
 /// The strategies' first step size, in coordinates (a tenth of each parameter's range).

@@ -3,6 +3,7 @@
 //! damping, armature, friction, torque limit and transport delay are fitted to the measured
 //! positions (see the manual's "Identifying your arm").
 
+mod board;
 pub mod error;
 pub mod fit;
 pub mod pool;
@@ -16,7 +17,7 @@ pub mod room;
 pub mod split;
 pub mod synth;
 
-pub use error::{IdentifyError, Unusable};
+pub use error::{FitFault, IdentifyError, Unusable};
 pub use recording::Recording;
 
 use fakesim_twin::dynamics::Dynamics;
@@ -152,10 +153,11 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     let pool = Pool::new(arm, recordings, threads)?;
     let before = pool.errors(&[start], &parts.train).swap_remove(0);
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
-    let rough = fit::fit(&pool, &parts.train, &start, &opts.fit);
+    let rough = fit::fit(&pool, &parts.train, &start, &opts.fit)?;
     let mut refined = refine::refine(&pool, &parts.train, &rough, opts.fit.rounds);
     let (fitted, after) = no_joint_worse(&pool, &parts.train, &start, &before, &mut refined);
     let after_val = pool.errors(&[fitted], &parts.validation).swap_remove(0);
+    pool.check()?;
     let pair = |a: [f64; 6], b: [f64; 6]| std::array::from_fn(|j| [a[j], b[j]]);
     let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();
     let seconds = |segs: &[split::Segment]| {
