@@ -14,6 +14,14 @@ Measured: with the meshes the IoU is 0.995-0.997 at these poses; the old primiti
 rendered the same way (segmentation, MuJoCo's Python bindings), give 0.58-0.71, so the bound of
 0.97 fails without the meshes (and without the paint no pixel counts as the arm's).
 
+The SO-100 is checked the same way against MuJoCo Menagerie's `trs_so_arm100` chain: its bodies'
+published poses and hinge axes (CHAIN_SO100, numbers from Menagerie's `so_arm100.xml`), each part
+at its body's origin as Menagerie places it. No package ships its full-size parts, so this
+reference draws the reduced ones the daemon draws: the test checks where the parts are, and
+`scripts/decimate-meshes` says how far the reduction moves their silhouette (IoU 0.989 at least
+against the full-size parts, measured once). Measured here: 0.994-1.000; the SO-100's old
+primitive shapes give 0.35-0.71.
+
 The tool point: the daemon's `tcp` is 19.9 mm from the published `gripperframe`, and the
 model's own `gripperframe` site is the published one.
 """
@@ -21,6 +29,7 @@ model's own `gripperframe` site is the published one.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 # MuJoCo's Python renderer draws headless through EGL, as the daemon does.
@@ -36,6 +45,7 @@ from fakesim_hil import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "assets" / "so101"
+ASSETS_SO100 = ROOT / "assets" / "so100"
 CAMERAS = ("agentview", "robot0_eye_in_hand")
 WIDTH, HEIGHT = 320, 240
 #: The least IoU of the twin's arm and the published one, per camera and pose.
@@ -49,6 +59,25 @@ POSES = (
     (-0.6, 0.4, -0.5, 0.3, -1.2, 0.1),
     (0.2, -1.2, 1.0, 0.2, 2.0, 1.5),
     (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+)
+#: SO-100 poses (rad, Rotation..Jaw) clear of the task objects; the first is its home.
+POSES_SO100 = (
+    (0.0, -2.41, 2.0, 1.56, 0.0, 0.6),
+    (0.5, -1.8, 1.6, 0.8, 1.0, 1.2),
+    (-0.6, -1.2, 1.0, 0.3, -1.2, 0.1),
+    (0.2, -2.8, 2.6, 0.2, 2.0, 1.5),
+    (0.0, -1.57, 1.57, 0.0, 0.0, 0.3),
+)
+#: Menagerie's trs_so_arm100: each body, its parent, position, orientation (a quaternion, or
+#: x-y-z Euler angles in radians), hinge axis and parts. Its base stands where the twin's does.
+CHAIN_SO100 = (
+    ("Base", None, (0, 0, 0.80), (0.7071068, 0, 0, 0.7071068), None, ("Base", "Base_Motor")),
+    ("Rotation_Pitch", "Base", (0, -0.0452, 0.0165), (0.707105, 0.707108, 0, 0), (0, 1, 0), ("Rotation_Pitch", "Rotation_Pitch_Motor")),
+    ("Upper_Arm", "Rotation_Pitch", (0, 0.1025, 0.0306), (1.57079, 0, 0), (1, 0, 0), ("Upper_Arm", "Upper_Arm_Motor")),
+    ("Lower_Arm", "Upper_Arm", (0, 0.11257, 0.028), (-1.57079, 0, 0), (1, 0, 0), ("Lower_Arm", "Lower_Arm_Motor")),
+    ("Wrist_Pitch_Roll", "Lower_Arm", (0, 0.0052, 0.1349), (-1.57079, 0, 0), (1, 0, 0), ("Wrist_Pitch_Roll", "Wrist_Pitch_Roll_Motor")),
+    ("Fixed_Jaw", "Wrist_Pitch_Roll", (0, -0.0601, 0), (0, 1.57079, 0), (0, 1, 0), ("Fixed_Jaw", "Fixed_Jaw_Motor")),
+    ("Moving_Jaw", "Fixed_Jaw", (-0.0202, -0.0244, 0), (1.34924e-11, -3.67321e-06, 1, -3.67321e-06), (0, 0, 1), ("Moving_Jaw",)),
 )
 #: The published model's arm bodies (its moving jaw keeps its CAD name).
 PUBLISHED_BODIES = ("base", "shoulder", "upper_arm", "lower_arm", "wrist", "gripper", "moving_jaw_so101_v1")
@@ -78,11 +107,36 @@ def published_model(ours: mujoco.MjModel) -> mujoco.MjModel:
         contype=0,
         conaffinity=0,
     )
+    return with_our_cameras(spec, ours).compile()
+
+
+def published_so100(ours: mujoco.MjModel) -> mujoco.MjModel:
+    """Menagerie's SO-100 chain (CHAIN_SO100) on our table top, drawn with the daemon's parts,
+    with our two cameras."""
+    spec = mujoco.MjSpec()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2, 2, 0.1], pos=BASE)
+    for part in {part for *_, parts in CHAIN_SO100 for part in parts}:
+        spec.add_mesh(name=part, file=str(ASSETS_SO100 / "meshes" / f"{part}.stl"))
+    for name, parent, pos, turn, axis, parts in CHAIN_SO100:
+        quat = np.array(turn, float)
+        if len(turn) == 3:
+            quat = np.zeros(4)
+            mujoco.mju_euler2Quat(quat, np.array(turn, float), "xyz")
+        body = (spec.worldbody if parent is None else spec.body(parent)).add_body(name=name, pos=pos, quat=quat)
+        if axis is not None:
+            body.add_joint(axis=axis)
+        for part in parts:
+            body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=part, group=2, contype=0, conaffinity=0)
+    return with_our_cameras(spec, ours).compile()
+
+
+def with_our_cameras(spec: mujoco.MjSpec, ours: mujoco.MjModel) -> mujoco.MjSpec:
+    """`spec` with our two cameras, each on the body of the same name as in `ours`."""
     for name in CAMERAS:
         camera = ours.camera(name)
         parent = spec.worldbody if camera.bodyid[0] == 0 else spec.body(ours.body(camera.bodyid[0]).name)
         parent.add_camera(name=name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy[0])
-    return spec.compile()
+    return spec
 
 
 def arm_mask(model: mujoco.MjModel, qpos: np.ndarray, camera: str, bodies: set[int]) -> np.ndarray:
@@ -123,11 +177,15 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
     return float((a & b).sum() / max(1, (a | b).sum()))
 
 
+#: Paint arguments of a daemon: every part of the arm in the paint colour, at the fast level
+#: (no multisampling: hard edges, as a segmentation render has).
+PAINTED = ("--printed-color", PAINT, "--servo-color", PAINT, "--render-quality", "fast")
+
+
 @pytest.fixture(scope="module")
 def painted_daemon(daemon_factory) -> Daemon:
-    """A daemon that draws every part of the arm in the paint colour, at the fast level
-    (no multisampling: hard edges, as a segmentation render has)."""
-    return daemon_factory("--printed-color", PAINT, "--servo-color", PAINT, "--render-quality", "fast")
+    """A daemon drawing the SO-101 in the paint colour."""
+    return daemon_factory(*PAINTED)
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +195,21 @@ def published() -> mujoco.MjModel:
 
 @pytest.mark.parametrize("pose", POSES, ids=[f"pose{i}" for i in range(len(POSES))])
 def test_the_arm_is_drawn_as_the_published_model(painted_daemon: Daemon, published: mujoco.MjModel, pose: tuple[float, ...]) -> None:
-    bodies = {published.body(name).id for name in PUBLISHED_BODIES}
-    with Client(painted_daemon.address) as client:
+    check_silhouettes(painted_daemon, published, PUBLISHED_BODIES, pose)
+
+
+def test_the_so100_is_drawn_where_menagerie_places_its_parts(daemon_factory) -> None:
+    daemon = daemon_factory("--arm", "so100", *PAINTED)
+    reference = published_so100(mujoco.MjModel.from_xml_path(str(ASSETS_SO100 / "scene.xml")))
+    for pose in POSES_SO100:
+        check_silhouettes(daemon, reference, [name for name, *_ in CHAIN_SO100], pose)
+
+
+def check_silhouettes(daemon: Daemon, published: mujoco.MjModel, body_names: Sequence[str], pose: tuple[float, ...]) -> None:
+    """The daemon's painted arm at `pose` covers, in each camera, the pixels the arm bodies of
+    `published` cover (IoU at least MIN_IOU)."""
+    bodies = {published.body(name).id for name in body_names}
+    with Client(daemon.address) as client:
         client.wait_ready()
         client.set_joint_positions(list(pose), hold=True)
         frames = client.tick(list(pose), images=True, cameras=list(CAMERAS), width=WIDTH, height=HEIGHT).images

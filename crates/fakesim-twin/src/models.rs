@@ -63,7 +63,8 @@ const SO101: ArmModel = ArmModel {
     pair_tabletop: "so101/pair_tabletop.xml",
 };
 
-/// The SO-100: joints named by CAD term (`assets/so100`).
+/// The SO-100: joints named by CAD term (`assets/so100`), drawn with the published parts
+/// (`assets/so100/meshes`).
 const SO100: ArmModel = ArmModel {
     files: asset_files![
         "so100/so100.xml",
@@ -71,6 +72,19 @@ const SO100: ArmModel = ArmModel {
         "so100/tabletop.xml",
         "so100/pair.xml",
         "so100/pair_tabletop.xml",
+        "so100/meshes/Base.stl",
+        "so100/meshes/Base_Motor.stl",
+        "so100/meshes/Fixed_Jaw.stl",
+        "so100/meshes/Fixed_Jaw_Motor.stl",
+        "so100/meshes/Lower_Arm.stl",
+        "so100/meshes/Lower_Arm_Motor.stl",
+        "so100/meshes/Moving_Jaw.stl",
+        "so100/meshes/Rotation_Pitch.stl",
+        "so100/meshes/Rotation_Pitch_Motor.stl",
+        "so100/meshes/Upper_Arm.stl",
+        "so100/meshes/Upper_Arm_Motor.stl",
+        "so100/meshes/Wrist_Pitch_Roll.stl",
+        "so100/meshes/Wrist_Pitch_Roll_Motor.stl",
     ],
     scene: "so100/scene.xml",
     tabletop: "so100/tabletop.xml",
