@@ -40,8 +40,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import Daemon
 from fakesim_hil import Client
+from fakesim_hil.daemon import LocalDaemon as Daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "assets" / "so101"
