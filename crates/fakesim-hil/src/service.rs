@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The udev rules shipped in the repository's `udev/` folder.
-const UDEV_RULES: &str = include_str!("../../../udev/99-fakesim-hil-so101.rules");
+const UDEV_RULES: &str = include_str!("../udev/99-fakesim-hil-so101.rules");
 /// The file name the rules are installed under.
 const UDEV_RULES_FILE: &str = "99-fakesim-hil-so101.rules";
 /// Longest robot id accepted (it names the unit).

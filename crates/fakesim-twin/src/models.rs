@@ -29,7 +29,7 @@ pub(crate) fn model(arm: ArmType) -> &'static ArmModel {
 /// Each named file under `assets/`, compiled in: (path, contents).
 macro_rules! asset_files {
     ($($path:literal),* $(,)?) => {
-        &[$(($path, include_bytes!(concat!("../../../assets/", $path)))),*]
+        &[$(($path, include_bytes!(concat!("../assets/", $path)))),*]
     };
 }
 

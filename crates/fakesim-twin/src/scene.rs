@@ -9,11 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// The room every arm's scenes include (`assets/tabletop`), compiled into the binary.
 const ROOM_FILES: [(&str, &[u8]); 2] = [
-    ("tabletop/room.xml", include_bytes!("../../../assets/tabletop/room.xml")),
-    (
-        "tabletop/objects.xml",
-        include_bytes!("../../../assets/tabletop/objects.xml"),
-    ),
+    ("tabletop/room.xml", include_bytes!("../assets/tabletop/room.xml")),
+    ("tabletop/objects.xml", include_bytes!("../assets/tabletop/objects.xml")),
 ];
 
 /// A scene to load into the twin.
