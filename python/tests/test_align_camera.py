@@ -1,14 +1,15 @@
 """Camera alignment recovers a hidden camera: `fakesim-hil-align-camera solve`, given frames of the
 twin's model (assets/so101/scene.xml drawn by MuJoCo's own Python bindings) taken by a camera it
-is not told, with a ChArUco board clamped in the gripper and pixel noise added, writes a profile
-whose pose is within 5 mm and 0.5 degrees of the hidden camera's and whose focal lengths are
-within 1 % of it. Bad input ends with one line on stderr and status 2, no traceback.
+is not told, at 16 arm poses with pixel noise added, writes a profile whose pose is within 5 mm
+and 0.5 degrees of the hidden camera's and whose focal lengths are within 1 % of it: a front
+camera fixed in the world with the ChArUco board clamped in the gripper, and a wrist camera on
+the gripper with the board on the table. Bad input ends with one line on stderr and status 2,
+no traceback.
 
-The board is drawn by the twin as a textured box on the gripper; its image is made here with
-OpenCV's own ChArUco generator (not the command's), so a board the command misdescribes (size,
-layout) misplaces the camera and fails the bounds. Measured with 16 frames: 0.25 mm, 0.20 deg,
-0.04 % (fx and fy); with 5 frames the same scene gives 4.6 mm and 0.48 deg, so the bounds are
-not loose.
+The board is drawn by the twin as a textured box; its image is made here with OpenCV's own
+ChArUco generator (not the command's), so a board the command misdescribes (size, layout)
+misplaces the camera and fails the bounds. The errors measured, and how they grow with fewer
+frames: python/bench/align_camera_accuracy.py (docs/src/align-camera.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 # MuJoCo's Python renderer draws headless through EGL, as the daemon does.
@@ -31,32 +33,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCENE = ROOT / "assets" / "so101" / "scene.xml"
 WIDTH, HEIGHT = 640, 480
-#: The hidden camera: where it stands, what it looks at, its vertical field of view.
-HIDDEN_POS = np.array([0.6, -0.35, 1.1])
-HIDDEN_TARGET = np.array([0.2, 0.0, 0.9])
-HIDDEN_FOVY_DEG = 50.0
 #: The board: squares across and down, square and marker sides (m), as the command's defaults.
 SQUARES, SQUARE_M, MARKER_M = (6, 5), 0.03, 0.022
-#: Arm poses (rad, joints 1..6) that show the board to the hidden camera, chosen once by
-#: sampling joint ranges for poses that face the board to the camera with all of it in view.
-POSES = (
-    (-0.76, -0.21, -0.09, 0.89, -0.70, 0.0),
-    (-0.47, 1.09, 1.10, 1.14, -1.76, 0.0),
-    (-0.71, -1.14, 0.64, 1.05, -1.05, 0.0),
-    (-0.69, -0.50, 1.08, -0.32, -0.81, 0.0),
-    (-1.13, -0.88, 0.59, 0.48, -1.21, 0.0),
-    (-0.52, -1.13, 1.05, 0.59, -0.47, 0.0),
-    (-1.12, -0.10, 0.13, 0.15, -1.80, 0.0),
-    (0.19, -1.04, 0.99, 0.69, 0.13, 0.0),
-    (0.18, -0.79, 0.62, 1.00, -0.01, 0.0),
-    (-1.19, -1.01, 0.74, 0.50, -1.31, 0.0),
-    (-1.09, -1.17, 0.64, 0.89, -1.40, 0.0),
-    (-1.14, -0.02, 1.04, -0.81, -1.16, 0.0),
-    (0.21, -0.82, 0.53, 0.95, -0.15, 0.0),
-    (-1.02, -0.51, 0.41, 0.86, -1.22, 0.0),
-    (-0.55, -0.85, 0.75, 0.60, -0.88, 0.0),
-    (-0.14, -0.93, 1.07, -0.15, -1.08, 0.0),
-)
 #: Standard deviation of the Gaussian noise added to every pixel (8-bit levels).
 NOISE = 3.0
 
@@ -70,6 +48,90 @@ def look_at(position: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.column_stack([right, np.cross(back, right), back])
 
 
+def from_axes(x: tuple[float, ...], y: tuple[float, ...]) -> np.ndarray:
+    """The rotation whose x and y columns are the given axes (MJCF's `xyaxes`)."""
+    right = np.array(x) / np.linalg.norm(x)
+    up = np.array(y) - right * (right @ y)
+    up /= np.linalg.norm(up)
+    return np.column_stack([right, up, np.cross(right, up)])
+
+
+@dataclass(frozen=True)
+class Rig:
+    """The hidden camera (on `mount`: its position, rotation in MuJoCo's camera axes, vertical
+    field of view), where the board is fixed (body, position, orientation) and the arm poses
+    (rad, joints 1..6) that show it, chosen once by sampling the joint ranges for poses that
+    face the board to the camera."""
+
+    mount: str
+    camera_pos: tuple[float, float, float]
+    camera_rotation: np.ndarray
+    fovy_deg: float
+    board_on: str
+    board_pos: tuple[float, float, float]
+    board_quat: tuple[float, float, float, float]
+    poses: tuple[tuple[float, ...], ...]
+
+
+#: A front camera fixed in the world, 0.7 m from the workspace; the board clamped beyond the
+#: jaws in the gripper's y-z plane.
+FRONT = Rig(
+    mount="world",
+    camera_pos=(0.6, -0.35, 1.1),
+    camera_rotation=look_at(np.array([0.6, -0.35, 1.1]), np.array([0.2, 0.0, 0.9])),
+    fovy_deg=50.0,
+    board_on="gripper",
+    board_pos=(0.0, 0.0, -0.15),
+    board_quat=(np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0),
+    poses=(
+        (-0.76, -0.21, -0.09, 0.89, -0.70, 0.0),
+        (-0.47, 1.09, 1.10, 1.14, -1.76, 0.0),
+        (-0.71, -1.14, 0.64, 1.05, -1.05, 0.0),
+        (-0.69, -0.50, 1.08, -0.32, -0.81, 0.0),
+        (-1.13, -0.88, 0.59, 0.48, -1.21, 0.0),
+        (-0.52, -1.13, 1.05, 0.59, -0.47, 0.0),
+        (-1.12, -0.10, 0.13, 0.15, -1.80, 0.0),
+        (0.19, -1.04, 0.99, 0.69, 0.13, 0.0),
+        (0.18, -0.79, 0.62, 1.00, -0.01, 0.0),
+        (-1.19, -1.01, 0.74, 0.50, -1.31, 0.0),
+        (-1.09, -1.17, 0.64, 0.89, -1.40, 0.0),
+        (-1.14, -0.02, 1.04, -0.81, -1.16, 0.0),
+        (0.21, -0.82, 0.53, 0.95, -0.15, 0.0),
+        (-1.02, -0.51, 0.41, 0.86, -1.22, 0.0),
+        (-0.55, -0.85, 0.75, 0.60, -0.88, 0.0),
+        (-0.14, -0.93, 1.07, -0.15, -1.08, 0.0),
+    ),
+)
+#: A wrist camera on the gripper, looking along the jaws; the board flat on the table.
+WRIST = Rig(
+    mount="gripper",
+    camera_pos=(0.0, -0.06, -0.02),
+    camera_rotation=from_axes((0.0, -0.8829, -0.4695), (1.0, 0.0, 0.0)),
+    fovy_deg=65.0,
+    board_on="world",
+    board_pos=(0.25, 0.0, 0.8012),
+    board_quat=(1.0, 0.0, 0.0, 0.0),
+    poses=(
+        (-0.38, -1.10, 0.80, 1.22, 0.67, 0.0),
+        (-0.10, -1.18, 0.47, 1.49, -0.45, 0.0),
+        (-0.35, -1.04, 0.39, 1.49, -2.25, 0.0),
+        (-0.15, -0.55, 0.37, 1.49, -1.33, 0.0),
+        (0.36, -0.73, 0.30, 1.49, -2.13, 0.0),
+        (0.15, -1.27, 0.77, 1.29, -1.60, 0.0),
+        (0.28, -0.58, 0.27, 1.49, -1.78, 0.0),
+        (-0.06, -1.57, 0.96, 1.24, -2.27, 0.0),
+        (-0.15, -0.95, 0.56, 1.49, -0.08, 0.0),
+        (-0.04, -0.96, 0.69, 1.05, -1.65, 0.0),
+        (0.21, -1.30, 0.70, 1.49, -1.95, 0.0),
+        (0.11, -1.55, 0.70, 1.46, -1.66, 0.0),
+        (-0.36, -1.43, 0.73, 1.32, -1.87, 0.0),
+        (-0.25, -0.97, 0.49, 1.46, 0.65, 0.0),
+        (-0.10, -1.03, 0.41, 1.48, -1.94, 0.0),
+        (-0.13, -0.67, 0.22, 1.23, -2.20, 0.0),
+    ),
+)
+
+
 def board_image(path: Path) -> tuple[float, float]:
     """Writes the ChArUco board with a white border half a square wide (OpenCV's generator);
     returns its size in metres."""
@@ -81,35 +143,34 @@ def board_image(path: Path) -> tuple[float, float]:
     return (SQUARES[0] + 1) * SQUARE_M, (SQUARES[1] + 1) * SQUARE_M
 
 
-def hidden_scene(directory: Path) -> mujoco.MjModel:
-    """The twin's scene with the board clamped beyond the jaws (in the gripper's y-z plane) and
-    the hidden camera."""
+def hidden_scene(directory: Path, rig: Rig) -> mujoco.MjModel:
+    """The twin's scene with the board (a textured box) and the hidden camera."""
     width, height = board_image(directory / "board.png")
     spec = mujoco.MjSpec.from_file(str(SCENE))
     spec.add_texture(name="board", type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(directory / "board.png"))
     material = spec.add_material(name="board")
     material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "board"
-    facing_x = np.zeros(4)
-    mujoco.mju_axisAngle2Quat(facing_x, [0.0, 1.0, 0.0], np.pi / 2)
-    spec.body("gripper").add_geom(
-        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=[0.0, 0.0, -0.15],
-        quat=facing_x, material="board", contype=0, conaffinity=0, mass=0.001,
+    holder = spec.worldbody if rig.board_on == "world" else spec.body(rig.board_on)
+    holder.add_geom(
+        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=rig.board_pos,
+        quat=rig.board_quat, material="board", contype=0, conaffinity=0, mass=0.001,
     )
     quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, look_at(HIDDEN_POS, HIDDEN_TARGET).ravel())
-    spec.worldbody.add_camera(name="hidden", pos=HIDDEN_POS, quat=quat, fovy=HIDDEN_FOVY_DEG)
+    mujoco.mju_mat2Quat(quat, rig.camera_rotation.ravel())
+    mount = spec.worldbody if rig.mount == "world" else spec.body(rig.mount)
+    mount.add_camera(name="hidden", pos=rig.camera_pos, quat=quat, fovy=rig.fovy_deg)
     return spec.compile()
 
 
-def write_frames(directory: Path, poses: tuple[tuple[float, ...], ...] = POSES) -> Path:
-    """Renders the hidden camera at each pose, adds noise, writes the PNGs and the frames file
-    (joint positions in degrees, by the model's joint names)."""
-    model = hidden_scene(directory)
+def write_frames(directory: Path, rig: Rig, count: int | None = None) -> Path:
+    """Renders the hidden camera at the rig's first `count` poses (all by default), adds noise,
+    writes the PNGs and the frames file (joint positions in degrees, by the model's joint names)."""
+    model = hidden_scene(directory, rig)
     data = mujoco.MjData(model)
     noise = np.random.default_rng(7)
     entries = []
     with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
-        for number, pose in enumerate(poses):
+        for number, pose in enumerate(rig.poses[:count]):
             data.qpos[: len(pose)] = pose
             mujoco.mj_forward(model, data)
             renderer.update_scene(data, "hidden")
@@ -123,39 +184,47 @@ def write_frames(directory: Path, poses: tuple[tuple[float, ...], ...] = POSES) 
     return frames
 
 
+def camera_errors(profile: dict[str, object], rig: Rig) -> tuple[float, float, float]:
+    """How far a profile is from the rig's hidden camera: position (mm), rotation (degrees) and
+    the larger relative focal length error."""
+    position_mm = 1000 * np.linalg.norm(np.array(profile["pos"]) - np.array(rig.camera_pos))
+    rotation = np.zeros(9)
+    mujoco.mju_quat2Mat(rotation, np.array(profile["quat"], dtype=np.float64))
+    relative = rig.camera_rotation.T @ rotation.reshape(3, 3)
+    angle_deg = np.degrees(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1.0, 1.0)))
+    focal = (HEIGHT / 2) / np.tan(np.radians(rig.fovy_deg) / 2)
+    return float(position_mm), float(angle_deg), max(abs(profile[key] / focal - 1) for key in ("fx", "fy"))
+
+
 def align(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """Runs the command as a user does (its module), capturing its output."""
     command = [sys.executable, "-m", "fakesim_hil.align_camera", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 
-def test_alignment_recovers_the_hidden_camera(tmp_path: Path) -> None:
-    frames = write_frames(tmp_path)
-    profile, picture = tmp_path / "front.toml", tmp_path / "overlay.png"
-    run = align("solve", frames, "--name", "front", "--profile", profile, "--overlay", picture, "--model", SCENE)
+@pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
+def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
+    frames = write_frames(tmp_path, rig)
+    profile, picture = tmp_path / "camera.toml", tmp_path / "overlay.png"
+    options = ["--mount", rig.mount, "--overlay", picture, "--model", SCENE]
+    run = align("solve", frames, "--name", "cam", "--profile", profile, *options)
     assert run.returncode == 0, run.stderr
     assert "reprojection error:" in run.stdout
     found = tomllib.loads(profile.read_text())
-    assert (found["name"], found["width"], found["height"]) == ("front", WIDTH, HEIGHT)
-    assert "mount" not in found
+    assert (found["name"], found["width"], found["height"]) == ("cam", WIDTH, HEIGHT)
+    assert found.get("mount", "world") == rig.mount
 
-    position_error_mm = 1000 * np.linalg.norm(np.array(found["pos"]) - HIDDEN_POS)
-    rotation = np.zeros(9)
-    mujoco.mju_quat2Mat(rotation, np.array(found["quat"], dtype=np.float64))
-    relative = look_at(HIDDEN_POS, HIDDEN_TARGET).T @ rotation.reshape(3, 3)
-    angle_error_deg = np.degrees(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1.0, 1.0)))
-    focal = (HEIGHT / 2) / np.tan(np.radians(HIDDEN_FOVY_DEG) / 2)
-    focal_errors = [abs(found[key] / focal - 1) for key in ("fx", "fy")]
-    assert position_error_mm <= 5.0, run.stdout
-    assert angle_error_deg <= 0.5, run.stdout
-    assert max(focal_errors) <= 0.01, run.stdout
+    position_mm, angle_deg, focal = camera_errors(found, rig)
+    assert position_mm <= 5.0, run.stdout
+    assert angle_deg <= 0.5, run.stdout
+    assert focal <= 0.01, run.stdout
 
     overlay = cv2.imread(str(picture))
     assert overlay is not None and overlay.shape == (HEIGHT, WIDTH, 3)
 
 
 def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
-    frames = write_frames(tmp_path, POSES[:4])
+    frames = write_frames(tmp_path, FRONT, 4)
     document = json.loads(frames.read_text())
     (tmp_path / "broken.png").write_bytes(b"not a png")
     cv2.imwrite(str(tmp_path / "blank.png"), np.full((HEIGHT, WIDTH, 3), 200, np.uint8))
