@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,9 @@ import cv2
 import mujoco
 import numpy as np
 import pytest
+
+from fakesim_hil import Client
+from fakesim_hil.daemon import LocalDaemon as Daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENE = ROOT / "assets" / "so101" / "scene.xml"
@@ -257,3 +261,43 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
 def test_a_bad_board_option_is_refused(tmp_path: Path, squares: str) -> None:
     run = align("board", tmp_path / "board.png", "--squares", squares)
     assert run.returncode == 2 and "--squares" in run.stderr and "Traceback" not in run.stderr
+
+
+def write_video(path: Path, frames: int = 40) -> None:
+    """A short MJPG video to stand in for a camera (LeRobot's cameras take a path too), its
+    frames a grey ramp."""
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30, (320, 240))
+    for number in range(frames):
+        writer.write(np.full((240, 320, 3), 5 * number, np.uint8))
+    writer.release()
+
+
+def test_capture_takes_each_frame_with_the_daemons_joints(tmp_path: Path, daemon_factory: Callable[..., Daemon]) -> None:
+    own = daemon_factory()
+    write_video(tmp_path / "camera.avi")
+    poses = [dict(zip("123456", pose, strict=True)) for pose in ((0.3, -0.5, 0.2, 0.0, 0.1, 0.4), (-0.2, 0.0, 0.4, 0.7, 1.1, 0.0))]
+    command = [sys.executable, "-m", "fakesim_hil.align_camera", "capture", str(tmp_path / "taken")]
+    command += ["--camera", str(tmp_path / "camera.avi"), "--width", "320", "--address", own.address]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stdout.readline().startswith("Enter"), process.stderr.read() if process.stderr else ""
+        with Client(own.address) as client:
+            for pose in poses:
+                client.set_joint_positions(pose)
+                process.stdin.write("\n")
+                process.stdin.flush()
+                assert "taken" in process.stdout.readline()
+        _, errors = process.communicate("q\n", timeout=60)
+    assert process.returncode == 0, errors
+
+    document = json.loads((tmp_path / "taken" / "frames.json").read_text())
+    assert document["unit"] == "rad" and len(document["frames"]) == len(poses)
+    for entry, pose in zip(document["frames"], poses, strict=True):
+        assert entry["joints"] == pytest.approx(pose, abs=1e-6)
+        image = cv2.imread(str(tmp_path / "taken" / entry["image"]))
+        assert image is not None and image.shape == (240, 320, 3)
+
+    wrong_size = align("capture", tmp_path / "other", "--camera", tmp_path / "camera.avi", "--width", "1280", "--address", own.address)
+    assert wrong_size.returncode == 2 and "gives 320x240 frames, not 1280x240" in wrong_size.stderr, wrong_size.stderr
+    missing = align("capture", tmp_path / "other", "--camera", tmp_path / "no-camera.avi", "--address", own.address)
+    assert missing.returncode == 2 and "cannot open the camera" in missing.stderr, missing.stderr

@@ -1,7 +1,8 @@
 """`fakesim-hil-align-camera`: puts the twin's camera where the user's real camera is.
 
     fakesim-hil-align-camera board board.png           # print this, glue it flat, clamp it in the gripper
-    fakesim-hil-align-camera solve frames.json --name front --profile front.toml --overlay front.png
+    fakesim-hil-align-camera capture frames/ --camera 0 --width 640 --height 480   # Enter per pose
+    fakesim-hil-align-camera solve frames/frames.json --name front --profile front.toml --overlay front.png
 
 `solve` reads a frames file (JSON, see `read_frames`): real images of the camera, each with the
 arm's joint positions when it was taken; it finds the ChArUco board in each, fits the camera's
@@ -26,6 +27,7 @@ try:
 except ImportError as missing:
     sys.exit(f"fakesim-hil-align-camera needs OpenCV and scipy: pip install 'fakesim-hil[align]' ({missing.name} is missing)")
 
+from .align_capture import CaptureError, add_parser, capture
 from .camera_fit import BoardSpec, CameraFit, FitError, View, detect, fit
 from .twin_view import WORLD, Twin, TwinError, overlay, profile_toml
 
@@ -184,6 +186,7 @@ def parser() -> argparse.ArgumentParser:
     solve_command.add_argument("--mount", default=WORLD, help="the body the camera rides on: world (default) or gripper for a wrist camera")
     solve_command.add_argument("--board-on", help="the body the board is fixed to (default: gripper for a world camera, else world)")
     solve_command.add_argument("--no-distortion", action="store_true", help="fit a pinhole camera without radial distortion")
+    add_parser(commands)
     for command in (board, solve_command):
         command.add_argument("--squares", default="6x5", help="squares across x down (default 6x5)")
         command.add_argument("--square-mm", type=float, default=30.0, help="side of a square as printed, mm (default 30)")
@@ -195,9 +198,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Runs the command; bad input gives one line on stderr and status 2."""
     args = parser().parse_args(argv)
+    run = {"board": write_board, "solve": solve, "capture": capture}[args.command]
     try:
-        write_board(args) if args.command == "board" else solve(args)
-    except (InputError, FitError, TwinError) as error:
+        run(args)
+    except (InputError, FitError, TwinError, CaptureError) as error:
         print(f"fakesim-hil-align-camera: {error}", file=sys.stderr)
         return 2
     return 0
