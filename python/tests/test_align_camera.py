@@ -244,6 +244,7 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
         variant("unreadable.json", [*document["frames"], {**first, "image": "broken.png"}]): "broken.png is not an image",
         variant("few.json", [*document["frames"][:2], {**first, "image": "blank.png"}]): "2 frames show the board",
         variant("empty.json", []): "lists no frames",
+        variant("same.json", [first] * 4): "turn the wrist",
         variant("joint.json", [{**first, "joints": {"elbow": 1.0}}]): "no joint 'elbow'",
         tmp_path / "absent.json": "cannot read the frames file",
     }
@@ -255,6 +256,11 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
         assert message in run.stderr, (path.name, run.stderr)
         assert "Traceback" not in run.stderr, run.stderr
     assert not (tmp_path / "out.toml").exists()
+    for option, message in (("--profile", "cannot write the camera profile"), ("--overlay", "cannot write the overlay image")):
+        elsewhere = {"--profile": tmp_path / "out.toml", "--overlay": tmp_path / "overlay.png", option: tmp_path / "no-such-dir" / "x.png"}
+        run = align("solve", frames, "--name", "front", "--model", SCENE, *[str(a) for pair in elsewhere.items() for a in pair])
+        assert run.returncode == 2 and message in run.stderr, (option, run.stderr)
+        assert "Traceback" not in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("squares", ["6", "2x2", "axb"])
@@ -301,3 +307,29 @@ def test_capture_takes_each_frame_with_the_daemons_joints(tmp_path: Path, daemon
     assert wrong_size.returncode == 2 and "gives 320x240 frames, not 1280x240" in wrong_size.stderr, wrong_size.stderr
     missing = align("capture", tmp_path / "other", "--camera", tmp_path / "no-camera.avi", "--address", own.address)
     assert missing.returncode == 2 and "cannot open the camera" in missing.stderr, missing.stderr
+
+
+def test_the_overlay_camera_draws_where_opencv_projects(tmp_path: Path) -> None:
+    """The twin's render from a fitted camera (off-centre principal point, fx != fy) puts a
+    small ball of the arm where OpenCV's projection of the same camera puts its centre."""
+    from fakesim_hil.camera_fit import CameraFit
+    from fakesim_hil.twin_view import Twin, arm_mask
+
+    model = tmp_path / "ball.xml"
+    model.write_text(
+        '<mujoco><worldbody><light pos="0 0 3"/><body name="arm"><joint name="1" type="hinge" axis="0 0 1"/>'
+        '<geom type="sphere" size="0.004" pos="0.05 0.03 0.0"/></body></worldbody></mujoco>'
+    )
+    twin = Twin(model)
+    twin.pose({"1": 0.0})
+    matrix = np.array([[520.0, 0.0, 360.0], [0.0, 500.0, 215.0], [0.0, 0.0, 1.0]])
+    camera_in_world = np.eye(4)
+    camera_in_world[:3, :3] = np.diag([1.0, -1.0, -1.0])  # OpenCV axes, looking down from 0.5 m
+    camera_in_world[:3, 3] = (0.0, 0.0, 0.5)
+    fit = CameraFit(matrix, np.zeros(5), camera_in_world, np.eye(4), 0.0, [])
+    ys, xs = np.nonzero(arm_mask(twin, fit, "world", (WIDTH, HEIGHT)))
+    world_to_camera = np.linalg.inv(camera_in_world)
+    rvec, _ = cv2.Rodrigues(world_to_camera[:3, :3])
+    expected, _ = cv2.projectPoints(np.array([[0.05, 0.03, 0.0]]), rvec, world_to_camera[:3, 3], matrix, np.zeros(5))
+    assert len(xs) > 20
+    assert np.hypot(xs.mean() - expected[0, 0, 0], ys.mean() - expected[0, 0, 1]) < 0.5

@@ -116,7 +116,10 @@ def solve(args: argparse.Namespace) -> None:
         print(f"{frame.image_path.name}: {error:.3f} px RMS")
     print(f"reprojection error: {result.rms_px:.3f} px RMS over {sum(len(v.image_points) for v in views)} corners in {len(views)} frames")
     text = profile_toml(args.name, result, image_size, args.mount, len(views), not args.no_distortion)
-    args.profile.write_text(text)
+    try:
+        args.profile.write_text(text)
+    except OSError as error:
+        raise InputError(f"cannot write the camera profile {args.profile}: {error.strerror}") from None
     print(f"camera profile written to {args.profile}:\n{text}", end="")
     if args.overlay is not None:
         write_overlay(args, twin, result, frames[args.overlay_frame], images[args.overlay_frame])
@@ -127,7 +130,7 @@ def write_overlay(args: argparse.Namespace, twin: Twin, result: CameraFit, frame
     found = detect(image, board_spec(args))
     twin.pose(frame.joints)
     picture = overlay(twin, result, args.mount, image, None if found is None else found[1])
-    if not cv2.imwrite(str(args.overlay), picture):
+    if not _write_image(args.overlay, picture):
         raise InputError(f"cannot write the overlay image {args.overlay}")
     print(f"overlay of {frame.image_path.name} written to {args.overlay}")
 
@@ -135,7 +138,7 @@ def write_overlay(args: argparse.Namespace, twin: Twin, result: CameraFit, frame
 def write_board(args: argparse.Namespace) -> None:
     """Writes the board image and says how large to print it."""
     spec = board_spec(args)
-    if not cv2.imwrite(str(args.image), spec.image(args.px_per_square)):
+    if not _write_image(args.image, spec.image(args.px_per_square)):
         raise InputError(f"cannot write the board image {args.image}")
     width, height = spec.printed_size_m()
     print(
@@ -159,6 +162,14 @@ def default_model() -> Path:
     if not CHECKOUT_SCENE.is_file():
         raise InputError("give the twin's model with --model (the scene XML the daemon loads, e.g. assets/so101/scene.xml of a checkout)")
     return CHECKOUT_SCENE
+
+
+def _write_image(path: Path, image: np.ndarray) -> bool:
+    """Writes an image in the format its suffix names; False if it cannot."""
+    try:
+        return bool(cv2.imwrite(str(path), image))
+    except cv2.error:
+        return False
 
 
 def _inverse(pose: np.ndarray) -> np.ndarray:

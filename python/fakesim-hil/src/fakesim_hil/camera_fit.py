@@ -24,6 +24,9 @@ import scipy.optimize
 
 #: A view with fewer detected ChArUco corners than this is left out (its pose is too loose).
 MIN_CORNERS = 6
+#: The least rotation of the board relative to the camera between two of the views, degrees:
+#: below it the hand-eye problem has no unique answer.
+MIN_TURN_DEG = 10.0
 
 
 class FitError(ValueError):
@@ -97,8 +100,13 @@ def fit(views: Sequence[View], image_size: tuple[int, int], fit_distortion: bool
     """Fits intrinsics, camera pose and board pose to the views (image_size is width, height)."""
     if len(views) < 3:
         raise FitError(f"{len(views)} frames show the board; at least 3, at different arm poses, are needed")
+    if _largest_turn_deg(views) < MIN_TURN_DEG:
+        raise FitError(f"the board turns less than {MIN_TURN_DEG:g} degrees between the frames: turn the wrist between them")
     flags = _distortion_flags(fit_distortion)
-    matrix, distortion, board_in_camera = _calibrate_views(views, image_size, flags)
+    try:
+        matrix, distortion, board_in_camera = _calibrate_views(views, image_size, flags)
+    except cv2.error as error:
+        raise FitError(f"OpenCV cannot calibrate from these frames: {error.msg}") from None
     mount_from_camera, holder_from_board = _hand_eye(views, board_in_camera)
     matrix, distortion, mount_from_camera, holder_from_board = _refine(views, matrix, distortion, mount_from_camera, holder_from_board, fit_distortion)
     errors = [np.linalg.norm(_offsets(view, matrix, distortion, mount_from_camera, holder_from_board), axis=1) for view in views]
@@ -111,6 +119,13 @@ def fit(views: Sequence[View], image_size: tuple[int, int], fit_distortion: bool
         rms_px=float(np.sqrt(np.mean(every**2))),
         view_rms_px=[float(np.sqrt(np.mean(e**2))) for e in errors],
     )
+
+
+def _largest_turn_deg(views: Sequence[View]) -> float:
+    """The largest rotation between the holder's orientations in the mount frame, degrees."""
+    rotations = [v.mount_from_holder[:3, :3] for v in views]
+    cosines = [(np.trace(a.T @ b) - 1) / 2 for i, a in enumerate(rotations) for b in rotations[i + 1 :]]
+    return float(np.degrees(np.arccos(np.clip(min(cosines), -1.0, 1.0))))
 
 
 def _distortion_flags(fit_distortion: bool) -> int:
