@@ -32,7 +32,9 @@ import numpy as np
 import pytest
 
 from fakesim_hil import Client
+from fakesim_hil.camera_fit import CameraFit
 from fakesim_hil.daemon import LocalDaemon as Daemon
+from fakesim_hil.twin_view import Twin, arm_mask
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENE = ROOT / "assets" / "so101" / "scene.xml"
@@ -261,6 +263,8 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
         run = align("solve", frames, "--name", "front", "--model", SCENE, *[str(a) for pair in elsewhere.items() for a in pair])
         assert run.returncode == 2 and message in run.stderr, (option, run.stderr)
         assert "Traceback" not in run.stderr, run.stderr
+    run = align("solve", frames, "--name", "front", "--profile", tmp_path / "out.toml", "--model", tmp_path / "no-model.xml")
+    assert run.returncode == 2 and "cannot load the twin's model" in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("squares", ["6", "2x2", "axb"])
@@ -312,9 +316,6 @@ def test_capture_takes_each_frame_with_the_daemons_joints(tmp_path: Path, daemon
 def test_the_overlay_camera_draws_where_opencv_projects(tmp_path: Path) -> None:
     """The twin's render from a fitted camera (off-centre principal point, fx != fy) puts a
     small ball of the arm where OpenCV's projection of the same camera puts its centre."""
-    from fakesim_hil.camera_fit import CameraFit
-    from fakesim_hil.twin_view import Twin, arm_mask
-
     model = tmp_path / "ball.xml"
     model.write_text(
         '<mujoco><worldbody><light pos="0 0 3"/><body name="arm"><joint name="1" type="hinge" axis="0 0 1"/>'

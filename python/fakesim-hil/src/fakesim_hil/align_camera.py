@@ -28,7 +28,7 @@ except ImportError as missing:
     sys.exit(f"fakesim-hil-align-camera needs OpenCV and scipy: pip install 'fakesim-hil[align]' ({missing.name} is missing)")
 
 from .align_capture import CaptureError, add_parser, capture
-from .camera_fit import BoardSpec, CameraFit, FitError, View, detect, fit
+from .camera_fit import MIN_CORNERS, BoardSpec, CameraFit, FitError, View, detect, fit
 from .twin_view import WORLD, Twin, TwinError, overlay, profile_toml
 
 #: The SO-101 scene of a source checkout (python/fakesim-hil/src/fakesim_hil -> the root).
@@ -105,7 +105,7 @@ def solve(args: argparse.Namespace) -> None:
     for frame, image in zip(frames, images, strict=True):
         found = detect(image, spec)
         if found is None:
-            print(f"{frame.image_path.name}: board not found (or fewer than 6 corners), left out", file=sys.stderr)
+            print(f"{frame.image_path.name}: board not found (or fewer than {MIN_CORNERS} corners), left out", file=sys.stderr)
             continue
         twin.pose(frame.joints)
         mount_from_holder = _inverse(twin.body_in_world(args.mount)) @ twin.body_in_world(holder)
@@ -184,9 +184,9 @@ def parser() -> argparse.ArgumentParser:
     """The command line."""
     top = argparse.ArgumentParser(prog="fakesim-hil-align-camera", description="Put the twin's camera where the real camera is.")
     commands = top.add_subparsers(dest="command", required=True)
-    board = commands.add_parser("board", help="write the ChArUco board image to print")
-    board.add_argument("image", type=Path, help="the PNG to write")
-    board.add_argument("--px-per-square", type=int, default=200, help="resolution of the image (default 200)")
+    board_command = commands.add_parser("board", help="write the ChArUco board image to print")
+    board_command.add_argument("image", type=Path, help="the PNG to write")
+    board_command.add_argument("--px-per-square", type=int, default=200, help="resolution of the image (default 200)")
     solve_command = commands.add_parser("solve", help="fit the camera to frames of the board")
     solve_command.add_argument("frames", type=Path, help="the frames file (JSON: unit, frames of image and joints)")
     solve_command.add_argument("--name", required=True, help="the camera's name, as LeRobot's cameras name it (front, wrist, ...)")
@@ -198,11 +198,12 @@ def parser() -> argparse.ArgumentParser:
     solve_command.add_argument("--board-on", help="the body the board is fixed to (default: gripper for a world camera, else world)")
     solve_command.add_argument("--no-distortion", action="store_true", help="fit a pinhole camera without radial distortion")
     add_parser(commands)
-    for command in (board, solve_command):
-        command.add_argument("--squares", default="6x5", help="squares across x down (default 6x5)")
-        command.add_argument("--square-mm", type=float, default=30.0, help="side of a square as printed, mm (default 30)")
-        command.add_argument("--marker-mm", type=float, default=22.0, help="side of a marker as printed, mm (default 22)")
-        command.add_argument("--dictionary", default="DICT_4X4_50", help="the ArUco dictionary (default DICT_4X4_50)")
+    board = BoardSpec()
+    for command in (board_command, solve_command):
+        command.add_argument("--squares", default=f"{board.squares_x}x{board.squares_y}", help="squares across x down (default %(default)s)")
+        command.add_argument("--square-mm", type=float, default=board.square_m * 1000, help="side of a square as printed, mm (default %(default)g)")
+        command.add_argument("--marker-mm", type=float, default=board.marker_m * 1000, help="side of a marker as printed, mm (default %(default)g)")
+        command.add_argument("--dictionary", default=board.dictionary, help="the ArUco dictionary (default %(default)s)")
     return top
 
 
