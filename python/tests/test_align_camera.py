@@ -334,3 +334,13 @@ def test_the_overlay_camera_draws_where_opencv_projects(tmp_path: Path) -> None:
     expected, _ = cv2.projectPoints(np.array([[0.05, 0.03, 0.0]]), rvec, world_to_camera[:3, 3], matrix, np.zeros(5))
     assert len(xs) > 20
     assert np.hypot(xs.mean() - expected[0, 0, 0], ys.mean() - expected[0, 0, 1]) < 0.5
+
+
+def test_the_board_to_print_is_the_board_solve_looks_for(tmp_path: Path) -> None:
+    run = align("board", tmp_path / "board.png")
+    assert run.returncode == 0 and "210 x 180 mm" in run.stdout, run.stderr
+    image = cv2.imread(str(tmp_path / "board.png"), cv2.IMREAD_GRAYSCALE)
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.CharucoDetector(cv2.aruco.CharucoBoard(SQUARES, SQUARE_M, MARKER_M, dictionary))
+    _, ids, _, _ = detector.detectBoard(image)
+    assert ids is not None and sorted(ids.ravel()) == list(range((SQUARES[0] - 1) * (SQUARES[1] - 1)))
