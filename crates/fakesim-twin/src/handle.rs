@@ -307,6 +307,7 @@ impl TwinHandle {
     /// Renders a snapshot's cameras let in as `admission` says: a read may be refused
     /// ([`TwinError::RenderBusy`]) or dropped at its deadline ([`TwinError::DeadlinePassed`]).
     pub async fn draw_as(&self, shot: CameraSnapshot, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
+        let look = self.inner.look.lock().unwrap_or_else(PoisonError::into_inner).clone();
         self.inner
             .renderer
             .render(
@@ -317,7 +318,7 @@ impl TwinHandle {
                     width: shot.width,
                     height: shot.height,
                     depth: shot.depth,
-                    look: self.inner.look.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+                    look,
                 },
                 admission,
             )
