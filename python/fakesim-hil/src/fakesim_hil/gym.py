@@ -14,7 +14,8 @@ observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.ma
 
 A daemon runs one episode at a time, so an env given no address (and no ``$FAKESIM_HIL_ADDRESS``)
 starts a sim-only daemon of its own on a Unix socket (``fakesim-hil`` from ``daemon_bin``,
-``$FAKESIM_HIL_BIN`` or PATH; its ``--render-quality`` the env's level) and stops it on
+``$FAKESIM_HIL_BIN`` or PATH; its ``--render-quality`` the env's level, its ``--config``
+``daemon_config`` when given) and stops it on
 ``close()``: envs made side by side, as gymnasium's ``check_env`` makes them, each have theirs.
 """
 
