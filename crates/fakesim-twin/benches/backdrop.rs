@@ -23,10 +23,15 @@ fn median(mut samples: Vec<f64>) -> f64 {
 fn twin(dir: &Path, quality: RenderQuality, (width, height): (u32, u32), photo: bool) -> TwinHandle {
     let backdrops = if photo {
         let path = dir.join(format!("{width}x{height}.png"));
-        image::RgbImage::from_fn(width, height, |x, y| image::Rgb([(x * 13) as u8, (y * 7) as u8, (x ^ y) as u8]))
-            .save(&path)
-            .unwrap();
-        CAMERAS.iter().map(|camera| Backdrop::open(camera, &path).unwrap()).collect()
+        image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x * 13) as u8, (y * 7) as u8, (x ^ y) as u8])
+        })
+        .save(&path)
+        .unwrap();
+        CAMERAS
+            .iter()
+            .map(|camera| Backdrop::open(camera, &path).unwrap())
+            .collect()
     } else {
         Vec::new()
     };
