@@ -129,10 +129,9 @@ fn every_range() -> Variations {
 
 #[tokio::test]
 async fn a_seed_draws_the_same_frames_twice_and_another_seed_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let [noise, _] = photos(dir.path());
-    let (one, two) = (twin(Some(&noise), every_range()), twin(Some(&noise), every_range()));
-    let plain = twin(Some(&noise), Variations::default());
+    // No backdrop: the frames differ by what the seed does to the model the cameras draw.
+    let (one, two) = (twin(None, every_range()), twin(None, every_range()));
+    let plain = twin(None, Variations::default());
     assert_eq!(plain.vary(5), None, "nothing varies without ranges");
     let unvaried = frames(&plain, POSES[1]).await;
     let look = one.vary(5).unwrap();
@@ -149,4 +148,74 @@ async fn a_seed_draws_the_same_frames_twice_and_another_seed_others() {
     // Back to seed 5 on the first twin: its frames again, bit for bit.
     one.vary(5).unwrap();
     assert_eq!(frames(&one, POSES[1]).await, first);
+}
+
+#[tokio::test]
+async fn each_varied_aspect_changes_the_frames() {
+    let none = Variations::default();
+    let aspects = [
+        (
+            "light tilt",
+            Variations {
+                light_tilt_deg: Some(25.0),
+                ..none.clone()
+            },
+        ),
+        (
+            "light intensity",
+            Variations {
+                light_intensity: Some([0.3, 0.6]),
+                ..none.clone()
+            },
+        ),
+        (
+            "part colours",
+            Variations {
+                part_color: Some(60),
+                ..none.clone()
+            },
+        ),
+        (
+            "object colours",
+            Variations {
+                object_color: Some(60),
+                ..none.clone()
+            },
+        ),
+        (
+            "camera shift",
+            Variations {
+                camera_shift_mm: Some(8.0),
+                ..none.clone()
+            },
+        ),
+        (
+            "camera turn",
+            Variations {
+                camera_turn_deg: Some(3.0),
+                ..none.clone()
+            },
+        ),
+    ];
+    let unvaried = frames(&twin(None, none.clone()), POSES[1]).await;
+    for (aspect, variations) in aspects {
+        let varied = twin(None, variations);
+        varied.vary(9).unwrap();
+        let drawn = frames(&varied, POSES[1]).await;
+        assert_ne!(drawn[0].rgb, unvaried[0].rgb, "{aspect}: agentview unchanged");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let [noise, _] = photos(dir.path());
+    let brightness = Variations {
+        backdrop_brightness: Some([0.5, 0.7]),
+        ..none.clone()
+    };
+    let (plain, dimmed) = (twin(Some(&noise), none), twin(Some(&noise), brightness));
+    dimmed.vary(9).unwrap();
+    let (before, after) = (frames(&plain, POSES[1]).await, frames(&dimmed, POSES[1]).await);
+    let darker = before[0].rgb.iter().zip(&after[0].rgb).filter(|(b, a)| a < b).count();
+    assert!(
+        darker > before[0].rgb.len() / 2,
+        "the backdrop is dimmed: {darker} values darker"
+    );
 }
