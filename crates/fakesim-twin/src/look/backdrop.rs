@@ -52,6 +52,9 @@ impl Backdrop {
                 "{e} (a PNG or JPEG photo, at most {MAX_BACKDROP_SIDE} pixels a side)"
             ))
         })?;
+        if image.width() == 0 || image.height() == 0 {
+            return Err(refuse("the photo has no pixels".to_owned()));
+        }
         Ok(Backdrop {
             camera: camera.to_owned(),
             path: path.to_owned(),
