@@ -10,9 +10,13 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 from lerobot.envs.factory import make_env
 from lerobot_env_fakesim_hil import FakesimHilEnvConfig
 from PIL import Image
+
+from fakesim_hil import Client, FakesimError
+from fakesim_hil.daemon import LocalDaemon
 
 CAMERAS = ["agentview", "robot0_eye_in_hand"]
 WIDTH, HEIGHT = 64, 48
@@ -106,3 +110,28 @@ def test_lerobot_make_env_draws_each_episodes_look_from_its_seed(fakesim_bin: st
     for slot in looks:
         for look in slot:
             assert_within_ranges(look)
+
+
+def test_a_users_backdrop_file_is_refused_with_its_reason_never_a_crash(fakesim_bin: str, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.png"
+    garbage.write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    with pytest.raises(RuntimeError, match="garbage.png") as started:
+        LocalDaemon.start(tmp_path / "bad", "--backdrop", f"agentview={garbage}", binary=fakesim_bin)
+    assert "panicked" not in str(started.value)
+    # A 4:3 photo behind agentview: a square frame is refused (image_size, both sizes named);
+    # a 4:3 frame is drawn, and the daemon keeps serving.
+    photo = tmp_path / "room.png"
+    Image.fromarray(np.zeros((30, 40, 3), dtype=np.uint8)).save(photo)
+    daemon = LocalDaemon.start(tmp_path / "runs", "--backdrop", f"agentview={photo}", binary=fakesim_bin)
+    try:
+        with Client(daemon.address) as client:
+            client.reset(cameras=())
+            with pytest.raises(FakesimError) as refused:
+                client.observe()
+            assert refused.value.reason == "image_size"
+            assert "40x30" in refused.value.message and "256x256" in refused.value.message
+            targets = list(client.robot_state().ctrl_targets)
+            frame = client.tick(targets, cameras=["agentview"], width=64, height=48).images["agentview"]
+            assert frame.shape == (48, 64, 3)
+    finally:
+        daemon.stop()
