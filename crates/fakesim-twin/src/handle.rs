@@ -327,13 +327,16 @@ impl TwinHandle {
     }
 
     /// Draws the look of an episode from its `seed` within the twin's variations and draws
-    /// every later frame with it; `None`, and the default look, when nothing varies.
+    /// every later frame with it; `None` when nothing varies (the look stays the default).
     pub fn vary(&self, seed: u64) -> Option<Look> {
         let variations = &self.inner.variations;
-        let look = (!variations.is_off()).then(|| variations.draw(seed, &self.inner.drawn));
+        if variations.is_off() {
+            return None;
+        }
+        let look = variations.draw(seed, &self.inner.drawn);
         let mut now = self.inner.look.lock().unwrap_or_else(PoisonError::into_inner);
-        *now = (now.0 + 1, Arc::new(look.clone().unwrap_or_default()));
-        look
+        *now = (now.0 + 1, Arc::new(look.clone()));
+        Some(look)
     }
 
     /// What the render threads did with the frames asked of them since the twin started.
