@@ -247,6 +247,8 @@ impl EpisodeTools {
             max_steps: None,
             cameras: results::CAMERAS.map(str::to_owned).to_vec(),
             render_quality: None,
+            // A fresh seed: the episode's look, when the daemon has variations, is recorded in summary.json.
+            seed: None,
         };
         let call = Self::answer(client.reset_task(self.motion(&peer, request)), results::reset_task);
         Ok(Self::tracked("reset_task", &peer, &meta, call).await)

@@ -94,16 +94,19 @@ pub(crate) struct FrameKey {
     pub width: u32,
     pub height: u32,
     pub depth: bool,
+    /// The number of the look it is drawn with.
+    pub look: u64,
 }
 
 impl FrameKey {
-    /// The key of `camera` drawn from `snapshot` at a level, size and depth.
+    /// The key of `camera` drawn from `snapshot` at a level, size, depth and look.
     pub fn new(
         snapshot: &RenderSnapshot,
         quality: RenderQuality,
         camera: usize,
         size: (u32, u32),
         depth: bool,
+        look: u64,
     ) -> Self {
         FrameKey {
             state: snapshot.0.iter().map(|v| v.to_bits()).collect(),
@@ -112,6 +115,7 @@ impl FrameKey {
             width: size.0,
             height: size.1,
             depth,
+            look,
         }
     }
 }
@@ -355,6 +359,7 @@ mod tests {
             camera,
             (8, 8),
             false,
+            0,
         )
     }
 

@@ -79,6 +79,9 @@ pub enum TwinError {
     /// The call's deadline passed before its images were drawn; they were not drawn.
     #[error("the call's deadline passed before its images were drawn")]
     DeadlinePassed,
+    /// A camera's backdrop photo cannot be read, or does not fit the frame asked for.
+    #[error("{0}")]
+    Backdrop(String),
     /// The scene file could not be loaded.
     #[error("cannot load scene: {0}")]
     Scene(String),

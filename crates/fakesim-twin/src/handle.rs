@@ -5,6 +5,9 @@ use crate::colors::PartColors;
 use crate::dynamics::Dynamics;
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
+use crate::look::Look;
+use crate::look::backdrop::Backdrop;
+use crate::look::variations::Variations;
 use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
 use crate::render::{Drawing, Frame, RenderQueue};
@@ -13,8 +16,9 @@ use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
 use fakesim_arm::{ArmSpec, Side};
 use mujoco_rs::prelude::MjModel;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
 
 type Job = Box<dyn FnOnce(&mut Sim) + Send>;
@@ -41,6 +45,10 @@ pub struct TwinConfig {
     /// dynamics were identified at; see [`Sim::load_each`]); a tick's period is unchanged.
     /// `None`: the model's own. The preview shares it.
     pub physics_step_s: Option<f64>,
+    /// Photos shown behind the foreground of the cameras they name (none by default).
+    pub backdrops: Vec<Backdrop>,
+    /// The ranges [`TwinHandle::vary`] draws an episode's look within (nothing varies by default).
+    pub variations: Variations,
 }
 
 impl TwinConfig {
@@ -60,6 +68,8 @@ impl Default for TwinConfig {
             render_threads: DEFAULT_RENDER_THREADS,
             dynamics: Vec::new(),
             physics_step_s: None,
+            backdrops: Vec::new(),
+            variations: Variations::default(),
         }
     }
 }
@@ -94,16 +104,23 @@ struct Inner {
     previewer: PreviewQueue,
     faults: broadcast::Sender<TwinFault>,
     ended: Ended,
+    /// The model the cameras draw (part colours painted), which looks are drawn for.
+    drawn: MjModel,
+    variations: Variations,
+    /// The look frames are drawn with now, and its number (0: the default look).
+    look: Mutex<(u64, Arc<Look>)>,
 }
 
 impl TwinHandle {
     /// Loads the scene on a new thread and starts the render and preview threads beside it.
-    pub fn spawn(config: TwinConfig) -> Result<Self, TwinError> {
+    pub fn spawn(mut config: TwinConfig) -> Result<Self, TwinError> {
         let (ready_tx, ready_rx) = mpsc::channel();
         let arms = config.scene.arms();
         let render_quality = config.render_quality;
         let render_threads = config.render_threads;
         let part_colors = config.part_colors;
+        let backdrops = std::mem::take(&mut config.backdrops);
+        let variations = std::mem::take(&mut config.variations);
         let ended: Ended = Arc::new(watch::channel(None).0);
         let physics = Worker::spawn(
             "physics",
@@ -132,7 +149,11 @@ impl TwinHandle {
         };
         let mut drawn = MjModel::clone(&model);
         part_colors.paint(&mut drawn);
-        let renderer = match RenderQueue::spawn(&drawn, render_threads, &ended) {
+        let backdrops = match camera_backdrops(&drawn, backdrops) {
+            Ok(backdrops) => Arc::new(backdrops),
+            Err(e) => return abandon(physics, e),
+        };
+        let renderer = match RenderQueue::spawn(&drawn, &backdrops, render_threads, &ended) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -153,6 +174,9 @@ impl TwinHandle {
                 previewer,
                 faults: broadcast::channel(FAULTS_KEPT).0,
                 ended,
+                drawn,
+                variations,
+                look: Mutex::new((0, Arc::new(Look::default()))),
             }),
         })
     }
@@ -283,6 +307,7 @@ impl TwinHandle {
     /// Renders a snapshot's cameras let in as `admission` says: a read may be refused
     /// ([`TwinError::RenderBusy`]) or dropped at its deadline ([`TwinError::DeadlinePassed`]).
     pub async fn draw_as(&self, shot: CameraSnapshot, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
+        let look = self.inner.look.lock().unwrap_or_else(PoisonError::into_inner).clone();
         self.inner
             .renderer
             .render(
@@ -293,11 +318,25 @@ impl TwinHandle {
                     width: shot.width,
                     height: shot.height,
                     depth: shot.depth,
+                    look,
                 },
                 admission,
             )
             .await
             .map_err(|e| self.report(e))
+    }
+
+    /// Draws the look of an episode from its `seed` within the twin's variations and draws
+    /// every later frame with it; `None` when nothing varies (the look stays the default).
+    pub fn vary(&self, seed: u64) -> Option<Look> {
+        let variations = &self.inner.variations;
+        if variations.is_off() {
+            return None;
+        }
+        let look = variations.draw(seed, &self.inner.drawn);
+        let mut now = self.inner.look.lock().unwrap_or_else(PoisonError::into_inner);
+        *now = (now.0 + 1, Arc::new(look.clone()));
+        Some(look)
     }
 
     /// What the render threads did with the frames asked of them since the twin started.
@@ -333,6 +372,30 @@ impl Drop for Inner {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The backdrops by the id of the camera each names; a name the model has no camera of is
+/// refused with the cameras it has.
+fn camera_backdrops(model: &MjModel, backdrops: Vec<Backdrop>) -> Result<HashMap<usize, Backdrop>, TwinError> {
+    use mujoco_rs::prelude::MjtObjBase;
+    backdrops
+        .into_iter()
+        .map(
+            |backdrop| match model.name_to_id(MjtObjBase::mjOBJ_CAMERA, &backdrop.camera) {
+                Some(id) => Ok((id, backdrop)),
+                None => {
+                    let known: Vec<&str> = (0..model.cam_pos().len())
+                        .filter_map(|id| model.id_to_name(MjtObjBase::mjOBJ_CAMERA, id))
+                        .collect();
+                    Err(TwinError::Backdrop(format!(
+                        "a backdrop names camera {:?}, which the scene does not have; its cameras: {}",
+                        backdrop.camera,
+                        known.join(", ")
+                    )))
+                }
+            },
+        )
+        .collect()
 }
 
 /// Render threads a twin runs unless configured otherwise.

@@ -12,6 +12,7 @@ pub mod error;
 pub mod handle;
 pub mod image;
 mod lifeline;
+pub mod look;
 mod models;
 pub mod preview;
 pub mod quality;
@@ -31,6 +32,9 @@ pub use error::TwinError;
 /// values and ranges.
 pub use fakesim_arm::{ArmSpec, ArmType, arms, joints, quote, values};
 pub use handle::{CameraSnapshot, TwinConfig, TwinFault, TwinHandle};
+pub use look::Look;
+pub use look::backdrop::Backdrop;
+pub use look::variations::Variations;
 pub use preview::{PreviewReport, PreviewRequest, StartState};
 pub use quality::RenderQuality;
 pub use render::Frame;

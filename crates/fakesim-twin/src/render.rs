@@ -5,6 +5,8 @@ use crate::backlog::{Admission, Backlog, FrameKey, FrameRoom, RenderCounts};
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
+use crate::look::Look;
+use crate::look::backdrop::{Backdrop, composite, mask_model, mask_of_rgb};
 use crate::quality::RenderQuality;
 use crate::sim::RenderSnapshot;
 use crate::worker::{Jobs, Worker};
@@ -37,13 +39,20 @@ pub(crate) struct Drawing {
     pub width: u32,
     pub height: u32,
     pub depth: bool,
+    /// The look to draw with, and its number (see [`crate::TwinHandle::vary`]).
+    pub look: (u64, Arc<Look>),
 }
 
-/// One frame for a render thread: the key names it, the snapshot is the state to pose.
+/// One frame for a render thread: the key names it, the snapshot is the state to pose, the
+/// look says how it is lit and coloured.
 struct RenderJob {
     key: FrameKey,
     snapshot: RenderSnapshot,
+    look: Arc<Look>,
 }
+
+/// The backdrops of a twin's cameras, by camera id.
+pub(crate) type Backdrops = Arc<HashMap<usize, Backdrop>>;
 
 /// Names of the render threads, in order; their count bounds [`RenderQueue::spawn`]'s.
 const THREAD_NAMES: [&str; 4] = ["render", "render-2", "render-3", "render-4"];
@@ -65,7 +74,7 @@ pub(crate) struct RenderQueue {
 impl RenderQueue {
     /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model; each holds
     /// a lifeline reporting to `ended`.
-    pub fn spawn(model: &MjModel, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
+    pub fn spawn(model: &MjModel, backdrops: &Backdrops, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
         let threads = threads.clamp(1, MAX_RENDER_THREADS);
         let queue = RenderQueue {
             workers: Vec::new(),
@@ -75,7 +84,8 @@ impl RenderQueue {
         THREAD_NAMES.iter().take(threads).try_fold(queue, |mut queue, &name| {
             let model = model.clone();
             let backlog = queue.backlog.clone();
-            let body = move |jobs| RenderThread::new(model, backlog).run(jobs);
+            let backdrops = backdrops.clone();
+            let body = move |jobs| RenderThread::new(model, backdrops, backlog).run(jobs);
             match Worker::spawn(name, Lifeline::new(name, ended), body) {
                 Ok(worker) => {
                     queue.workers.push(worker);
@@ -105,7 +115,16 @@ impl RenderQueue {
         let keys = drawing
             .cameras
             .iter()
-            .map(|&camera| FrameKey::new(&drawing.snapshot, drawing.quality, camera, size, drawing.depth))
+            .map(|&camera| {
+                FrameKey::new(
+                    &drawing.snapshot,
+                    drawing.quality,
+                    camera,
+                    size,
+                    drawing.depth,
+                    drawing.look.0,
+                )
+            })
             .collect();
         let admitted = self.backlog.admit(keys, admission)?;
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -114,6 +133,7 @@ impl RenderQueue {
             let job = RenderJob {
                 key: key.clone(),
                 snapshot: drawing.snapshot.clone(),
+                look: drawing.look.1.clone(),
             };
             if let Err(e) = self.workers[(start + k) % self.workers.len()].send(job) {
                 for (_, key) in std::iter::once((k, key)).chain(new) {
@@ -142,20 +162,46 @@ impl RenderQueue {
 
 struct RenderThread {
     model: MjModel,
+    backdrops: Backdrops,
     backlog: Arc<Backlog>,
-    /// The data each quality level draws from, made on first use.
-    scenes: HashMap<RenderQuality, MjData<Arc<MjModel>>>,
+    /// What each quality level draws from, made on first use and again for a new look.
+    scenes: HashMap<RenderQuality, Staged>,
     renderers: HashMap<(RenderQuality, u32, u32), MjRenderer>,
+    /// Each backdrop fitted to a frame size, by camera and size.
+    fitted: HashMap<(usize, u32, u32), Vec<u8>>,
     unavailable: Option<String>,
 }
 
+/// A quality level's data with a look applied: the scene's, and the mask's when a camera has
+/// a backdrop.
+struct Staged {
+    look: u64,
+    data: MjData<Arc<MjModel>>,
+    mask: Option<MjData<Arc<MjModel>>>,
+}
+
+impl Staged {
+    /// `model` at `quality` with `look` applied (number `number`).
+    fn new(model: &MjModel, quality: RenderQuality, number: u64, look: &Look, backdrops: bool) -> Self {
+        let mut drawn = quality.render_model(model);
+        look.apply(&mut drawn);
+        Staged {
+            look: number,
+            mask: backdrops.then(|| MjData::new(Arc::new(mask_model(&drawn)))),
+            data: MjData::new(Arc::new(drawn)),
+        }
+    }
+}
+
 impl RenderThread {
-    fn new(model: MjModel, backlog: Arc<Backlog>) -> Self {
+    fn new(model: MjModel, backdrops: Backdrops, backlog: Arc<Backlog>) -> Self {
         RenderThread {
             model,
+            backdrops,
             backlog,
             scenes: HashMap::new(),
             renderers: HashMap::new(),
+            fitted: HashMap::new(),
             unavailable: None,
         }
     }
@@ -186,35 +232,74 @@ impl RenderThread {
             width,
             height,
             depth,
+            look,
             ..
         } = job.key;
-        let model = &self.model;
-        let data = self
+        let backdrop = match self.backdrops.get(&camera) {
+            Some(backdrop) => Some(fitted(&mut self.fitted, backdrop, (camera, width, height))?),
+            None => None,
+        };
+        let (model, any_backdrop) = (&self.model, !self.backdrops.is_empty());
+        let staged = self
             .scenes
             .entry(quality)
-            .or_insert_with(|| MjData::new(Arc::new(quality.render_model(model))));
-        // Drawing needs only the poses of bodies, geoms, cameras and lights.
-        job.snapshot.pose(data).map_err(TwinError::RenderUnavailable)?;
-        data.camlight();
+            .or_insert_with(|| Staged::new(model, quality, look, &job.look, any_backdrop));
+        if staged.look != look {
+            *staged = Staged::new(model, quality, look, &job.look, any_backdrop);
+        }
         let renderer = renderer(
             &mut self.renderers,
             &mut self.unavailable,
-            data.model(),
+            staged.data.model(),
             (quality, width, height),
         )?;
-        if renderer.depth_enabled() != depth {
-            renderer.set_depth_rendering(depth);
-        }
-        let fail = |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
         renderer.set_camera(MjvCamera::new_fixed(camera));
-        renderer.sync_data(data).map_err(fail)?;
-        renderer.render().map_err(fail)?;
-        Ok(Frame {
-            width,
-            height,
-            rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
-            depth: renderer.depth_flat().map(<[f32]>::to_vec),
-        })
+        let mut frame = draw_view(renderer, &mut staged.data, &job.snapshot, (width, height), depth)?;
+        if let (Some(photo), Some(mask)) = (backdrop, staged.mask.as_mut()) {
+            let drawn = draw_view(renderer, mask, &job.snapshot, (width, height), false);
+            let mask = mask_of_rgb(&drawn?.rgb);
+            composite(&mut frame.rgb, &mask, photo, job.look.backdrop_brightness);
+        }
+        Ok(frame)
+    }
+}
+
+/// Draws `data` posed at `snapshot` with the renderer's camera (of `size`): RGB, and depth
+/// when asked.
+fn draw_view(
+    renderer: &mut MjRenderer,
+    data: &mut MjData<Arc<MjModel>>,
+    snapshot: &RenderSnapshot,
+    (width, height): (u32, u32),
+    depth: bool,
+) -> Result<Frame, TwinError> {
+    // Drawing needs only the poses of bodies, geoms, cameras and lights.
+    snapshot.pose(data).map_err(TwinError::RenderUnavailable)?;
+    data.camlight();
+    if renderer.depth_enabled() != depth {
+        renderer.set_depth_rendering(depth);
+    }
+    let fail = |e: mujoco_rs::renderer::RendererError| TwinError::RenderUnavailable(e.to_string());
+    renderer.sync_data(data).map_err(fail)?;
+    renderer.render().map_err(fail)?;
+    Ok(Frame {
+        width,
+        height,
+        rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
+        depth: renderer.depth_flat().map(<[f32]>::to_vec),
+    })
+}
+
+/// A backdrop fitted to a frame size, fitted once per camera and size.
+fn fitted<'a>(
+    cache: &'a mut HashMap<(usize, u32, u32), Vec<u8>>,
+    backdrop: &Backdrop,
+    key: (usize, u32, u32),
+) -> Result<&'a [u8], TwinError> {
+    use std::collections::hash_map::Entry;
+    match cache.entry(key) {
+        Entry::Occupied(entry) => Ok(entry.into_mut()),
+        Entry::Vacant(entry) => Ok(entry.insert(backdrop.fitted(key.1, key.2)?)),
     }
 }
 

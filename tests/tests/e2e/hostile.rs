@@ -150,9 +150,10 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
             prop::option::of(prop_oneof![Just(0_u64), 1..400_u64, any::<u64>()]),
             prop::collection::vec(hostile_string(long), 0..3),
             prop::option::of(hostile_i32()),
+            prop::option::of(any::<u64>()),
         )
             .prop_map(
-                |(suite, task_index, init_state_index, max_steps, cameras, render_quality)| Request::ResetTask(
+                |(suite, task_index, init_state_index, max_steps, cameras, render_quality, seed)| Request::ResetTask(
                     ResetTaskRequest {
                         suite,
                         task_index,
@@ -160,6 +161,7 @@ fn call(long: bool) -> impl Strategy<Value = Call> {
                         max_steps,
                         cameras,
                         render_quality,
+                        seed,
                     }
                 )
             ),

@@ -16,6 +16,19 @@ use fakesim_twin::JointValues;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+/// A seed for an episode whose reset names none, from the system's randomness (0 where
+/// there is none to be had, with a warning).
+fn fresh_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(error) => {
+            tracing::warn!(%error, "no randomness for the episode's seed; it is 0");
+            0
+        }
+    }
+}
+
 /// Ticks run after a reset so objects come to rest; they use no budget.
 const SETTLE_TICKS: u32 = 10;
 
@@ -24,6 +37,7 @@ impl Engine {
     pub async fn reset_task(&self, request: ResetRequest) -> Result<ResetOutcome, EpisodeError> {
         let cameras = session_cameras(&request.cameras)?;
         let quality = request.quality;
+        let seed = request.seed.unwrap_or_else(fresh_seed);
         let room = self.reserve(&cameras)?;
         let (id, task, snapped) = {
             let mut session = self.lock().await;
@@ -50,6 +64,7 @@ impl Engine {
                     Ok((EefState::read(sim, GripperCommand::Open), sim.clock().period_s()))
                 })
                 .await?;
+            let look = self.twin.vary(seed);
             let (id, journal) = self.open_journal().await?;
             let mut run = Run {
                 id: id.clone(),
@@ -62,6 +77,7 @@ impl Engine {
                 started: Instant::now(),
                 calls: BTreeMap::new(),
                 safety_events: 0,
+                look,
             };
             run.journal(&Event::ResetTask {
                 run: &id,

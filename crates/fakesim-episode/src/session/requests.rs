@@ -27,6 +27,9 @@ pub struct ResetRequest {
     pub cameras: Vec<String>,
     /// How they are drawn; `None`: the twin's own level.
     pub quality: Option<RenderQuality>,
+    /// The episode's seed, which draws its look when the twin has variations; `None`: a fresh
+    /// one, recorded in `summary.json`.
+    pub seed: Option<u64>,
 }
 
 impl ResetRequest {

@@ -9,6 +9,7 @@ use crate::gripper::{GripperCommand, GripperState, GripperStop};
 use crate::journal::Journal;
 use crate::motion::MoveStop;
 use crate::tasks::{TaskDef, TaskRef};
+use fakesim_twin::Look;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -38,6 +39,8 @@ pub(super) struct Run {
     pub(super) calls: Tally,
     /// Safety events journaled during the run (refusals and stops of the safety layers).
     pub(super) safety_events: u64,
+    /// The look the run's seed drew, when the twin has variations.
+    pub(super) look: Option<Look>,
 }
 
 impl Run {

@@ -3,6 +3,7 @@
 use super::results::TaskInfo;
 use super::run::{Run, Tally};
 use crate::tasks;
+use fakesim_twin::Look;
 use fakesim_twin::Watch;
 use fakesim_twin::joints::Joint;
 use serde::Serialize;
@@ -55,6 +56,10 @@ pub(super) struct Summary<'a> {
     duration_s: f64,
     success: bool,
     validation: &'a Validation<'a>,
+    /// The seed's look (lights, colours, camera poses, backdrop brightness), when the twin
+    /// has variations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variation: Option<&'a Look>,
 }
 
 /// The call counts of `summary.json`.
@@ -80,6 +85,7 @@ impl<'a> Summary<'a> {
             duration_s: run.started.elapsed().as_secs_f64(),
             success: validation.success,
             validation,
+            variation: run.look.as_ref(),
         }
     }
 }

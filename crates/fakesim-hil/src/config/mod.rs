@@ -12,3 +12,4 @@ pub use listen::ListenAddr;
 pub use options::{AccessOptions, ArmOptions, DaemonOptions, ShadowOptions, TwinOptions, defaults};
 pub use settings::Settings;
 pub use table::{Setting, check_manual, listing, markdown, with_defaults};
+pub use text::CameraFile;

@@ -2,12 +2,12 @@
 //! key of the same name (serde), grouped by concern; [`defaults`] holds every default.
 
 use crate::config::ListenAddr;
-use crate::config::text::{lock_task_table, parsed, shown};
+use crate::config::text::{CameraFile, camera_file_table, lock_task_table, parsed, shown};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
-use fakesim_twin::{ArmType, PartColors, RenderQuality, Rgb};
+use fakesim_twin::{ArmType, PartColors, RenderQuality, Rgb, Variations};
 use feetech::configure::ServoSettings;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -295,6 +295,17 @@ pub struct TwinOptions {
     #[arg(long, value_name = "#RRGGBB")]
     #[serde(deserialize_with = "parsed", serialize_with = "shown")]
     pub servo_color: Option<Rgb>,
+    /// A photo of the real scene shown behind what a camera sees of the arms and the task
+    /// objects, CAMERA=FILE (PNG or JPEG of the frames' aspect ratio, resized to them); one per
+    /// camera, repeatable; in the config file a `[backdrop]` table of camera = "file".
+    #[arg(long, value_name = "CAMERA=FILE")]
+    #[serde(deserialize_with = "camera_file_table", skip_serializing)]
+    pub backdrop: Option<Vec<CameraFile>>,
+    /// The ranges each episode's look is drawn within from its seed: a table of the config
+    /// file only (its keys are listed with the other settings').
+    #[arg(skip)]
+    #[serde(skip_serializing)]
+    pub variations: Option<Variations>,
     /// TOML file whose keys are the long names of the daemon's options (lock-task is a table:
     /// suite, task-index, init-state-index), plus a `[servos]` table of connect-time servo
     /// settings; flags override it; unknown keys are refused. For `mcp` its listen key is
@@ -317,6 +328,8 @@ overlay!(TwinOptions {
     render_quality,
     printed_color,
     servo_color,
+    backdrop,
+    variations,
     config,
     log_level,
 });

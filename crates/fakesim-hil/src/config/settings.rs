@@ -5,10 +5,11 @@ use crate::access::tls::TlsFiles;
 use crate::config::file;
 use crate::config::listen::{ListenAddr, check_exposure};
 use crate::config::options::{DaemonOptions, Overlay, defaults};
+use crate::config::text::CameraFile;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_episode::tasks::TaskRef;
-use fakesim_twin::{ArmType, PartColors, RenderQuality};
+use fakesim_twin::{ArmType, PartColors, RenderQuality, Variations};
 use feetech::configure::ServoSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -87,6 +88,10 @@ pub struct Settings {
     pub render_quality: RenderQuality,
     /// The colours the cameras draw the arms' parts in.
     pub part_colors: PartColors,
+    /// The photo shown behind each camera named, if any.
+    pub backdrops: Vec<CameraFile>,
+    /// The ranges each episode's look is drawn within (nothing varies by default).
+    pub variations: Variations,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
     pub mcp_listen: Option<SocketAddr>,
     /// The MCP endpoint serves only the tools that move nothing.
@@ -202,6 +207,8 @@ impl Settings {
                 printed: twin.printed_color.unwrap_or(PartColors::default().printed),
                 servo: twin.servo_color.unwrap_or(PartColors::default().servo),
             },
+            backdrops: twin.backdrop.unwrap_or_default(),
+            variations: twin.variations.unwrap_or_default(),
             mcp_listen,
             mcp_observe_only,
             live_view,
@@ -236,6 +243,15 @@ impl Settings {
             );
         }
         self.shadow.check().map_err(anyhow::Error::msg)?;
+        self.variations.check()?;
+        if let Some(twice) = (self.backdrops.iter().enumerate())
+            .find(|(i, b)| self.backdrops[..*i].iter().any(|other| other.camera == b.camera))
+        {
+            bail!(
+                "backdrop: camera {:?} is given two photos; give one per camera",
+                twice.1.camera
+            );
+        }
         self.stall.check().map_err(anyhow::Error::msg)?;
         if let Some(interval) = self.reconnect_interval
             && !(RECONNECT_INTERVAL_S.contains(&interval.as_secs_f64()))
@@ -530,6 +546,48 @@ mod tests {
         let nested = config_file("[lock-task]\nsuite = \"s\"\ntask-index = 1\ninit-state-index = 0\nseed = 4\n");
         let err = Settings::from_args(&args(&["--config", nested.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("seed"), "{err:#}");
+    }
+
+    #[test]
+    fn backdrops_and_variations_come_from_the_file_or_flags_and_bad_ones_are_refused() {
+        let file = config_file(
+            "[backdrop]\nagentview = \"room.png\"\n[variations]\ncamera-shift-mm = 3.0\nlight-intensity = [0.8, 1.2]\n",
+        );
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&["--config", path])).unwrap();
+        assert_eq!(
+            settings.backdrops,
+            vec!["agentview=room.png".parse::<CameraFile>().unwrap()]
+        );
+        assert_eq!(settings.variations.camera_shift_mm, Some(3.0));
+        assert_eq!(settings.variations.light_intensity, Some([0.8, 1.2]));
+        let flags = args(&[
+            "--config",
+            path,
+            "--backdrop",
+            "front=a.jpg",
+            "--backdrop",
+            "wrist=b.png",
+        ]);
+        let cameras: Vec<String> = (Settings::from_args(&flags).unwrap().backdrops.into_iter())
+            .map(|b| b.camera)
+            .collect();
+        assert_eq!(cameras, ["front", "wrist"], "the flags win over the file's table");
+        assert!(Settings::default().variations.is_off() && Settings::default().backdrops.is_empty());
+        for (text, expected) in [
+            (
+                "[variations]\ncamera-shift-mm = 80.0\n",
+                "camera-shift-mm must be from 0 to 50",
+            ),
+            ("[variations]\ncamera-shfit-mm = 1.0\n", "camera-shfit-mm"),
+        ] {
+            let bad = config_file(text);
+            let err = Settings::from_args(&args(&["--config", bad.path().to_str().unwrap()])).unwrap_err();
+            assert!(format!("{err:#}").contains(expected), "{err:#}");
+        }
+        let err = Settings::from_args(&args(&["--backdrop", "front=a.png", "--backdrop", "front=b.png"])).unwrap_err();
+        assert!(format!("{err:#}").contains("two photos"), "{err:#}");
+        assert!(Cli::try_parse_from(["fakesim-hil", "--backdrop", "front"]).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use clap::{Args, Command};
 use serde_json::Value;
 
 /// Keys the config file takes that have no flag, with their meaning and default.
-const FILE_ONLY: [(&str, &str, &str); 2] = [
+const FILE_ONLY: [(&str, &str, &str); 3] = [
     (
         "servos",
         "Table of connect-time servo settings: return-delay, acceleration, max-acceleration, p, i, \
@@ -20,6 +20,13 @@ const FILE_ONLY: [(&str, &str, &str); 2] = [
          error-rad, window-s. A joint at or above the load, that far from its goal, for the window, has its \
          torque switched off and the stop latched (hil).",
         "70 %, 0.1 rad, 2 s; gripper 40 %, 0.1 rad, 1.5 s",
+    ),
+    (
+        "variations",
+        "Table of the ranges each episode's look is drawn within from its seed: light-tilt-deg, \
+         light-intensity = [low, high], part-color and object-color (steps of 255 per channel), \
+         camera-shift-mm, camera-turn-deg, backdrop-brightness = [low, high]; an unset key does not vary.",
+        "nothing varies",
     ),
 ];
 

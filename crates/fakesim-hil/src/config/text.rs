@@ -4,8 +4,45 @@
 use fakesim_episode::tasks::TaskRef;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serializer};
+use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::path::PathBuf;
 use std::str::FromStr;
+
+/// A file named for a camera: `CAMERA=FILE` on the command line, `camera = "file"` in a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CameraFile {
+    /// The camera's name.
+    pub camera: String,
+    /// The file.
+    pub file: PathBuf,
+}
+
+impl FromStr for CameraFile {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.split_once('=') {
+            Some((camera, file)) if !camera.is_empty() && !file.is_empty() => Ok(CameraFile {
+                camera: camera.to_owned(),
+                file: PathBuf::from(file),
+            }),
+            _ => Err(format!("{text:?} is not CAMERA=FILE (e.g. agentview=photo.png)")),
+        }
+    }
+}
+
+/// A table of camera = "file" as the values of a repeated `CAMERA=FILE` flag.
+pub fn camera_file_table<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<CameraFile>>, D::Error> {
+    Ok(
+        Option::<BTreeMap<String, PathBuf>>::deserialize(deserializer)?.map(|table| {
+            table
+                .into_iter()
+                .map(|(camera, file)| CameraFile { camera, file })
+                .collect()
+        }),
+    )
+}
 
 /// A value given as text in the file, parsed as its flag parses it.
 pub fn parsed<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>

@@ -189,6 +189,7 @@ impl SessionApi for SessionService {
             max_steps: r.max_steps,
             cameras: r.cameras,
             quality: render_quality(r.render_quality)?,
+            seed: r.seed,
         };
         let Done::Reset(outcome) = self.state.run(&metadata, Motion::ResetTask(request)).await? else {
             return Err(mismatched());

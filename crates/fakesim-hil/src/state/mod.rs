@@ -86,10 +86,20 @@ impl AppState {
                 .await
                 .context("the profiles' physics step check panicked")??
         };
+        let backdrops = settings.backdrops.clone();
+        let backdrops = tokio::task::spawn_blocking(move || {
+            (backdrops.iter())
+                .map(|b| fakesim_twin::Backdrop::open(&b.camera, &b.file))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .context("the backdrop loader panicked")??;
         let config = TwinConfig {
             scene,
             render_quality: settings.render_quality,
             part_colors: settings.part_colors,
+            backdrops,
+            variations: settings.variations.clone(),
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             physics_step_s,
             ..TwinConfig::default()

@@ -169,6 +169,7 @@ pub fn from_twin(error: &TwinError) -> Status {
             .meta("height", height)
             .meta("maxWidth", max_width)
             .meta("maxHeight", max_height),
+        TwinError::Backdrop(detail) => refusal(Reason::ImageSize, message).meta("detail", detail),
         TwinError::RenderUnavailable(detail) => refusal(Reason::RenderUnavailable, message).meta("detail", detail),
         TwinError::RenderBusy {
             queued,

@@ -316,6 +316,7 @@ class Client:
         max_steps: int | None = None,
         cameras: Sequence[str] = SESSION_CAMERAS,
         render_quality: RenderQualityName | None = None,
+        seed: int | None = None,
     ) -> session_pb2.ResetTaskResponse:
         """Starts an episode (the default scene when suite, task and layout are None).
 
@@ -323,7 +324,9 @@ class Client:
         0 none (a recorder's episode), N that many. ``cameras`` are the images drawn for the
         answer, at ``render_quality`` (None: the daemon's level): both, as the episode tools
         answer, unless told otherwise; ``()`` draws none and answers without ``images``, the
-        cheap reset for a caller that does not look."""
+        cheap reset for a caller that does not look. ``seed`` draws the episode's look within
+        the daemon's ``[variations]`` (the same seed, the same frames); None: a fresh one. The
+        look drawn is in the episode's ``summary.json``."""
         request = session_pb2.ResetTaskRequest(
             suite=suite,
             task_index=task_index,
@@ -331,6 +334,7 @@ class Client:
             max_steps=max_steps,
             cameras=cameras,
             render_quality=_quality(render_quality),
+            seed=seed,
         )
         return self.call(self.session.ResetTask, request)
 

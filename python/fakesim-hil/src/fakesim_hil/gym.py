@@ -14,7 +14,8 @@ observation. An episode lasts ``episode_ticks`` steps (pass it to ``gymnasium.ma
 
 A daemon runs one episode at a time, so an env given no address (and no ``$FAKESIM_HIL_ADDRESS``)
 starts a sim-only daemon of its own on a Unix socket (``fakesim-hil`` from ``daemon_bin``,
-``$FAKESIM_HIL_BIN`` or PATH; its ``--render-quality`` the env's level) and stops it on
+``$FAKESIM_HIL_BIN`` or PATH; its ``--render-quality`` the env's level, its ``--config``
+``daemon_config`` when given) and stops it on
 ``close()``: envs made side by side, as gymnasium's ``check_env`` makes them, each have theirs.
 """
 
@@ -74,6 +75,7 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         control_period_s: float | None = None,
         daemon_bin: str | None = None,
         runs_dir: str | None = None,
+        daemon_config: str | None = None,
         **connection: Any,
     ) -> None:
         address = address or os.environ.get(ADDRESS_ENV)
@@ -84,7 +86,10 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         if client is None and address is None:
             if runs_dir is None:
                 runs_dir = self._scratch = tempfile.mkdtemp(prefix="fakesim-gym-")
-            self.daemon = LocalDaemon.start(runs_dir, "--render-quality", render_quality, binary=daemon_bin)
+            options = ["--render-quality", render_quality]
+            if daemon_config is not None:
+                options += ["--config", daemon_config]
+            self.daemon = LocalDaemon.start(runs_dir, *options, binary=daemon_bin)
             address = self.daemon.address
         self.client = client or Client(address, **connection)
         self._owns_client = client is None
@@ -147,6 +152,8 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._steps = 0
         self._running = False
         self._closed = False
+        # Draws each episode's look seed (see reset); unseeded until a reset gives a seed.
+        self._look_seeds = np.random.default_rng()
         self._last: dict[str, Any] | None = None
 
     def pixels_space(self) -> spaces.Dict:
@@ -164,7 +171,10 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         return observation
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Starts an episode on a layout: ``options["init_state_index"]``, else one drawn by the seed."""
+        """Starts an episode on a layout: ``options["init_state_index"]``, else one drawn by the
+        seed. The episode's look within the daemon's ``[variations]`` comes from a seed the
+        env draws from a generator of its own, seeded by ``seed`` when given (so a seeded
+        reset and those after it draw the same looks every run); ``info["seed"]`` names it."""
         super().reset(seed=seed)
         self._finish()
         if options and "init_state_index" in options:
@@ -174,13 +184,22 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         # No daemon step budget: the env ends its episodes itself after episode_ticks. The reset
         # draws nothing: the first frames, when the env has cameras, come from the hold tick
         # below, at the env's own size and level.
-        started = self.client.reset(SUITE, self.task_index, layout, max_steps=0, cameras=())
+        if seed is not None:
+            self._look_seeds = np.random.default_rng(seed)
+        look_seed = int(self._look_seeds.integers(2**63))
+        started = self.client.reset(SUITE, self.task_index, layout, max_steps=0, cameras=(), seed=look_seed)
         self._running = True
         self._steps = 0
         # A hold tick on the current targets renders the first frames and settles the layout.
         targets = np.array(self.client.robot_state(self.unit).ctrl_targets)
         self._last = self._observation(self.client.tick(targets, **self._tick_options))
-        info = {"run": started.run, "task": started.task.name, "init_state_index": layout, "instruction": self.instruction}
+        info = {
+            "run": started.run,
+            "task": started.task.name,
+            "init_state_index": layout,
+            "instruction": self.instruction,
+            "seed": look_seed,
+        }
         return self._last, info
 
     def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:

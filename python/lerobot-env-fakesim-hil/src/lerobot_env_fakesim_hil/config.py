@@ -45,6 +45,10 @@ class FakesimHilEnvConfig(EnvConfig):
     # and stops it when lerobot-eval closes its envs.
     addresses: list[str] = field(default_factory=list)
     daemon_bin: str | None = None
+    # The daemon config file each started daemon reads (--config): its [backdrop] and
+    # [variations] tables give every slot's cameras their backdrops and each episode a look
+    # drawn from its seed, recorded in its summary.json. None: the defaults (nothing varies).
+    daemon_config: str | None = None
     # Where slot i keeps its daemon's runs (summary.json per episode) and episodes.jsonl, the
     # judgement and validation report of each episode it ran: RUNS_DIR/env-i. None: a temporary
     # directory per started daemon, removed with it, and no records.
@@ -82,6 +86,7 @@ class FakesimHilEnvConfig(EnvConfig):
             "unit": "lerobot_degrees" if self.use_degrees else "lerobot_range",
             "control_period_s": 1.0 / self.fps,
             "daemon_bin": self.daemon_bin,
+            "daemon_config": self.daemon_config,
         }
 
     def slot_kwargs(self, index: int) -> dict:

@@ -145,20 +145,22 @@ class ListTasksResponse(_message.Message):
     def __init__(self, suites: _Optional[_Iterable[_Union[SuiteSummary, _Mapping]]] = ..., total_tasks: _Optional[int] = ..., suite: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskSummary, _Mapping]]] = ...) -> None: ...
 
 class ResetTaskRequest(_message.Message):
-    __slots__ = ("suite", "task_index", "init_state_index", "max_steps", "cameras", "render_quality")
+    __slots__ = ("suite", "task_index", "init_state_index", "max_steps", "cameras", "render_quality", "seed")
     SUITE_FIELD_NUMBER: _ClassVar[int]
     TASK_INDEX_FIELD_NUMBER: _ClassVar[int]
     INIT_STATE_INDEX_FIELD_NUMBER: _ClassVar[int]
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     CAMERAS_FIELD_NUMBER: _ClassVar[int]
     RENDER_QUALITY_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     suite: str
     task_index: int
     init_state_index: int
     max_steps: int
     cameras: _containers.RepeatedScalarFieldContainer[str]
     render_quality: _common_pb2.RenderQuality
-    def __init__(self, suite: _Optional[str] = ..., task_index: _Optional[int] = ..., init_state_index: _Optional[int] = ..., max_steps: _Optional[int] = ..., cameras: _Optional[_Iterable[str]] = ..., render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ...) -> None: ...
+    seed: int
+    def __init__(self, suite: _Optional[str] = ..., task_index: _Optional[int] = ..., init_state_index: _Optional[int] = ..., max_steps: _Optional[int] = ..., cameras: _Optional[_Iterable[str]] = ..., render_quality: _Optional[_Union[_common_pb2.RenderQuality, str]] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class ResetTaskResponse(_message.Message):
     __slots__ = ("run", "task", "images", "state", "step", "steps_left")
