@@ -2,6 +2,7 @@
 //! renderers (GL contexts) and is fed state snapshots.
 
 use crate::backlog::{Admission, Backlog, FrameKey, FrameRoom, RenderCounts};
+use crate::cameras::Distortion;
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
@@ -33,9 +34,8 @@ pub struct Frame {
 pub(crate) struct Drawing {
     pub snapshot: RenderSnapshot,
     pub quality: RenderQuality,
-    pub cameras: Vec<usize>,
-    pub width: u32,
-    pub height: u32,
+    /// Each camera's id and the size its frame is drawn at.
+    pub cameras: Vec<(usize, (u32, u32))>,
     pub depth: bool,
 }
 
@@ -63,9 +63,14 @@ pub(crate) struct RenderQueue {
 }
 
 impl RenderQueue {
-    /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model; each holds
-    /// a lifeline reporting to `ended`.
-    pub fn spawn(model: &MjModel, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
+    /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model, bending the
+    /// frames of the cameras in `lenses` (by id); each holds a lifeline reporting to `ended`.
+    pub fn spawn(
+        model: &MjModel,
+        threads: usize,
+        lenses: Arc<HashMap<usize, Distortion>>,
+        ended: &Ended,
+    ) -> Result<Self, TwinError> {
         let threads = threads.clamp(1, MAX_RENDER_THREADS);
         let queue = RenderQueue {
             workers: Vec::new(),
@@ -75,7 +80,8 @@ impl RenderQueue {
         THREAD_NAMES.iter().take(threads).try_fold(queue, |mut queue, &name| {
             let model = model.clone();
             let backlog = queue.backlog.clone();
-            let body = move |jobs| RenderThread::new(model, backlog).run(jobs);
+            let lenses = lenses.clone();
+            let body = move |jobs| RenderThread::new(model, backlog, lenses).run(jobs);
             match Worker::spawn(name, Lifeline::new(name, ended), body) {
                 Ok(worker) => {
                     queue.workers.push(worker);
@@ -101,11 +107,10 @@ impl RenderQueue {
     /// Draws a drawing's frames, in its camera order, let in as `admission` says; each new
     /// frame goes to the next thread in turn.
     pub async fn render(&self, drawing: Drawing, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
-        let size = (drawing.width, drawing.height);
         let keys = drawing
             .cameras
             .iter()
-            .map(|&camera| FrameKey::new(&drawing.snapshot, drawing.quality, camera, size, drawing.depth))
+            .map(|&(camera, size)| FrameKey::new(&drawing.snapshot, drawing.quality, camera, size, drawing.depth))
             .collect();
         let admitted = self.backlog.admit(keys, admission)?;
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -143,6 +148,8 @@ impl RenderQueue {
 struct RenderThread {
     model: MjModel,
     backlog: Arc<Backlog>,
+    /// The lens distortion of the cameras that have one, by id.
+    lenses: Arc<HashMap<usize, Distortion>>,
     /// The data each quality level draws from, made on first use.
     scenes: HashMap<RenderQuality, MjData<Arc<MjModel>>>,
     renderers: HashMap<(RenderQuality, u32, u32), MjRenderer>,
@@ -150,10 +157,11 @@ struct RenderThread {
 }
 
 impl RenderThread {
-    fn new(model: MjModel, backlog: Arc<Backlog>) -> Self {
+    fn new(model: MjModel, backlog: Arc<Backlog>, lenses: Arc<HashMap<usize, Distortion>>) -> Self {
         RenderThread {
             model,
             backlog,
+            lenses,
             scenes: HashMap::new(),
             renderers: HashMap::new(),
             unavailable: None,
@@ -209,11 +217,15 @@ impl RenderThread {
         renderer.set_camera(MjvCamera::new_fixed(camera));
         renderer.sync_data(data).map_err(fail)?;
         renderer.render().map_err(fail)?;
-        Ok(Frame {
+        let frame = Frame {
             width,
             height,
             rgb: renderer.rgb_flat().map(<[u8]>::to_vec).unwrap_or_default(),
             depth: renderer.depth_flat().map(<[f32]>::to_vec),
+        };
+        Ok(match self.lenses.get(&camera) {
+            Some(lens) => lens.apply(frame),
+            None => frame,
         })
     }
 }

@@ -90,6 +90,7 @@ impl AppState {
             scene,
             render_quality: settings.render_quality,
             part_colors: settings.part_colors,
+            cameras: settings.cameras.clone(),
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             physics_step_s,
             ..TwinConfig::default()
