@@ -13,6 +13,7 @@ import pytest
 
 from conftest import Daemon
 from fakesim_hil import Client
+from fakesim_hil.gym import FakesimEnv
 
 #: The red cube of the tabletop (assets/tabletop/objects.xml): centre and half size, metres.
 CUBE = np.array([0.22, 0.08, 0.815])
@@ -132,3 +133,14 @@ def test_a_bad_profile_stops_the_daemon_naming_the_key(fakesim_bin: str, tmp_pat
     )
     assert ended.returncode != 0
     assert expected in ended.stderr and "panicked" not in ended.stderr, ended.stderr
+
+
+def test_the_gym_envs_space_gives_a_profile_camera_its_own_size(daemon: Daemon) -> None:
+    env = FakesimEnv(0, address=daemon.address, image_size=(32, 24), cameras=["front", "agentview"], episode_ticks=2)
+    try:
+        assert env.observation_space["pixels"]["front"].shape == (480, 640, 3)
+        assert env.observation_space["pixels"]["agentview"].shape == (24, 32, 3)
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space["pixels"].contains(obs["pixels"])
+    finally:
+        env.close()

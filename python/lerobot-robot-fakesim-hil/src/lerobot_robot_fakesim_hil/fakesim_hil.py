@@ -14,9 +14,10 @@ from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnected
 
 from fakesim.v1 import robot_pb2, session_pb2
 from fakesim_hil import Client, FakesimError
+from fakesim_hil.cameras import profile_sizes
 
 from .config_fakesim_hil import FakesimHilConfig
-from .features import PAIR, arm_joints, camera_feature, joints, profile_sizes
+from .features import PAIR, arm_joints, camera_feature, joints
 from .joint_bus import REFUSED_TARGETS, JointBus
 from .lease import LeaseKeeper
 from .own_daemon import OwnDaemon

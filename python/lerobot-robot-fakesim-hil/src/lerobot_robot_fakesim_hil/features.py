@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 #: Motor names of LeRobot's SO-101 follower, in the daemon's action-key order.
 MOTORS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
@@ -40,22 +38,3 @@ def camera_feature(camera: str) -> str:
     feature names."""
     return camera.replace("/", "_")
 
-
-#: Frame size (height, width) of the daemon's standard camera profiles, by camera name: the front
-#: webcam and the wrist camera (each arm's in a pair), 640x480 as LeRobot's OpenCV cameras
-#: usually record (crates/fakesim-twin/src/cameras/standard.rs).
-STANDARD_SIZES = {name: (480, 640) for name in ("front", "wrist", "left/wrist", "right/wrist")}
-
-
-def profile_sizes(paths: list[str]) -> dict[str, tuple[int, int]]:
-    """The frame size (height, width) of each camera profile file, by its camera's name: the
-    standard profiles', with the files' over them (a profile named front replaces that one)."""
-    sizes = dict(STANDARD_SIZES)
-    for path in paths:
-        with open(Path(path).expanduser(), "rb") as file:
-            profile = tomllib.load(file)
-        try:
-            sizes[str(profile["name"])] = (int(profile["height"]), int(profile["width"]))
-        except (KeyError, TypeError, ValueError) as bad:
-            raise ValueError(f"camera profile {path}: needs name, width and height ({bad!r})") from None
-    return sizes
