@@ -50,7 +50,11 @@ pub struct TwinConfig {
 impl TwinConfig {
     /// The scene's standard camera profiles with the configured ones over them.
     pub fn camera_profiles(&self) -> Vec<CameraProfile> {
-        merged(standard_profiles(&self.scene).into_iter().chain(self.cameras.iter().cloned()))
+        merged(
+            standard_profiles(&self.scene)
+                .into_iter()
+                .chain(self.cameras.iter().cloned()),
+        )
     }
 
     /// The twin's physics as configured.

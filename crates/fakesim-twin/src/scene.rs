@@ -4,9 +4,9 @@ use crate::cameras::{CameraProfile, add_profiles, fit_offscreen};
 use crate::error::TwinError;
 use crate::models::model;
 use fakesim_arm::{ArmSpec, ArmType, Side};
+use mujoco_rs::error::MjEditError;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
-use mujoco_rs::error::MjEditError;
 use mujoco_rs::wrappers::mj_editing::MjSpec;
 use std::path::{Path, PathBuf};
 
@@ -134,7 +134,10 @@ impl Scene {
 /// A scene file's path, if MuJoCo can be given it (no NUL byte).
 fn checked_path(path: &Path) -> Result<&Path, TwinError> {
     if path.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err(TwinError::Scene(format!("{}: a path cannot hold a NUL byte", path.display())));
+        return Err(TwinError::Scene(format!(
+            "{}: a path cannot hold a NUL byte",
+            path.display()
+        )));
     }
     Ok(path)
 }

@@ -36,9 +36,10 @@ pub fn read_profiles(sources: &[CameraSource]) -> anyhow::Result<Vec<CameraProfi
         .iter()
         .enumerate()
         .map(|(i, source)| match source {
-            CameraSource::Table(table) => {
-                Ok(CameraProfile::from_table(table, &format!("[[camera]] number {} of the config file", i + 1))?)
-            }
+            CameraSource::Table(table) => Ok(CameraProfile::from_table(
+                table,
+                &format!("[[camera]] number {} of the config file", i + 1),
+            )?),
             CameraSource::File(path) => {
                 let origin = path.display().to_string();
                 let size = std::fs::metadata(path)
@@ -69,20 +70,27 @@ mod tests {
             "name = \"side\"\nwidth = 320\nheight = 240\nfovy-deg = 50.0\npos = [0.0, -0.5, 1.0]\nquat = [1.0, 0.0, 0.0, 0.0]\n",
         )
         .unwrap();
-        let table: toml::Table = toml::from_str(&std::fs::read_to_string(&good).unwrap().replace("side", "top")).unwrap();
+        let table: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&good).unwrap().replace("side", "top")).unwrap();
         let profiles = read_profiles(&[CameraSource::File(good.clone()), CameraSource::Table(table)]).unwrap();
         let names: Vec<_> = profiles.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["side", "top"]);
 
         let missing = dir.path().join("nope.toml");
         let error = format!("{:#}", read_profiles(&[CameraSource::File(missing)]).unwrap_err());
-        assert!(error.contains("cannot read camera profile") && error.contains("nope.toml"), "{error}");
+        assert!(
+            error.contains("cannot read camera profile") && error.contains("nope.toml"),
+            "{error}"
+        );
         let big = dir.path().join("big.toml");
         std::fs::write(&big, "#".repeat(100_000)).unwrap();
         let error = format!("{:#}", read_profiles(&[CameraSource::File(big)]).unwrap_err());
         assert!(error.contains("more than a profile's"), "{error}");
         let table: toml::Table = toml::from_str("name = \"x\"\nwidth = -1\n").unwrap();
         let error = format!("{:#}", read_profiles(&[CameraSource::Table(table)]).unwrap_err());
-        assert!(error.contains("[[camera]] number 1 of the config file") && error.contains("width"), "{error}");
+        assert!(
+            error.contains("[[camera]] number 1 of the config file") && error.contains("width"),
+            "{error}"
+        );
     }
 }

@@ -57,7 +57,10 @@ impl Distortion {
         for (i, &[sx, sy]) in self.source.iter().enumerate() {
             let Some(taps) = taps(sx, sy, w, h) else { continue };
             for c in 0..3 {
-                let value: f32 = taps.iter().map(|&(at, weight)| weight * f32::from(frame.rgb[at * 3 + c])).sum();
+                let value: f32 = taps
+                    .iter()
+                    .map(|&(at, weight)| weight * f32::from(frame.rgb[at * 3 + c]))
+                    .sum();
                 rgb[i * 3 + c] = value.round().clamp(0.0, 255.0) as u8;
             }
         }
@@ -67,7 +70,11 @@ impl Distortion {
                 .map(|&[sx, sy]| {
                     let (col, row) = (sx.round(), sy.round());
                     let inside = col >= 0.0 && row >= 0.0 && (col as usize) < w && (row as usize) < h;
-                    if inside { depth[row as usize * w + col as usize] } else { 0.0 }
+                    if inside {
+                        depth[row as usize * w + col as usize]
+                    } else {
+                        0.0
+                    }
                 })
                 .collect()
         });

@@ -152,20 +152,29 @@ impl CameraProfile {
             return Err(bad(&self, problem));
         }
         if !self.pos.iter().all(|v| v.is_finite()) {
-            return Err(bad(&self, format!("`pos` must be three finite metres, got {:?}", self.pos)));
+            return Err(bad(
+                &self,
+                format!("`pos` must be three finite metres, got {:?}", self.pos),
+            ));
         }
         let norm = self.quat.iter().map(|v| v * v).sum::<f64>().sqrt();
         if !(norm.is_finite() && norm > 1e-9) {
             return Err(bad(
                 &self,
-                format!("`quat` must be a finite, non-zero quaternion w, x, y, z, got {:?}", self.quat),
+                format!(
+                    "`quat` must be a finite, non-zero quaternion w, x, y, z, got {:?}",
+                    self.quat
+                ),
             ));
         }
         self.quat = self.quat.map(|v| v / norm);
         if let Some(k) = self.distortion
             && !k.iter().all(|v| v.is_finite())
         {
-            return Err(bad(&self, format!("`distortion` must be five finite numbers, got {k:?}")));
+            return Err(bad(
+                &self,
+                format!("`distortion` must be five finite numbers, got {k:?}"),
+            ));
         }
         Ok(self)
     }
@@ -174,7 +183,11 @@ impl CameraProfile {
     /// `cy` (inside the image).
     fn check_lens(&self) -> Result<(), String> {
         let intrinsics = [("fx", self.fx), ("fy", self.fy), ("cx", self.cx), ("cy", self.cy)];
-        let given: Vec<&str> = intrinsics.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| *k).collect();
+        let given: Vec<&str> = intrinsics
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| *k)
+            .collect();
         match (self.fovy_deg, given.len()) {
             (Some(_), 1..) => Err(format!(
                 "give either `fovy-deg` or `fx`, `fy`, `cx`, `cy`, not both (`fovy-deg` and `{}` are set)",
@@ -186,8 +199,15 @@ impl CameraProfile {
             (Some(_), 0) => Ok(()),
             (None, 0) => Err("a lens is needed: `fovy-deg`, or `fx`, `fy`, `cx` and `cy` (pixels)".to_owned()),
             (None, 1..=3) => {
-                let missing: Vec<&str> = intrinsics.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
-                Err(format!("`{}` missing: give all of `fx`, `fy`, `cx`, `cy`", missing.join("`, `")))
+                let missing: Vec<&str> = intrinsics
+                    .iter()
+                    .filter(|(_, v)| v.is_none())
+                    .map(|(k, _)| *k)
+                    .collect();
+                Err(format!(
+                    "`{}` missing: give all of `fx`, `fy`, `cx`, `cy`",
+                    missing.join("`, `")
+                ))
             }
             (None, _) => {
                 let sides = [("fx", self.fx, None), ("fy", self.fy, None)]
@@ -197,7 +217,9 @@ impl CameraProfile {
                     let value = value.unwrap_or(f64::NAN);
                     match side {
                         None if !(value.is_finite() && value > 0.0) => {
-                            return Err(format!("`{key}` must be a positive, finite focal length in pixels, got {value}"));
+                            return Err(format!(
+                                "`{key}` must be a positive, finite focal length in pixels, got {value}"
+                            ));
                         }
                         Some(side) if !(value.is_finite() && (-0.5..=f64::from(side) - 0.5).contains(&value)) => {
                             return Err(format!(

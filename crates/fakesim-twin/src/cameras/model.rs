@@ -2,12 +2,12 @@
 //! the size each camera's frames come at.
 
 use super::{CameraProfile, Distortion, Lens};
-use std::collections::HashMap;
-use std::sync::Arc;
 use crate::error::TwinError;
 use fakesim_arm::quote::Quoted;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_editing::MjSpec;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Metres per pixel of the sensor a profile with intrinsics in pixels is given: MuJoCo needs
 /// a sensor size with them, and only the ratios of focal length and principal point to it
@@ -17,7 +17,8 @@ const PIXEL_PITCH_M: f64 = 1e-6;
 /// Adds each profile to `spec` as a camera: in the world, or on its mount's body.
 pub(crate) fn add_profiles(spec: &mut MjSpec, profiles: &[CameraProfile]) -> Result<(), TwinError> {
     for profile in profiles {
-        let refused = |problem: String| TwinError::Scene(format!("camera profile {}: {problem}", Quoted(&profile.name)));
+        let refused =
+            |problem: String| TwinError::Scene(format!("camera profile {}: {problem}", Quoted(&profile.name)));
         if spec.camera(&profile.name).is_some() {
             return Err(refused(
                 "the scene has a camera of that name already; give the profile another name".to_owned(),

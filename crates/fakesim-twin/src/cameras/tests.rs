@@ -1,10 +1,10 @@
 #![allow(clippy::unwrap_used)]
 
 use super::distortion::{distort, undistort};
-use mujoco_rs::prelude::*;
 use super::*;
 use crate::scene::Scene;
 use fakesim_arm::ArmType;
+use mujoco_rs::prelude::*;
 
 const FRONT: &str = r#"
 name = "front"
@@ -62,7 +62,11 @@ fn each_bad_value_is_refused_naming_its_key() {
         ("quat", "[0.0, 0.0, 0.0, 0.0]", "`quat` must be a finite, non-zero"),
         ("pos", "[0.0, 1.0]", "pos = [0.0, 1.0]"),
         ("pos", "[0.0, inf, 1.0]", "`pos` must be three finite"),
-        ("distortion", "[0.1, 0.0, 0.0, 0.0, nan]", "`distortion` must be five finite"),
+        (
+            "distortion",
+            "[0.1, 0.0, 0.0, 0.0, nan]",
+            "`distortion` must be five finite",
+        ),
         ("name", "\"\"", "`name` must be 1 to 64"),
         ("name", "\"a b\"", "`name` must be 1 to 64"),
         ("mount", "\"grip\\u0000per\"", "`mount` must be 1 to 64"),
@@ -79,8 +83,16 @@ fn each_bad_value_is_refused_naming_its_key() {
     }
     let long = "x".repeat(10_000);
     let error = error_with("name", &format!("\"{long}\""));
-    assert!(error.len() < 400, "a long name is quoted bounded: {} bytes", error.len());
-    let lensless = FRONT.lines().filter(|l| !l.starts_with(['f', 'c'])).collect::<Vec<_>>().join("\n");
+    assert!(
+        error.len() < 400,
+        "a long name is quoted bounded: {} bytes",
+        error.len()
+    );
+    let lensless = FRONT
+        .lines()
+        .filter(|l| !l.starts_with(['f', 'c']))
+        .collect::<Vec<_>>()
+        .join("\n");
     let error = CameraProfile::from_toml(&lensless, "x").unwrap_err().to_string();
     assert!(error.contains("a lens is needed"), "{error}");
 }
@@ -92,14 +104,19 @@ fn a_table_from_a_config_file_is_read_as_a_file_is() {
     assert_eq!(profile, CameraProfile::from_toml(FRONT, "front.toml").unwrap());
     let mut table = table;
     table.insert("width".into(), toml::Value::String("wide".into()));
-    let error = CameraProfile::from_table(&table, "[[camera]] 1").unwrap_err().to_string();
+    let error = CameraProfile::from_table(&table, "[[camera]] 1")
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("width = \"wide\""), "{error}");
 }
 
 #[test]
 fn later_profiles_replace_earlier_ones_of_the_same_name() {
     let front = CameraProfile::from_toml(FRONT, "f").unwrap();
-    let wide = CameraProfile { width: 800, ..front.clone() };
+    let wide = CameraProfile {
+        width: 800,
+        ..front.clone()
+    };
     let side = CameraProfile {
         name: "side".into(),
         ..front.clone()
@@ -173,6 +190,9 @@ fn undistortion_inverts_the_lens_model() {
     let k = [-0.3, 0.12, 0.001, -0.002, -0.02];
     for point in [(0.0, 0.0), (0.3, -0.2), (-0.45, 0.35), (0.5, 0.37)] {
         let (x, y) = undistort(distort(point, k), k);
-        assert!((x - point.0).abs() < 1e-6 && (y - point.1).abs() < 1e-6, "{point:?}: {x}, {y}");
+        assert!(
+            (x - point.0).abs() < 1e-6 && (y - point.1).abs() < 1e-6,
+            "{point:?}: {x}, {y}"
+        );
     }
 }
