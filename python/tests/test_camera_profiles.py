@@ -144,3 +144,18 @@ def test_the_gym_envs_space_gives_a_profile_camera_its_own_size(daemon: Daemon) 
         assert env.observation_space["pixels"].contains(obs["pixels"])
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("arm", ["so101", "so100"])
+def test_both_arms_have_the_standard_front_and_wrist(daemon_factory: Callable[..., Daemon], arm: str) -> None:
+    daemon = daemon_factory("--arm", arm)
+    with Client(daemon.address) as client:
+        sizes = {size.camera: (size.width, size.height) for size in client.model_info().camera_sizes}
+    assert sizes == {"front": (640, 480), "wrist": (640, 480)}
+    images = frames(daemon, ["front", "wrist"])
+    for camera, image in images.items():
+        assert image.shape == (480, 640, 3), camera
+        # The arm's printed parts (yellow, #ffd11f) are in view of both cameras.
+        r, g, b = (image[..., i].astype(int) for i in range(3))
+        yellow = (r > 150) & (g > 110) & (b < 80) & (r - b > 100)
+        assert yellow.mean() > 0.01, f"{arm} {camera}: {yellow.mean():.4f} of the frame is the arm"
