@@ -31,8 +31,8 @@ pub fn standard_profiles(scene: &Scene) -> Vec<CameraProfile> {
 
 /// A 640x480 webcam on a small stand at the table's front edge, 0.65 m in front of the arm's
 /// base and 0.30 m above the table, looking back at the arm and its workspace (aimed at
-/// x = 0.10 m, 0.08 m above the table). Its lens is a common 1080p webcam's at 640x480: 78°
-/// diagonal field of view (Logitech C920's stated figure), fx = fy = 500 px, centred.
+/// x = 0.10 m, 0.08 m above the table). Its lens is close to a common 1080p webcam's at 640x480:
+/// fx = fy = 500 px, centred, a 77° diagonal field of view (Logitech's C920 states 78°).
 fn front() -> CameraProfile {
     CameraProfile {
         name: FRONT.to_owned(),
