@@ -39,6 +39,9 @@ def main() -> None:
     parser.add_argument("--fps", type=int, default=30)
     parser.add_argument("--no-cameras", action="store_true", help="record the joints only")
     parser.add_argument("--size", default="256x256", help="the twin's camera frames, WIDTHxHEIGHT")
+    parser.add_argument(
+        "--cameras", default="", help="the twin's cameras, comma-separated (front,wrist: the standard profiles, 640x480)"
+    )
     args = parser.parse_args()
 
     binary = os.environ.get("FAKESIM_HIL_BIN", "target/release/fakesim-hil")
@@ -60,6 +63,8 @@ def main() -> None:
             robot.append("--robot.mode=hil")
         if args.no_cameras:
             robot.append("--robot.camera_names=[]")
+        elif args.cameras:
+            robot.append(f"--robot.camera_names=[{args.cameras}]")
         daemon = LocalDaemon.start(home / "runs", *daemon_args, binary=binary)
         try:
             lerobot_record(
@@ -71,7 +76,7 @@ def main() -> None:
         dataset = LeRobotDataset("local/bench", root=home / "dataset", video_backend="pyav")
         lengths = [int(episode["length"]) for episode in dataset.meta.episodes]
         load = os.getloadavg()[0]
-        cameras = "no cameras" if args.no_cameras else f"the default cameras at {args.size}"
+        cameras = "no cameras" if args.no_cameras else f"cameras {args.cameras}" if args.cameras else f"the default cameras at {args.size}"
         print(f"lerobot-record, {args.mode}, {cameras}, {args.episodes} x {args.seconds} s at {args.fps} fps, load {load:.1f}")
         for index, (length, run) in enumerate(zip(lengths, runs_of(home / "runs"), strict=False)):
             print(

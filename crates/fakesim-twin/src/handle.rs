@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::backlog::{Admission, FrameRoom, RenderCounts};
+use crate::cameras::{CameraProfile, distortions, frame_sizes, merged, standard_profiles};
 use crate::colors::PartColors;
 use crate::dynamics::Dynamics;
 use crate::error::TwinError;
@@ -49,12 +50,30 @@ pub struct TwinConfig {
     pub backdrops: Vec<Backdrop>,
     /// The ranges [`TwinHandle::vary`] draws an episode's look within (nothing varies by default).
     pub variations: Variations,
+    /// Camera profiles added to the scene's cameras; each replaces the standard profile of its
+    /// name (`front`, `wrist`; see [`standard_profiles`]).
+    pub cameras: Vec<CameraProfile>,
 }
 
 impl TwinConfig {
+    /// The scene's standard camera profiles with the configured ones over them.
+    pub fn camera_profiles(&self) -> Vec<CameraProfile> {
+        merged(
+            standard_profiles(&self.scene)
+                .into_iter()
+                .chain(self.cameras.iter().cloned()),
+        )
+    }
+
     /// The twin's physics as configured.
     fn load(&self) -> Result<Sim, TwinError> {
-        Sim::load_each(&self.scene, self.substeps_per_tick, &self.dynamics, self.physics_step_s)
+        Sim::load_with_cameras(
+            &self.scene,
+            self.substeps_per_tick,
+            &self.dynamics,
+            self.physics_step_s,
+            &self.camera_profiles(),
+        )
     }
 }
 
@@ -70,6 +89,7 @@ impl Default for TwinConfig {
             physics_step_s: None,
             backdrops: Vec::new(),
             variations: Variations::default(),
+            cameras: Vec::new(),
         }
     }
 }
@@ -118,6 +138,7 @@ impl TwinHandle {
         let arms = config.scene.arms();
         let render_quality = config.render_quality;
         let render_threads = config.render_threads;
+        let profiles = config.camera_profiles();
         let part_colors = config.part_colors;
         let backdrops = std::mem::take(&mut config.backdrops);
         let variations = std::mem::take(&mut config.variations);
@@ -153,7 +174,8 @@ impl TwinHandle {
             Ok(backdrops) => Arc::new(backdrops),
             Err(e) => return abandon(physics, e),
         };
-        let renderer = match RenderQueue::spawn(&drawn, &backdrops, render_threads, &ended) {
+        let lenses = distortions(&model, &profiles);
+        let renderer = match RenderQueue::spawn(&drawn, &backdrops, lenses, render_threads, &ended) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };
@@ -315,8 +337,6 @@ impl TwinHandle {
                     snapshot: shot.snapshot,
                     quality: shot.quality.unwrap_or(self.inner.render_quality),
                     cameras: shot.cameras,
-                    width: shot.width,
-                    height: shot.height,
                     depth: shot.depth,
                     look,
                 },
@@ -422,15 +442,15 @@ pub struct CameraSnapshot {
     snapshot: RenderSnapshot,
     /// `None`: the twin's own quality (its config's).
     quality: Option<RenderQuality>,
-    cameras: Vec<usize>,
-    width: u32,
-    height: u32,
+    /// Each camera's id and the size its frame is drawn at.
+    cameras: Vec<(usize, (u32, u32))>,
     depth: bool,
 }
 
 impl CameraSnapshot {
     /// Checks a camera request against `sim`'s model and takes its state to draw them from (on
-    /// the physics thread, which owns `sim`).
+    /// the physics thread, which owns `sim`). A camera with a resolution of its own (a camera
+    /// profile's) is drawn at that; the others at `width` x `height`.
     pub fn take(sim: &Sim, cameras: &[String], width: u32, height: u32, depth: bool) -> Result<Self, TwinError> {
         let (max_width, max_height) = sim.model_info().max_image;
         if width == 0 || height == 0 || width > max_width || height > max_height {
@@ -441,16 +461,18 @@ impl CameraSnapshot {
                 max_height,
             });
         }
+        let sizes = frame_sizes(sim.model());
         let cameras = cameras
             .iter()
-            .map(|name| sim.camera_id(name))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|name| {
+                let id = sim.camera_id(name)?;
+                Ok((id, sizes.get(id).copied().flatten().unwrap_or((width, height))))
+            })
+            .collect::<Result<Vec<_>, TwinError>>()?;
         Ok(CameraSnapshot {
             snapshot: sim.render_snapshot(),
             quality: None,
             cameras,
-            width,
-            height,
             depth,
         })
     }

@@ -5,6 +5,7 @@
 //! cannot move between threads.
 
 pub mod backlog;
+pub mod cameras;
 pub mod clock;
 pub mod colors;
 pub mod dynamics;
@@ -24,6 +25,7 @@ pub mod watch;
 mod worker;
 
 pub use backlog::{Admission, FrameRoom, RenderCounts};
+pub use cameras::{BadProfile, CameraProfile};
 pub use clock::TickClock;
 pub use colors::{BadColor, PartColors, Rgb};
 pub use dynamics::{Dynamics, JointDynamics};

@@ -2,6 +2,7 @@
 //! renderers (GL contexts) and is fed state snapshots.
 
 use crate::backlog::{Admission, Backlog, FrameKey, FrameRoom, RenderCounts};
+use crate::cameras::Distortion;
 use crate::error::TwinError;
 use crate::handle::guarded;
 use crate::lifeline::{Ended, Lifeline};
@@ -35,9 +36,8 @@ pub struct Frame {
 pub(crate) struct Drawing {
     pub snapshot: RenderSnapshot,
     pub quality: RenderQuality,
-    pub cameras: Vec<usize>,
-    pub width: u32,
-    pub height: u32,
+    /// Each camera's id and the size its frame is drawn at.
+    pub cameras: Vec<(usize, (u32, u32))>,
     pub depth: bool,
     /// The look to draw with, and its number (see [`crate::TwinHandle::vary`]).
     pub look: (u64, Arc<Look>),
@@ -72,9 +72,16 @@ pub(crate) struct RenderQueue {
 }
 
 impl RenderQueue {
-    /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model; each holds
-    /// a lifeline reporting to `ended`.
-    pub fn spawn(model: &MjModel, backdrops: &Backdrops, threads: usize, ended: &Ended) -> Result<Self, TwinError> {
+    /// Starts `threads` render threads (1 to [`MAX_RENDER_THREADS`]) for a model, with the
+    /// backdrops of the cameras that have one and bending the frames of the cameras in `lenses`
+    /// (by id); each holds a lifeline reporting to `ended`.
+    pub fn spawn(
+        model: &MjModel,
+        backdrops: &Backdrops,
+        lenses: Arc<HashMap<usize, Distortion>>,
+        threads: usize,
+        ended: &Ended,
+    ) -> Result<Self, TwinError> {
         let threads = threads.clamp(1, MAX_RENDER_THREADS);
         let queue = RenderQueue {
             workers: Vec::new(),
@@ -85,7 +92,8 @@ impl RenderQueue {
             let model = model.clone();
             let backlog = queue.backlog.clone();
             let backdrops = backdrops.clone();
-            let body = move |jobs| RenderThread::new(model, backdrops, backlog).run(jobs);
+            let lenses = lenses.clone();
+            let body = move |jobs| RenderThread::new(model, backdrops, lenses, backlog).run(jobs);
             match Worker::spawn(name, Lifeline::new(name, ended), body) {
                 Ok(worker) => {
                     queue.workers.push(worker);
@@ -111,11 +119,10 @@ impl RenderQueue {
     /// Draws a drawing's frames, in its camera order, let in as `admission` says; each new
     /// frame goes to the next thread in turn.
     pub async fn render(&self, drawing: Drawing, admission: Admission<'_>) -> Result<Vec<Frame>, TwinError> {
-        let size = (drawing.width, drawing.height);
         let keys = drawing
             .cameras
             .iter()
-            .map(|&camera| {
+            .map(|&(camera, size)| {
                 FrameKey::new(
                     &drawing.snapshot,
                     drawing.quality,
@@ -164,6 +171,8 @@ struct RenderThread {
     model: MjModel,
     backdrops: Backdrops,
     backlog: Arc<Backlog>,
+    /// The lens distortion of the cameras that have one, by id.
+    lenses: Arc<HashMap<usize, Distortion>>,
     /// What each quality level draws from, made on first use and again for a new look.
     scenes: HashMap<RenderQuality, Staged>,
     renderers: HashMap<(RenderQuality, u32, u32), MjRenderer>,
@@ -194,11 +203,17 @@ impl Staged {
 }
 
 impl RenderThread {
-    fn new(model: MjModel, backdrops: Backdrops, backlog: Arc<Backlog>) -> Self {
+    fn new(
+        model: MjModel,
+        backdrops: Backdrops,
+        lenses: Arc<HashMap<usize, Distortion>>,
+        backlog: Arc<Backlog>,
+    ) -> Self {
         RenderThread {
             model,
             backdrops,
             backlog,
+            lenses,
             scenes: HashMap::new(),
             renderers: HashMap::new(),
             fitted: HashMap::new(),
@@ -254,10 +269,23 @@ impl RenderThread {
             (quality, width, height),
         )?;
         renderer.set_camera(MjvCamera::new_fixed(camera));
-        let mut frame = draw_view(renderer, &mut staged.data, &job.snapshot, (width, height), depth)?;
+        // The lens bends what the twin draws, the mask with it; the photo behind is the real
+        // camera's own, bent already.
+        let lens = self.lenses.get(&camera);
+        let bent = |frame: Frame| match lens {
+            Some(lens) => lens.apply(frame),
+            None => frame,
+        };
+        let mut frame = bent(draw_view(
+            renderer,
+            &mut staged.data,
+            &job.snapshot,
+            (width, height),
+            depth,
+        )?);
         if let (Some(photo), Some(mask)) = (backdrop, staged.mask.as_mut()) {
-            let drawn = draw_view(renderer, mask, &job.snapshot, (width, height), false);
-            let mask = mask_of_rgb(&drawn?.rgb);
+            let drawn = bent(draw_view(renderer, mask, &job.snapshot, (width, height), false)?);
+            let mask = mask_of_rgb(&drawn.rgb);
             composite(&mut frame.rgb, &mask, photo, job.look.backdrop_brightness);
         }
         Ok(frame)

@@ -1,10 +1,13 @@
 //! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
+use crate::cameras::{CameraProfile, add_profiles, fit_offscreen};
 use crate::error::TwinError;
 use crate::models::model;
 use fakesim_arm::{ArmSpec, ArmType, Side};
+use mujoco_rs::error::MjEditError;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_auxiliary::MjVfs;
+use mujoco_rs::wrappers::mj_editing::MjSpec;
 use std::path::{Path, PathBuf};
 
 /// The room every arm's scenes include (`assets/tabletop`), compiled into the binary.
@@ -89,16 +92,51 @@ impl Scene {
     /// Compiles the scene into a MuJoCo model.
     pub fn compile(&self) -> Result<MjModel, TwinError> {
         match self.source() {
-            Source::Builtin { arm, objects, pair } => compile_builtin(arm, objects, pair),
-            Source::File(path) if path.as_os_str().as_encoded_bytes().contains(&0) => Err(TwinError::Scene(format!(
-                "{}: a path cannot hold a NUL byte",
-                path.display()
-            ))),
+            Source::Builtin { arm, objects, pair } => {
+                let (main, vfs) = builtin_files(arm, objects, pair)?;
+                MjModel::from_xml_vfs(main, &vfs).map_err(|e| TwinError::Scene(format!("{main}: {e}")))
+            }
             Source::File(path) => {
-                MjModel::from_xml(path).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())))
+                MjModel::from_xml(checked_path(path)?).map_err(|e| TwinError::Scene(format!("{}: {e}", path.display())))
             }
         }
     }
+
+    /// Compiles the scene with each camera profile added as a camera of its model, its
+    /// offscreen buffer grown to the largest profile's frame.
+    pub fn compile_with(&self, cameras: &[CameraProfile]) -> Result<MjModel, TwinError> {
+        if cameras.is_empty() {
+            return self.compile();
+        }
+        let mut model = match self.source() {
+            Source::Builtin { arm, objects, pair } => {
+                let (main, vfs) = builtin_files(arm, objects, pair)?;
+                let failed = |e: MjEditError| TwinError::Scene(format!("{main}: {e}"));
+                let mut spec = MjSpec::from_xml_vfs(main, &vfs).map_err(failed)?;
+                add_profiles(&mut spec, cameras)?;
+                spec.compile_with_vfs(&vfs).map_err(failed)?
+            }
+            Source::File(path) => {
+                let failed = |e: MjEditError| TwinError::Scene(format!("{}: {e}", path.display()));
+                let mut spec = MjSpec::from_xml(checked_path(path)?).map_err(failed)?;
+                add_profiles(&mut spec, cameras)?;
+                spec.compile().map_err(failed)?
+            }
+        };
+        fit_offscreen(&mut model);
+        Ok(model)
+    }
+}
+
+/// A scene file's path, if MuJoCo can be given it (no NUL byte).
+fn checked_path(path: &Path) -> Result<&Path, TwinError> {
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(TwinError::Scene(format!(
+            "{}: a path cannot hold a NUL byte",
+            path.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// Where a scene's MJCF comes from.
@@ -109,8 +147,9 @@ enum Source<'a> {
     File(&'a Path),
 }
 
-/// Compiles `arm`'s built-in scene (two of it when `pair`) from the files compiled into the binary.
-fn compile_builtin(arm: ArmType, objects: bool, pair: bool) -> Result<MjModel, TwinError> {
+/// The main file of `arm`'s built-in scene (two of it when `pair`), and every file it reads, from
+/// those compiled into the binary.
+fn builtin_files(arm: ArmType, objects: bool, pair: bool) -> Result<(&'static str, MjVfs), TwinError> {
     let arm = model(arm);
     let mut vfs = MjVfs::new();
     for (name, bytes) in ROOM_FILES.iter().chain(arm.files) {
@@ -123,5 +162,5 @@ fn compile_builtin(arm: ArmType, objects: bool, pair: bool) -> Result<MjModel, T
         (true, true) => arm.pair_tabletop,
         (true, false) => arm.pair,
     };
-    MjModel::from_xml_vfs(main, &vfs).map_err(|e| TwinError::Scene(format!("{main}: {e}")))
+    Ok((main, vfs))
 }

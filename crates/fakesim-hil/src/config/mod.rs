@@ -1,6 +1,7 @@
 //! The daemon's configuration: the options (each a flag and a config-file key, defined once),
 //! the config file, the listing of every setting, and the settings resolved from them.
 
+mod cameras;
 mod file;
 mod listen;
 mod options;
@@ -8,6 +9,7 @@ mod settings;
 mod table;
 mod text;
 
+pub use cameras::CameraSource;
 pub use listen::ListenAddr;
 pub use options::{AccessOptions, ArmOptions, DaemonOptions, ShadowOptions, TwinOptions, defaults};
 pub use settings::Settings;

@@ -2,6 +2,7 @@
 //! key of the same name (serde), grouped by concern; [`defaults`] holds every default.
 
 use crate::config::ListenAddr;
+use crate::config::cameras::CameraSource;
 use crate::config::text::{CameraFile, camera_file_table, lock_task_table, parsed, shown};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -28,6 +29,13 @@ pub trait Overlay {
 impl<T> Overlay for Option<T> {
     fn over(self, under: Self) -> Self {
         self.or(under)
+    }
+}
+
+impl<T> Overlay for Vec<T> {
+    /// `under`'s items, then `self`'s.
+    fn over(self, under: Self) -> Self {
+        under.into_iter().chain(self).collect()
     }
 }
 
@@ -306,6 +314,14 @@ pub struct TwinOptions {
     #[arg(skip)]
     #[serde(skip_serializing)]
     pub variations: Option<Variations>,
+    /// A camera profile (TOML file: name, width, height, fovy-deg or fx fy cx cy, pos, quat,
+    /// optional mount and distortion) added to the twin's cameras, its frames at its width and
+    /// height; repeat for more. A profile named front or wrist replaces that standard one. In
+    /// the config file, `[[camera]]` tables hold profiles themselves; flags' profiles come after
+    /// the file's [default: front (webcam), wrist (the published wrist camera)].
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing)]
+    pub camera: Vec<CameraSource>,
     /// TOML file whose keys are the long names of the daemon's options (lock-task is a table:
     /// suite, task-index, init-state-index), plus a `[servos]` table of connect-time servo
     /// settings; flags override it; unknown keys are refused. For `mcp` its listen key is
@@ -330,6 +346,7 @@ overlay!(TwinOptions {
     servo_color,
     backdrop,
     variations,
+    camera,
     config,
     log_level,
 });

@@ -108,6 +108,18 @@ impl RobotApi for RobotService {
                 .map(|side| side.name().to_owned())
                 .collect(),
             dynamics: self.state.dynamics_profiles(),
+            camera_sizes: model
+                .cameras
+                .iter()
+                .zip(&model.camera_sizes)
+                .filter_map(|(camera, size)| {
+                    size.map(|(width, height)| v1::CameraSize {
+                        camera: camera.clone(),
+                        width,
+                        height,
+                    })
+                })
+                .collect(),
         }))
     }
 

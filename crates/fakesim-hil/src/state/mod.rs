@@ -100,6 +100,7 @@ impl AppState {
             part_colors: settings.part_colors,
             backdrops,
             variations: settings.variations.clone(),
+            cameras: settings.cameras.clone(),
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             physics_step_s,
             ..TwinConfig::default()

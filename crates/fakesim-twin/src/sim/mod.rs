@@ -1,5 +1,6 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
+use crate::cameras::CameraProfile;
 use crate::clock::TickClock;
 use crate::dynamics::{Dynamics, joint_addresses};
 use crate::error::TwinError;
@@ -103,7 +104,19 @@ impl Sim {
         dynamics: &[Option<Dynamics>],
         physics_step_s: Option<f64>,
     ) -> Result<Self, TwinError> {
-        let mut model = scene.compile()?;
+        Self::load_with_cameras(scene, substeps_per_tick, dynamics, physics_step_s, &[])
+    }
+
+    /// As [`Sim::load_each`], with each camera profile a camera of the model (see
+    /// [`Scene::compile_with`]).
+    pub fn load_with_cameras(
+        scene: &Scene,
+        substeps_per_tick: u32,
+        dynamics: &[Option<Dynamics>],
+        physics_step_s: Option<f64>,
+        cameras: &[CameraProfile],
+    ) -> Result<Self, TwinError> {
+        let mut model = scene.compile_with(cameras)?;
         let mut substeps_per_tick = substeps_per_tick.max(1);
         if let Some(step) = physics_step_s {
             let finer = step_at(&mut model, step)?;
@@ -177,6 +190,7 @@ impl Sim {
             timestep: self.model.opt().timestep,
             substeps_per_tick: self.substeps_per_tick,
             cameras: self.names(MjtObjBase::mjOBJ_CAMERA, self.model.ffi().ncam as usize),
+            camera_sizes: crate::cameras::frame_sizes(&self.model),
             max_image: (
                 u32::try_from(global.offwidth).unwrap_or(0),
                 u32::try_from(global.offheight).unwrap_or(0),

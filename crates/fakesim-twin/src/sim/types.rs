@@ -129,6 +129,9 @@ pub struct ModelInfo {
     pub substeps_per_tick: u32,
     /// Camera names.
     pub cameras: Vec<String>,
+    /// Each camera's own frame size (width, height), in `cameras`' order: a camera profile's,
+    /// at which its frames always come; `None` for a camera drawn at the size asked for.
+    pub camera_sizes: Vec<Option<(u32, u32)>>,
     /// Largest image the offscreen buffer holds (width, height).
     pub max_image: (u32, u32),
     /// Name of every DOF (Jacobian columns).

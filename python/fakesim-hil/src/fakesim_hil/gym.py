@@ -127,7 +127,9 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         # Without cameras the env draws nothing, so it offers no render mode.
         self.metadata["render_modes"] = list(FakesimEnv.metadata["render_modes"]) if self.cameras else []
         width, height = image_size or (model.default_image_width, model.default_image_height)
-        self._size = (width, height)
+        # A camera with a profile comes at its own size; the others at image_size.
+        own = {size.camera: (size.width, size.height) for size in model.camera_sizes}
+        self._sizes = {camera: own.get(camera, (width, height)) for camera in self.cameras}
         # The options of every tick: the cameras only when there are some (no images asked).
         self._tick_options: TickOptions = {"unit": unit}
         if self.cameras:
@@ -157,9 +159,11 @@ class FakesimEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._last: dict[str, Any] | None = None
 
     def pixels_space(self) -> spaces.Dict:
-        """The space of the camera images: one H x W x 3 box per camera."""
-        width, height = self._size
-        return spaces.Dict({cam: spaces.Box(0, 255, shape=(height, width, 3), dtype=np.uint8) for cam in self.cameras})
+        """The space of the camera images: one H x W x 3 box per camera, at its profile's size if
+        it has one (GetModelInfo.camera_sizes), else at image_size."""
+        return spaces.Dict(
+            {cam: spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8) for cam, (w, h) in self._sizes.items()}
+        )
 
     def _observation(self, result: TickResult) -> dict[str, Any]:
         """The observation of a tick's answer."""

@@ -12,6 +12,7 @@ from lerobot.configs import FeatureType, PolicyFeature
 from lerobot.envs.configs import EnvConfig
 from lerobot.utils.constants import ACTION, OBS_IMAGES, OBS_STATE
 
+from fakesim_hil.cameras import STANDARD_SIZES
 from fakesim_hil.vector import FakesimVectorEnv
 
 from .env import LeRobotFakesimEnv
@@ -33,7 +34,8 @@ class FakesimHilEnvConfig(EnvConfig):
     fps: int = 30
     # Steps per episode; the daemon judges success when the episode ends after the last.
     episode_length: int = 150
-    # Twin cameras given to the policy (observation.images.<name>), their size and render level.
+    # Twin cameras given to the policy (observation.images.<name>), their size and render level;
+    # the standard profile cameras front and wrist come at their own size, 640x480.
     cameras: list[str] = field(default_factory=lambda: ["agentview", "robot0_eye_in_hand"])
     observation_width: int = 128
     observation_height: int = 96
@@ -65,11 +67,10 @@ class FakesimHilEnvConfig(EnvConfig):
             "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(joints,)),
         }
         self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE}
+        size = (self.observation_height, self.observation_width)
         for camera in self.cameras:
             key = f"pixels/{camera}"
-            self.features[key] = PolicyFeature(
-                type=FeatureType.VISUAL, shape=(self.observation_height, self.observation_width, 3)
-            )
+            self.features[key] = PolicyFeature(type=FeatureType.VISUAL, shape=(*STANDARD_SIZES.get(camera, size), 3))
             self.features_map[key] = f"{OBS_IMAGES}.{camera}"
 
     @property

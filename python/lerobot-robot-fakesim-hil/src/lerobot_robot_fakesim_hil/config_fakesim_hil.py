@@ -64,11 +64,17 @@ class FakesimHilConfig(RobotConfig):
     # name is a "_" in its feature), their frame size and their render level ("fast": no
     # multisampling, shadows or reflections; "full"). Unset: agentview and the arm's wrist
     # camera, robot0_eye_in_hand (with --robot.arm=left, left/robot0_eye_in_hand, whose
-    # feature is left_robot0_eye_in_hand).
+    # feature is left_robot0_eye_in_hand). The daemon's camera profiles -- the standard `front`
+    # and `wrist` (640x480, as a real SO-101's OpenCV cameras) and those of camera_profiles --
+    # come at their own size; image_width and image_height size the others.
     camera_names: list[str] | None = None
     image_width: int = 256
     image_height: int = 256
     render_quality: str = "fast"
+    # Camera profile files (TOML, as `fakesim-hil --camera FILE` takes them): the robot's own
+    # daemon is started with them, and their cameras' features take their sizes. With an
+    # address, give the files the daemon was started with.
+    camera_profiles: list[str] = field(default_factory=list)
     # LeRobot cameras (real ones in hil), as so101_follower takes them:
     # --robot.cameras="{front: {type: opencv, index_or_path: 0, width: 640, height: 480, fps: 30}}".
     cameras: dict[str, CameraConfig] = field(default_factory=dict)

@@ -12,8 +12,9 @@ from lerobot.cameras import Camera, make_cameras_from_configs
 from lerobot.robots.robot import Robot
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
-from fakesim.v1 import session_pb2
+from fakesim.v1 import robot_pb2, session_pb2
 from fakesim_hil import Client, FakesimError
+from fakesim_hil.cameras import profile_sizes
 
 from .config_fakesim_hil import FakesimHilConfig
 from .features import PAIR, arm_joints, camera_feature, joints
@@ -64,6 +65,11 @@ class FakesimHil(Robot):
         self.joints = arm_joints(config.arm) if config.arm else joints(self.arms)
         #: Feature of each twin camera, by the daemon's camera name.
         self.twin_features = {name: camera_feature(name) for name in config.camera_names}
+        #: Frame shape (height, width, 3) of each twin camera, by the daemon's camera name: a
+        #: profile camera's own size, else the configured image size.
+        sizes = profile_sizes(config.camera_profiles)
+        default = (config.image_height, config.image_width)
+        self.twin_shapes = {name: (*sizes.get(name, default), 3) for name in config.camera_names}
         #: LeRobot cameras (config.cameras), read beside the twin's renders.
         self.lerobot_cameras: dict[str, Camera] = make_cameras_from_configs(config.cameras)
         #: Every camera feature, twin (rendered by the daemon) and LeRobot's; LeRobot's scripts count them.
@@ -102,7 +108,7 @@ class FakesimHil(Robot):
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        twin = {feature: (self.config.image_height, self.config.image_width, 3) for feature in self.twin_features.values()}
+        twin = {feature: self.twin_shapes[name] for name, feature in self.twin_features.items()}
         lerobot = {key: (camera.height, camera.width, 3) for key, camera in self.lerobot_cameras.items()}
         return {**self._motors_ft, **twin, **lerobot}
 
@@ -193,10 +199,25 @@ class FakesimHil(Robot):
                 "(robot type fakesim_hil drives a lone arm, or one arm of a pair with --robot.arm=left or right; "
                 "bi_fakesim_hil a pair: fakesim-hil --pair)"
             )
+        self._check_camera_sizes(info)
         keys = list(info.observation_keys)
         self._positions = [keys.index(joint.observation_key) for joint in self.joints]
         side = f"{arm}/" if arm else ""
         self._targets_at = [index for index, key in enumerate(info.action_keys) if key.startswith(side)]
+
+    def _check_camera_sizes(self, info: robot_pb2.GetModelInfoResponse) -> None:
+        """Refuses twin cameras the daemon draws at another size than their features declare
+        (a profile of the daemon's the robot was not given in camera_profiles, or the reverse)."""
+        own = {size.camera: (size.height, size.width) for size in info.camera_sizes}
+        default = (self.config.image_height, self.config.image_width)
+        for name, shape in self.twin_shapes.items():
+            drawn = own.get(name, default)
+            if drawn != shape[:2]:
+                raise ValueError(
+                    f"{self}: the daemon draws camera {name!r} at {drawn[1]}x{drawn[0]}, its feature declares "
+                    f"{shape[1]}x{shape[0]}: give the robot the daemon's camera profiles (--robot.camera_profiles) "
+                    "or set --robot.image_width/--robot.image_height for a camera without a profile"
+                )
 
     def _read_targets(self) -> list[float]:
         """This robot's joint targets in the daemon now, in its unit."""

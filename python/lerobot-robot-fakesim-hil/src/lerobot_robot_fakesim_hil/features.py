@@ -37,3 +37,4 @@ def camera_feature(camera: str) -> str:
     ``left/robot0_eye_in_hand``, is ``left_robot0_eye_in_hand``), as LeRobot makes paths of
     feature names."""
     return camera.replace("/", "_")
+

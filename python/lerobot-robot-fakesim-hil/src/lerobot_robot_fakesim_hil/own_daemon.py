@@ -54,6 +54,8 @@ class OwnDaemon:
             args += ["--port", config.port]
             if config.id:
                 args += ["--robot-id", config.id]
+        for profile in config.camera_profiles:
+            args += ["--camera", profile]
         runs_dir = config.runs_dir if config.runs_dir is not None else kept_runs_dir()
         return cls(LocalDaemon.start(runs_dir, *args, binary=config.daemon_bin), runs_dir)
 

@@ -74,7 +74,7 @@ class GetModelInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetModelInfoResponse(_message.Message):
-    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names", "arms", "dynamics")
+    __slots__ = ("joints", "action_keys", "control_rate_hz", "substeps_per_tick", "timestep_s", "cameras", "default_image_width", "default_image_height", "observation_keys", "control_period_s", "robot", "lerobot_robot", "joint_names", "arms", "dynamics", "camera_sizes")
     JOINTS_FIELD_NUMBER: _ClassVar[int]
     ACTION_KEYS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
@@ -90,6 +90,7 @@ class GetModelInfoResponse(_message.Message):
     JOINT_NAMES_FIELD_NUMBER: _ClassVar[int]
     ARMS_FIELD_NUMBER: _ClassVar[int]
     DYNAMICS_FIELD_NUMBER: _ClassVar[int]
+    CAMERA_SIZES_FIELD_NUMBER: _ClassVar[int]
     joints: _containers.RepeatedCompositeFieldContainer[JointInfo]
     action_keys: _containers.RepeatedScalarFieldContainer[str]
     control_rate_hz: float
@@ -105,7 +106,18 @@ class GetModelInfoResponse(_message.Message):
     joint_names: _containers.RepeatedScalarFieldContainer[str]
     arms: _containers.RepeatedScalarFieldContainer[str]
     dynamics: _containers.RepeatedCompositeFieldContainer[DynamicsProfile]
-    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[str]] = ..., dynamics: _Optional[_Iterable[_Union[DynamicsProfile, _Mapping]]] = ...) -> None: ...
+    camera_sizes: _containers.RepeatedCompositeFieldContainer[CameraSize]
+    def __init__(self, joints: _Optional[_Iterable[_Union[JointInfo, _Mapping]]] = ..., action_keys: _Optional[_Iterable[str]] = ..., control_rate_hz: _Optional[float] = ..., substeps_per_tick: _Optional[int] = ..., timestep_s: _Optional[float] = ..., cameras: _Optional[_Iterable[str]] = ..., default_image_width: _Optional[int] = ..., default_image_height: _Optional[int] = ..., observation_keys: _Optional[_Iterable[str]] = ..., control_period_s: _Optional[float] = ..., robot: _Optional[str] = ..., lerobot_robot: _Optional[str] = ..., joint_names: _Optional[_Iterable[str]] = ..., arms: _Optional[_Iterable[str]] = ..., dynamics: _Optional[_Iterable[_Union[DynamicsProfile, _Mapping]]] = ..., camera_sizes: _Optional[_Iterable[_Union[CameraSize, _Mapping]]] = ...) -> None: ...
+
+class CameraSize(_message.Message):
+    __slots__ = ("camera", "width", "height")
+    CAMERA_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    camera: str
+    width: int
+    height: int
+    def __init__(self, camera: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
 
 class DynamicsProfile(_message.Message):
     __slots__ = ("side", "path", "found_by", "robot_id", "recordings", "train_seconds", "validation_seconds", "validation_rms_before_rad", "validation_rms_after_rad", "max_delay_s")
