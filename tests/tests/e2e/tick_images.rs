@@ -29,7 +29,7 @@ async fn targets_in_force(robot: &mut RobotServiceClient<Channel>) -> Vec<f64> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn default_tick_images_are_colour_pngs_of_the_cameras_named_at_the_default_size() {
+async fn default_tick_images_are_colour_pngs_of_the_cameras_named_at_their_sizes() {
     let server = TestServer::start_with(|s| s.image_size = 64).await.unwrap();
     let mut robot = server.robot().await.unwrap();
     let info = robot.get_model_info(GetModelInfoRequest {}).await.unwrap().into_inner();
@@ -46,11 +46,24 @@ async fn default_tick_images_are_colour_pngs_of_the_cameras_named_at_the_default
         .into_inner();
     let cameras: Vec<&str> = tick.frames.iter().map(|f| f.camera.as_str()).collect();
     assert_eq!(cameras, info.cameras);
+    // A profile camera (the standard front and wrist among them) comes at its own size, the
+    // scene's cameras at the daemon's default.
+    let size_of = |camera: &str| {
+        info.camera_sizes
+            .iter()
+            .find(|size| size.camera == camera)
+            .map_or((64, 64), |size| (size.width, size.height))
+    };
+    assert!(info.cameras.iter().any(|camera| size_of(camera) == (64, 64)));
     for frame in &tick.frames {
-        assert_eq!((frame.width, frame.height), (64, 64));
+        let size = size_of(&frame.camera);
+        assert_eq!((frame.width, frame.height), size);
         assert!(frame.depth.is_none());
         let (w, h, color, bits, pixels) = decode(&frame.color_png);
-        assert_eq!((w, h, color, bits), (64, 64, png::ColorType::Rgb, png::BitDepth::Eight));
+        assert_eq!(
+            (w, h, color, bits),
+            (size.0, size.1, png::ColorType::Rgb, png::BitDepth::Eight)
+        );
         assert!(
             pixels.iter().any(|&p| p != pixels[0]),
             "{} is a blank image",
