@@ -19,9 +19,8 @@
 //! profiles run again from there, at most [`PASSES`] times.
 
 use crate::fit::{bounds, dynamics_at};
-use crate::pool::Pool;
 use crate::refine::{DELAY, JOINTS, Polished, held_parameters, polish};
-use crate::split::Segment;
+use crate::train::Training;
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
 
@@ -41,15 +40,14 @@ pub(crate) struct Profiled {
     pub standard_errors: [[f64; 6]; JOINTS],
 }
 
-/// Polishes `u` on the training segments and profiles every parameter there, each polish
-/// taking at most `rounds` steps (see the module's doc). The fit is polished again before
-/// each round of profiles, as far as a profile's point is, so that a rise measures the move
-/// and not how much longer the point was polished.
-pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, rounds: usize) -> Profiled {
-    let segments = train.len().max(1) as f64;
+/// Profiles every parameter about `fit` (polished at the delays [`crate::fit`] chose), each
+/// polish taking at most `rounds` steps (see the module's doc). A fit moved on is polished again
+/// before its round of profiles, as far as a profile's point is, so that a rise measures the
+/// move and not how much longer the point was polished.
+pub(crate) fn profile(t: &Training<'_>, mut fit: Polished, rounds: usize) -> Profiled {
+    let segments = t.segments().max(1) as f64;
     let mut pass = 1;
     loop {
-        let fit = polish(pool, train, u, rounds, held_parameters(DELAY));
         let base = fit.joint_costs();
         // rises[m][side][j]: joint j's error at parameter m's move that way, less the fit's.
         let mut rises = [[[f64::NAN; JOINTS]; 2]; 6];
@@ -57,8 +55,8 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
         let mut better: [Option<DVector<f64>>; JOINTS] = Default::default();
         for (m, sides) in rises.iter_mut().enumerate() {
             for (rise, sign) in sides.iter_mut().zip([-1.0, 1.0]) {
-                let (moved, within) = moved(&fit.u, m, sign, pool.timestep());
-                let there = polish(pool, train, moved, rounds, held_parameters(m));
+                let (moved, within) = moved(&fit.u, m, sign, t.timestep());
+                let there = polish(t, moved, rounds, held_parameters(m));
                 let costs = there.joint_costs();
                 for j in 0..JOINTS {
                     if within[j] {
@@ -73,18 +71,18 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
         }
         let done = Profiled {
             fit,
-            standard_errors: standard_errors(&rises, &base, segments, pool.timestep()),
+            standard_errors: standard_errors(&rises, &base, segments, t.timestep()),
         };
         if better.iter().all(Option::is_none) {
             return done;
         }
-        u = done.fit.u.clone();
+        let mut u = done.fit.u.clone();
         for (j, block) in better.iter().enumerate() {
             if let Some(block) = block {
                 u.rows_mut(6 * j, 6).copy_from(block);
             }
         }
-        let residual = DVector::from_vec(pool.errors(&[dynamics_at(&u)], train).swap_remove(0));
+        let residual = DVector::from_vec(t.errors(&[dynamics_at(&u)]).swap_remove(0));
         let moved_on = Polished { u: u.clone(), residual };
         if moved_on.cost() >= done.fit.cost() {
             return done;
@@ -95,6 +93,7 @@ pub(crate) fn profile(pool: &Pool<'_>, train: &[Segment], mut u: DVector<f64>, r
             return Profiled { fit: moved_on, ..done };
         }
         pass += 1;
+        fit = polish(t, u, rounds, held_parameters(DELAY));
     }
 }
 

@@ -1,9 +1,8 @@
 //! The polish after the evolution strategy: Levenberg–Marquardt on each joint's parameters,
 //! the delays held on the physics-step grid [`crate::fit`] put them on, with each joint's
 //! block of the Jacobian by central differences, two rollouts per parameter for all six joints
-//! (see [`jacobian`]); then
-//! [`crate::profile`] moves each parameter either way, polishes the rest again there, and
-//! says how well the recordings determine it.
+//! (see [`jacobian`]). When asked, [`crate::profile`] then moves each parameter either way,
+//! polishes the rest again there, and says how well the recordings determine it.
 //!
 //! The strategies score a joint while the others' candidates vary too, which leaves them short
 //! of the minimum; Gauss–Newton steps (each kept only if it lowers the replayed error) go on
@@ -15,10 +14,8 @@
 //! together move it alike while the servo saturates) the Gauss–Newton step falls short, so
 //! the step stretched 2.5 and 6 times is tried beside it.
 
-use crate::fit::{bounds, coordinates, dynamics_at};
-use crate::pool::Pool;
-use crate::profile;
-use crate::split::Segment;
+use crate::fit::{bounds, dynamics_at};
+use crate::train::Training;
 use fakesim_twin::dynamics::Dynamics;
 use fakesim_twin::joints::Joint;
 use nalgebra::{DMatrix, DVector};
@@ -42,26 +39,6 @@ const MIN_DAMPING: f64 = 1e-9;
 const MAX_DAMPING: f64 = 1e6;
 /// A round that lowers the squared error by less than this share ends the polish.
 const TOLERANCE: f64 = 1e-4;
-
-/// The polished fit and how well the recordings determine it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Refined {
-    /// The fitted dynamics.
-    pub dynamics: Dynamics,
-    /// Standard errors per joint ([`crate::profile`]).
-    pub standard_errors: [[f64; 6]; 6],
-}
-
-/// Polishes `start` on the training segments at the delays [`crate::fit`] chose and profiles
-/// every parameter there ([`crate::profile`], which may move the fit on). Each polish takes
-/// at most `rounds` steps.
-pub fn refine(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, rounds: usize) -> Refined {
-    let profiled = profile::profile(pool, train, coordinates(start), rounds);
-    Refined {
-        dynamics: dynamics_at(&profiled.fit.u),
-        standard_errors: profiled.standard_errors,
-    }
-}
 
 /// A joint's parameters a polish holds while parameter `m` is profiled: `m` and the delay.
 pub(crate) fn held_parameters(m: usize) -> [bool; 6] {
@@ -90,19 +67,13 @@ impl Polished {
 
 /// Levenberg–Marquardt from `u`, every joint's parameters marked in `held` held: at most
 /// `rounds` steps, each from a Jacobian.
-pub(crate) fn polish(
-    pool: &Pool<'_>,
-    train: &[Segment],
-    mut u: DVector<f64>,
-    rounds: usize,
-    held: [bool; 6],
-) -> Polished {
+pub(crate) fn polish(t: &Training<'_>, mut u: DVector<f64>, rounds: usize, held: [bool; 6]) -> Polished {
     let mut lambda = [1e-3; JOINTS];
     let mut residual = None;
     for _ in 0..rounds {
-        let (at_u, jac) = jacobian(pool, train, &u, held);
+        let (at_u, jac) = jacobian(t, &u, held);
         let cost = at_u.norm_squared();
-        let Some((next, there)) = descend(pool, train, (&jac, &at_u), &u, &mut lambda, held) else {
+        let Some((next, there)) = descend(t, (&jac, &at_u), &u, &mut lambda, held) else {
             residual = Some(at_u);
             break;
         };
@@ -113,11 +84,11 @@ pub(crate) fn polish(
             break;
         }
     }
-    let residual = residual.unwrap_or_else(|| DVector::from_vec(pool.errors(&[dynamics_at(&u)], train).swap_remove(0)));
+    let residual = residual.unwrap_or_else(|| DVector::from_vec(t.errors(&[dynamics_at(&u)]).swap_remove(0)));
     Polished { u, residual }
 }
 
-/// Each joint's sum of squared errors, from errors laid out as [`Pool::errors`] gives them.
+/// Each joint's sum of squared errors, from errors laid out as [`crate::pool::Pool::errors`] gives them.
 fn joint_costs(errors: &[f64]) -> [f64; JOINTS] {
     std::array::from_fn(|j| errors.iter().skip(j).step_by(JOINTS).map(|e| e * e).sum())
 }
@@ -128,8 +99,7 @@ fn joint_costs(errors: &[f64]) -> [f64; JOINTS] {
 /// every joint still looking stepping in each; a joint none of whose trials lowers its error
 /// tries again with more damping.
 fn descend(
-    pool: &Pool<'_>,
-    train: &[Segment],
+    t: &Training<'_>,
     (jac, residual): (&DMatrix<f64>, &DVector<f64>),
     u: &DVector<f64>,
     lambda: &mut [f64; JOINTS],
@@ -154,7 +124,7 @@ fn descend(
             })
             .collect();
         let sets: Vec<Dynamics> = trials.iter().map(dynamics_at).collect();
-        let costs: Vec<[f64; JOINTS]> = pool.errors(&sets, train).iter().map(|e| joint_costs(e)).collect();
+        let costs: Vec<[f64; JOINTS]> = t.errors(&sets).iter().map(|e| joint_costs(e)).collect();
         let mut still = Vec::new();
         for &j in &open {
             let best = (0..costs.len()).min_by(|a, b| costs[*a][j].total_cmp(&costs[*b][j]))?;
@@ -178,7 +148,7 @@ fn descend(
     // Each joint kept its step beside the others' trial steps; together they may differ a
     // little (the arm couples the joints): a joint left worse off goes back where it was.
     let sum = |e: &DVector<f64>| e.norm_squared();
-    let at = |u: &DVector<f64>| DVector::from_vec(pool.errors(&[dynamics_at(u)], train).swap_remove(0));
+    let at = |u: &DVector<f64>| DVector::from_vec(t.errors(&[dynamics_at(u)]).swap_remove(0));
     let together = at(&next);
     if sum(&together) < sum(residual) {
         return Some((next, together));
@@ -198,7 +168,7 @@ fn descend(
 /// `held` is moved in every joint at once, two rollouts for all six joints, and each joint's
 /// errors are read as its own coordinate's doing (the arm couples the joints a little, which a
 /// step sees as a slightly wrong slope and [`descend`] checks). Entries off the blocks are zero.
-fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>, held: [bool; 6]) -> (DVector<f64>, DMatrix<f64>) {
+fn jacobian(t: &Training<'_>, u: &DVector<f64>, held: [bool; 6]) -> (DVector<f64>, DMatrix<f64>) {
     let free: Vec<usize> = (0..6).filter(|&m| !held[m]).collect();
     let ends = |m: usize| -> [(f64, f64); JOINTS] {
         std::array::from_fn(|j| {
@@ -222,7 +192,7 @@ fn jacobian(pool: &Pool<'_>, train: &[Segment], u: &DVector<f64>, held: [bool; 6
             sets.push(dynamics_at(&moved));
         }
     }
-    let mut errors = pool.errors(&sets, train).into_iter();
+    let mut errors = t.errors(&sets).into_iter();
     let base = DVector::from_vec(errors.next().unwrap_or_default());
     let mut jac = DMatrix::zeros(base.len(), N);
     for &m in &free {

@@ -45,9 +45,13 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
     let opts = Options {
         fit: BUDGET,
         threads: 2,
+        profiles: true,
         ..Options::default()
     };
     let outcome = identify(&recs, &opts).unwrap();
+    let Some(standard_errors) = outcome.standard_errors else {
+        panic!("profiles were asked for, yet no standard errors");
+    };
     println!("{}", fakesim_identify::report::text(&outcome));
     // The noise floor: the validation part replayed under the truth itself from its rounded
     // readings (the replays start where the rounded readings say).
@@ -66,7 +70,7 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
     let mut determined = Vec::new();
     for (j, (fitted, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
         for (m, (f, r)) in fitted.values().into_iter().zip(real.values()).enumerate().take(5) {
-            let well = fakesim_identify::report::well_determined(m, outcome.standard_errors[j][m]);
+            let well = fakesim_identify::report::well_determined(m, standard_errors[j][m]);
             println!(
                 "joint {j} {:<12} fitted/truth - 1 = {:+.3} {}",
                 PARAMETERS[m].name,
@@ -108,6 +112,82 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
             joint.delay_s
         );
     }
+}
+
+/// The least budget that runs every stage.
+const TINY: FitOptions = FitOptions {
+    generations: 2,
+    population: 4,
+    seed: 1,
+    rounds: 1,
+};
+
+#[test]
+fn without_profiles_the_fit_runs_its_stages_and_leaves_the_standard_errors_unknown() {
+    let recs = recordings(8.0);
+    let opts = Options {
+        fit: TINY,
+        threads: 2,
+        ..Options::default()
+    };
+    let outcome = identify(&recs, &opts).unwrap();
+    assert_eq!(outcome.standard_errors, None);
+    assert!(!outcome.interrupted);
+    let names: Vec<&str> = outcome.stages.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "start",
+            "coarse delays",
+            "strategies",
+            "fine delays",
+            "strategies again",
+            "delays on the grid",
+            "polish",
+            "checks"
+        ]
+    );
+    assert!(outcome.stages.iter().all(|s| s.rollouts > 0), "{:?}", outcome.stages);
+    assert_eq!(
+        outcome.stages.iter().map(|s| s.rollouts).sum::<usize>(),
+        outcome.rollouts
+    );
+    let text = fakesim_identify::report::text(&outcome);
+    assert!(text.contains("standard errors not computed: --profiles"), "{text}");
+    let json = fakesim_identify::report::json(&outcome);
+    assert_eq!(json["profiled"], false);
+    assert!(json["joints"]["elbow_flex"]["parameters"]["damping"]["standard_error"].is_null());
+    assert_eq!(json["stages"][2]["name"], "strategies");
+}
+
+#[test]
+fn a_fit_interrupted_before_it_begins_ends_at_its_start_and_is_not_kept() {
+    let recs = recordings(8.0);
+    let opts = Options {
+        fit: TINY,
+        threads: 2,
+        profiles: true,
+        ..Options::default()
+    };
+    opts.progress.interrupt();
+    let outcome = identify(&recs, &opts).unwrap();
+    assert!(outcome.interrupted && !outcome.kept);
+    assert_eq!((outcome.fitted, outcome.standard_errors), (outcome.start, None));
+    assert_eq!(outcome.train_rms.map(|r| r[0]), outcome.train_rms.map(|r| r[1]));
+    // The start's errors on both parts, not one rollout of the fit, and the validation errors
+    // of what it ends with.
+    let names: Vec<(&str, usize)> = outcome.stages.iter().map(|s| (s.name, s.rollouts)).collect();
+    let parts = fakesim_identify::split::split(&recs, &opts.split);
+    let (train, validation) = (parts.train.len(), parts.validation.len());
+    assert_eq!(
+        names,
+        [
+            ("start", train + validation),
+            ("coarse delays", 0),
+            ("checks", validation)
+        ]
+    );
+    assert!(fakesim_identify::report::text(&outcome).starts_with("INTERRUPTED"));
 }
 
 #[test]
