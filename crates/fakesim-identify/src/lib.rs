@@ -134,7 +134,8 @@ fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Optio
         let profiled = profile::profile(t, polished, opts.fit.rounds);
         (profiled.fit.u, Some(profiled.standard_errors))
     } else {
-        (polished.u, None)
+        t.stage("delay steps");
+        (profile::step_delays(t, polished, opts.fit.rounds).u, None)
     };
     t.check()?;
     t.stage("checks");

@@ -144,6 +144,7 @@ fn without_profiles_the_fit_runs_its_stages_and_leaves_the_standard_errors_unkno
             "strategies again",
             "delays on the grid",
             "polish",
+            "delay steps",
             "checks"
         ]
     );
