@@ -79,7 +79,7 @@ pub struct IdentifyArgs {
     /// Threads the rollouts run on [default: one per core].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Measure each parameter's standard error by its profile (about as many rollouts again).
+    /// Measure each parameter's standard error by its profile (it more than doubles the rollouts).
     #[arg(long)]
     pub profiles: bool,
 }

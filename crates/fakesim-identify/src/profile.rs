@@ -44,22 +44,22 @@ pub(crate) struct Profiled {
 /// Profiles every parameter about `fit` (polished at the delays [`crate::fit`] chose), each
 /// polish taking at most `rounds` steps (see the module's doc).
 pub(crate) fn profile(t: &Training<'_>, fit: Polished, rounds: usize) -> Profiled {
-    walk(t, fit, rounds, &[0, 1, 2, 3, 4, DELAY])
+    walk(t, fit, rounds, &[0, 1, 2, 3, 4, DELAY], PASSES)
 }
 
 /// `fit` moved on where a joint's delay a physics step either way, the joint's other
-/// parameters polished again, lowers its error: the profiles of the delays alone, a sixth of
-/// the cost of all six parameters' (the polish holds the delays on their grid, so only these
-/// moves can correct one left a step off).
+/// parameters polished again, lowers its error: one round of the delays' profiles alone, a
+/// sixth of the cost of a round of all six parameters' (the polish holds the delays on their
+/// grid, so only these moves can correct one left a step off).
 pub(crate) fn step_delays(t: &Training<'_>, fit: Polished, rounds: usize) -> Polished {
-    walk(t, fit, rounds, &[DELAY]).fit
+    walk(t, fit, rounds, &[DELAY], 1).fit
 }
 
-/// Profiles `parameters` about `fit` (see the module's doc); the standard errors of the others
-/// are infinite. A fit moved on is polished again before its round of profiles, as far as a
-/// profile's point is, so that a rise measures the move and not how much longer the point was
-/// polished.
-fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]) -> Profiled {
+/// Profiles `parameters` about `fit` in at most `passes` rounds (see the module's doc); the
+/// standard errors of the others are infinite. A fit moved on is polished again before its
+/// round of profiles, as far as a profile's point is, so that a rise measures the move and not
+/// how much longer the point was polished.
+fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize], passes: usize) -> Profiled {
     let segments = t.segments().max(1) as f64;
     let mut pass = 1;
     loop {
@@ -102,7 +102,7 @@ fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]
         if moved_on.cost() >= done.fit.cost() {
             return done;
         }
-        if pass == PASSES {
+        if pass >= passes {
             // No round is left to profile the lower point: the standard errors stay those
             // measured about the point it came from.
             return Profiled { fit: moved_on, ..done };

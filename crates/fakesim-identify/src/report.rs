@@ -25,7 +25,7 @@ fn no_standard_errors(o: &Outcome) -> &'static str {
     if o.interrupted {
         "standard errors not computed: the fit was interrupted"
     } else {
-        "standard errors not computed: --profiles (Options::profiles) measures them, at about as many rollouts again"
+        "standard errors not computed: --profiles (Options::profiles) measures them, at more than twice the rollouts"
     }
 }
 
