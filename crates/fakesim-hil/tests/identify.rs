@@ -165,6 +165,7 @@ fn ctrl_c_during_a_fit_writes_the_best_fit_so_far_and_says_it_was_interrupted() 
     // The evolution strategies start after each joint's delay is picked, so a better fit than
     // the start is at hand.
     let line = after_marker(&mut stderr, &mut child, "progress: strategies");
+    println!("progress: strategies{line}");
     assert!(
         line.contains("rollouts, training RMS") && line.contains("mrad"),
         "{line}"

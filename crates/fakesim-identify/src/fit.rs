@@ -122,23 +122,16 @@ pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
 
 /// Delays (s) tried before the strategies start.
 const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
-/// Longest delay tried on the grid of physics steps (s).
+/// Longest delay of the finer grid (s), whose delays are the replays' physics steps apart.
 const FINE_DELAY_MAX_S: f64 = 0.08;
-/// How far either side of its own delay a joint's delay is picked again on that grid (s): half
-/// the coarse grid's widest spacing, so that a coarse pick half a spacing off is reached.
-const NEAR_S: f64 = 0.01;
 
-/// `start` with each joint's delay set to the one that fits it best of those `tried` (each
-/// element gives the six joints' delays for one rollout of the training part).
-fn best_delays(t: &Training<'_>, start: &Dynamics, tried: &[[f64; 6]]) -> Dynamics {
-    let sets: Vec<Dynamics> = tried
+/// `start` with each joint's delay set to the one of `grid` that fits it best.
+fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
+    let sets: Vec<Dynamics> = grid
         .iter()
-        .map(|delays| {
+        .map(|&delay| {
             let mut d = *start;
-            d.joints
-                .iter_mut()
-                .zip(delays)
-                .for_each(|(j, &delay)| j.delay_s = delay);
+            d.joints.iter_mut().for_each(|j| j.delay_s = delay);
             d
         })
         .collect();
@@ -148,40 +141,24 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, tried: &[[f64; 6]]) -> Dynami
         let best = (0..sets.len())
             .min_by(|a, b| rms[*a][j].total_cmp(&rms[*b][j]))
             .unwrap_or(0);
-        joint.delay_s = tried.get(best).map_or(joint.delay_s, |d| d[j]);
+        joint.delay_s = grid[best];
     }
     out
 }
 
-/// The delays tried around each joint's own in `d` on the grid of physics steps `step`: its own
-/// rounded onto the grid, then moved together by each whole step up to [`NEAR_S`] either way
-/// (held within 0..[`FINE_DELAY_MAX_S`]).
-fn near(d: &Dynamics, step: f64) -> Vec<[f64; 6]> {
-    let reach = (NEAR_S / step).round() as i64;
-    (-reach..=reach)
-        .map(|by| {
-            std::array::from_fn(|j| {
-                let own = (d.joints[j].delay_s / step).round() as i64;
-                (step * (own + by) as f64).clamp(0.0, FINE_DELAY_MAX_S)
-            })
-        })
-        .collect()
-}
-
 /// Fits the dynamics on the training segments from `start`: each joint's delay picked from a
-/// coarse grid, the strategies from there, the delays picked again on a finer grid around what
-/// they found (a delay trades off against the other parameters, and a strategy started on the
-/// wrong side of that trade stays there), the strategies once more with shorter steps, and the
-/// delays put back on that grid (picked again, or rounded, whichever fits better). The finer
-/// grid is the replays' physics steps: a goal acts from a step on, so the replays move by whole
-/// steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates the
-/// servo however little of a step it acts), and between steps only the whole steps are told
-/// apart reliably; [`crate::refine`] keeps them. Each pick on it moves every joint's delay by
-/// the same number of steps from its own, so the others stay near theirs while one is picked.
+/// coarse grid, the strategies from there, the delays picked again from a finer grid around
+/// what they found (a delay trades off against the other parameters, and a strategy started on
+/// the wrong side of that trade stays there), the strategies once more with shorter steps, and
+/// the delays put back on that grid (picked again, or rounded, whichever fits better). The
+/// finer grid is the replays' physics steps: a goal acts from a step on, so the replays move by
+/// whole steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates
+/// the servo however little of a step it acts), and between steps only the whole steps are
+/// told apart reliably; [`crate::refine`] keeps them.
 pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
     let score_round = |u: &DVector<f64>| rms_per_joint(&t.errors(&[dynamics_at(u)]).swap_remove(0)).map(|r| r * r);
     t.stage("coarse delays");
-    let first = best_delays(t, start, &COARSE_DELAYS_S.map(|d| [d; 6]));
+    let first = best_delays(t, start, &COARSE_DELAYS_S);
     t.check()?;
     let search = Search {
         sigma: INITIAL_STEP,
@@ -190,11 +167,14 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
         seed: opts.seed,
     };
     t.stage("strategies");
-    let rough = dynamics_at(&strategies(score_round, &coordinates(&first), search)?);
+    let rough = strategies(score_round, &coordinates(&first), search)?;
     t.check()?;
     let step = t.timestep().max(1e-4);
+    let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
+        .map(|k| step * k as f64)
+        .collect();
     t.stage("fine delays");
-    let again = best_delays(t, &rough, &near(&rough, step));
+    let again = best_delays(t, &dynamics_at(&rough), &fine);
     t.check()?;
     let second = Search {
         sigma: INITIAL_STEP / 3.0,
@@ -205,7 +185,7 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
     t.stage("strategies again");
     let polished = strategies(score_round, &coordinates(&again), second)?;
     t.check()?;
-    // Each joint's pick on the grid is made with the others' delays moved too, so it may not
+    // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.
     t.stage("delays on the grid");
     let found = dynamics_at(&polished);
@@ -213,7 +193,7 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
     for joint in &mut snapped.joints {
         joint.delay_s = step * (joint.delay_s / step).round();
     }
-    let picked = best_delays(t, &found, &near(&found, step));
+    let picked = best_delays(t, &found, &fine);
     let costs: Vec<f64> = t.errors(&[snapped, picked]).iter().map(|e| cost(e)).collect();
     t.check()?;
     Ok(if costs[1] < costs[0] { picked } else { snapped })
@@ -221,31 +201,3 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
 
 /// The strategies' first step size, in coordinates (a tenth of each parameter's range).
 const INITIAL_STEP: f64 = 0.1;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use fakesim_twin::dynamics::JointDynamics;
-
-    #[test]
-    fn delays_are_tried_on_the_step_grid_around_each_joints_own_and_within_bounds() {
-        let delays = [0.0, 0.0201, 0.0449, 0.079, 0.02, 0.1];
-        let d = Dynamics {
-            joints: delays.map(|delay| JointDynamics::from_values([1000.0, 0.6, 0.03, 0.05, 3.0, delay])),
-        };
-        let tried = near(&d, 0.0025);
-        assert_eq!(tried.len(), 9, "four steps of 2.5 ms either way, and none");
-        let column = |j: usize| -> Vec<f64> { tried.iter().map(|t| (t[j] / 0.0025).round()).collect() };
-        assert_eq!(column(1), [4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]);
-        assert_eq!(column(2), [14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0]);
-        assert_eq!(column(0), [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(column(3)[8], 32.0, "held at 80 ms");
-        assert!(tried.iter().all(|t| t[5] == FINE_DELAY_MAX_S));
-        assert!(
-            tried
-                .iter()
-                .flatten()
-                .all(|&x| ((x / 0.0025) - (x / 0.0025).round()).abs() < 1e-9)
-        );
-    }
-}
