@@ -94,8 +94,10 @@ class VirtualBus:
     @property
     def follower_args(self) -> tuple[str, ...]:
         """The daemon's arguments for this bus as its follower. The virtual servos share the test
-        machine's cores: on a starved machine they answer late, so the daemon waits 250 ms for a
-        reply rather than 50 (a lost bus is then 2.25 s of silence, not 0.45 s)."""
+        machine's cores, and a starved machine leaves them unscheduled for longer than a real
+        arm's silence: the daemon's reply-timeout floor is 250 ms rather than its 10 ms default
+        (a lost bus is then six timeouts, at least 1.5 s of silence, not some 60 ms). The Rust
+        end-to-end tests measure the default's detection (tests/tests/e2e/silence.rs)."""
         return ("--port", self.device, "--calibration", str(self.calibration_path), "--reply-timeout", "250")
 
 

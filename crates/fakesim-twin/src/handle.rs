@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::backlog::{Admission, FrameRoom, RenderCounts};
+use crate::colors::PartColors;
 use crate::dynamics::Dynamics;
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
@@ -11,6 +12,7 @@ use crate::scene::Scene;
 use crate::sim::{RenderSnapshot, Sim};
 use crate::worker::{Jobs, Worker};
 use fakesim_arm::{ArmSpec, Side};
+use mujoco_rs::prelude::MjModel;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
@@ -26,6 +28,8 @@ pub struct TwinConfig {
     pub substeps_per_tick: u32,
     /// Image quality of the cameras, unless a drawing asks for another.
     pub render_quality: RenderQuality,
+    /// The colours the cameras draw the arms' parts in.
+    pub part_colors: PartColors,
     /// Render threads, each with GL contexts of its own (1 to
     /// [`crate::render::MAX_RENDER_THREADS`]): the cameras of one drawing are drawn side by
     /// side, one per thread.
@@ -52,6 +56,7 @@ impl Default for TwinConfig {
             scene: Scene::Tabletop,
             substeps_per_tick: crate::sim::DEFAULT_SUBSTEPS_PER_TICK,
             render_quality: RenderQuality::default(),
+            part_colors: PartColors::default(),
             render_threads: DEFAULT_RENDER_THREADS,
             dynamics: Vec::new(),
             physics_step_s: None,
@@ -98,6 +103,7 @@ impl TwinHandle {
         let arms = config.scene.arms();
         let render_quality = config.render_quality;
         let render_threads = config.render_threads;
+        let part_colors = config.part_colors;
         let ended: Ended = Arc::new(watch::channel(None).0);
         let physics = Worker::spawn(
             "physics",
@@ -124,7 +130,9 @@ impl TwinHandle {
             Ok(Err(e)) => return abandon(physics, e),
             Err(_) => return abandon(physics, TwinError::Stopped),
         };
-        let renderer = match RenderQueue::spawn(&model, render_threads, &ended) {
+        let mut drawn = MjModel::clone(&model);
+        part_colors.paint(&mut drawn);
+        let renderer = match RenderQueue::spawn(&drawn, render_threads, &ended) {
             Ok(renderer) => renderer,
             Err(e) => return abandon(physics, e),
         };

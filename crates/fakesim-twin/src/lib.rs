@@ -6,6 +6,7 @@
 
 pub mod backlog;
 pub mod clock;
+pub mod colors;
 pub mod dynamics;
 pub mod error;
 pub mod handle;
@@ -23,6 +24,7 @@ mod worker;
 
 pub use backlog::{Admission, FrameRoom, RenderCounts};
 pub use clock::TickClock;
+pub use colors::{BadColor, PartColors, Rgb};
 pub use dynamics::{Dynamics, JointDynamics};
 pub use error::TwinError;
 /// The arm's vocabulary the twin speaks: the arm registry, joints, names quoted back, joint

@@ -1,5 +1,6 @@
 //! The look of each camera at the start state, compared with a reference taken from the
-//! renderer before the render-speed work: a 32x32 grid of 8x8 block means of the 256x256 frame,
+//! renderer when the SO-101 got its published meshes (before them: before the render-speed
+//! work, which it checked): a 32x32 grid of 8x8 block means of the 256x256 frame,
 //! stored as a small PNG per camera in `tests/reference/`. Set `FAKESIM_WRITE_REFERENCE=1` to
 //! write the grids from the current code instead of checking them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -104,14 +104,10 @@ def daemon(fakesim_bin, spawn, tmp_path):
 
 
 @pytest.fixture
-def virtual_arm(fakesim_bin, spawn, tmp_path):
-    """A virtual SO-101 on a pseudo-terminal (`fakesim-hil emulate`): its device and the
-    calibration file written for it."""
-    calibration = tmp_path / "virtual_so101.json"
-    process = spawn([fakesim_bin, "emulate", "--write-calibration", str(calibration)], stream="stdout",
-                    stop_signal=signal.SIGINT)
-    device = process.wait_for(r"Virtual servo bus on (\S+):").group(1)
-    return {"device": device, "calibration": calibration}
+def virtual_arm(emulate):
+    """A virtual SO-101 on a pseudo-terminal (`fakesim-hil emulate`, the suite's own fixture): its
+    ``follower_args`` are the daemon's arguments for it."""
+    return emulate()
 
 
 @pytest.fixture

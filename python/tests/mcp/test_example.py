@@ -13,8 +13,7 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "mcp_arm_session.py"
 
 
 def test_the_example_session_drives_the_virtual_arm_and_the_table_layer_refuses_the_dive(daemon, virtual_arm, pki):
-    started = daemon("--port", virtual_arm["device"], "--calibration", str(virtual_arm["calibration"]),
-                     "--mode", "hil", "--mcp-listen", "127.0.0.1:0", *tls_options(pki))
+    started = daemon(*virtual_arm.follower_args, "--mode", "hil", "--mcp-listen", "127.0.0.1:0", *tls_options(pki))
     env = {**os.environ, "FAKESIM_HIL_TOKEN": TOKEN, "FAKESIM_HIL_TLS_CA": str(pki["ca"])}
     run = subprocess.run([sys.executable, str(EXAMPLE), started["mcp_url"]], env=env, capture_output=True,
                          text=True, timeout=300)

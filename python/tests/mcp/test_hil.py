@@ -10,7 +10,7 @@ pytestmark = pytest.mark.anyio
 
 
 def hil_options(arm) -> list[str]:
-    return ["--port", arm["device"], "--calibration", str(arm["calibration"]), "--mode", "hil"]
+    return [*arm.follower_args, "--mode", "hil"]
 
 
 def refused_at_the_table(refused):

@@ -7,7 +7,7 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_bridge::twin::DEFAULT_PREVIEW_HORIZON_TICKS;
-use fakesim_twin::{ArmType, RenderQuality};
+use fakesim_twin::{ArmType, PartColors, RenderQuality, Rgb};
 use feetech::configure::ServoSettings;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -287,6 +287,14 @@ pub struct TwinOptions {
     #[arg(long, value_name = "LEVEL")]
     #[serde(deserialize_with = "parsed", serialize_with = "shown")]
     pub render_quality: Option<RenderQuality>,
+    /// Colour the cameras draw the arm's printed parts in, #rrggbb (both arms of a pair).
+    #[arg(long, value_name = "#RRGGBB")]
+    #[serde(deserialize_with = "parsed", serialize_with = "shown")]
+    pub printed_color: Option<Rgb>,
+    /// Colour the cameras draw the arm's servo cases in, #rrggbb (both arms of a pair).
+    #[arg(long, value_name = "#RRGGBB")]
+    #[serde(deserialize_with = "parsed", serialize_with = "shown")]
+    pub servo_color: Option<Rgb>,
     /// TOML file whose keys are the long names of the daemon's options (lock-task is a table:
     /// suite, task-index, init-state-index), plus a `[servos]` table of connect-time servo
     /// settings; flags override it; unknown keys are refused. For `mcp` its listen key is
@@ -307,6 +315,8 @@ overlay!(TwinOptions {
     runs_dir,
     image_size,
     render_quality,
+    printed_color,
+    servo_color,
     config,
     log_level,
 });
@@ -355,6 +365,7 @@ overlay!(AccessOptions {
 /// The default of every option that has one of its own: the one place defaults are set.
 pub fn defaults() -> DaemonOptions {
     let shadow = ShadowConfig::default();
+    let colors = PartColors::default();
     DaemonOptions {
         listen: Some(ListenAddr::default()),
         arm: ArmOptions {
@@ -377,6 +388,8 @@ pub fn defaults() -> DaemonOptions {
             runs_dir: Some(PathBuf::from("./runs")),
             image_size: Some(256),
             render_quality: Some(RenderQuality::default()),
+            printed_color: Some(colors.printed),
+            servo_color: Some(colors.servo),
             log_level: Some("info".to_owned()),
             ..TwinOptions::default()
         },

@@ -8,7 +8,7 @@ use crate::config::options::{DaemonOptions, Overlay, defaults};
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_episode::tasks::TaskRef;
-use fakesim_twin::{ArmType, RenderQuality};
+use fakesim_twin::{ArmType, PartColors, RenderQuality};
 use feetech::configure::ServoSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -85,6 +85,8 @@ pub struct Settings {
     pub trace_dir: Option<PathBuf>,
     /// Camera image quality.
     pub render_quality: RenderQuality,
+    /// The colours the cameras draw the arms' parts in.
+    pub part_colors: PartColors,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
     pub mcp_listen: Option<SocketAddr>,
     /// The MCP endpoint serves only the tools that move nothing.
@@ -196,6 +198,10 @@ impl Settings {
                 .unwrap_or(Duration::ZERO),
             trace_dir: arm.trace,
             render_quality: twin.render_quality.unwrap_or_default(),
+            part_colors: PartColors {
+                printed: twin.printed_color.unwrap_or(PartColors::default().printed),
+                servo: twin.servo_color.unwrap_or(PartColors::default().servo),
+            },
             mcp_listen,
             mcp_observe_only,
             live_view,
@@ -524,6 +530,25 @@ mod tests {
         let nested = config_file("[lock-task]\nsuite = \"s\"\ntask-index = 1\ninit-state-index = 0\nseed = 4\n");
         let err = Settings::from_args(&args(&["--config", nested.path().to_str().unwrap()])).unwrap_err();
         assert!(format!("{err:#}").contains("seed"), "{err:#}");
+    }
+
+    #[test]
+    fn part_colours_come_from_a_flag_or_the_file_and_bad_ones_are_refused() {
+        use fakesim_twin::Rgb;
+        let file = config_file("printed-color = \"#112233\"\nservo-color = \"#445566\"\n");
+        let path = file.path().to_str().unwrap();
+        let settings = Settings::from_args(&args(&["--config", path, "--servo-color", "#A0b0C0"])).unwrap();
+        assert_eq!(settings.part_colors.printed, Rgb([0x11, 0x22, 0x33]), "from the file");
+        assert_eq!(settings.part_colors.servo, Rgb([0xa0, 0xb0, 0xc0]), "the flag wins");
+        assert_eq!(Settings::default().part_colors, PartColors::default());
+        let bad = config_file("servo-color = \"black\"\n");
+        let err = Settings::from_args(&args(&["--config", bad.path().to_str().unwrap()])).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("\"black\" is not a colour: write it as # and six hexadecimal digits"),
+            "{err:#}"
+        );
+        let err = Cli::try_parse_from(["fakesim-hil", "--printed-color", "#12345"]).unwrap_err();
+        assert!(err.to_string().contains("#rrggbb"), "{err}");
     }
 
     #[test]

@@ -89,6 +89,7 @@ impl AppState {
         let config = TwinConfig {
             scene,
             render_quality: settings.render_quality,
+            part_colors: settings.part_colors,
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             physics_step_s,
             ..TwinConfig::default()

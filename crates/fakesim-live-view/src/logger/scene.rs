@@ -6,7 +6,7 @@ use fakesim_twin::RenderSnapshot;
 use fakesim_twin::sim::TCP_SITE;
 use mujoco_rs::prelude::*;
 use rerun::{
-    Boxes3D, Capsules3D, Color, Cylinders3D, Ellipsoids3D, FillMode, Quaternion, RecordingStream,
+    Boxes3D, Capsules3D, Color, Cylinders3D, Ellipsoids3D, FillMode, Mesh3D, Quaternion, RecordingStream,
     RecordingStreamResult, Transform3D,
 };
 use std::sync::Arc;
@@ -188,10 +188,11 @@ enum Shape {
     Capsule(Capsules3D),
     Cylinder(Cylinders3D),
     Ellipsoid(Ellipsoids3D),
+    Mesh(Mesh3D),
 }
 
 impl Shape {
-    /// The primitive of a geom; planes, height fields and meshes are not drawn.
+    /// The primitive or mesh of a geom; planes and height fields are not drawn.
     fn of(model: &MjModel, geom: usize, colour: Color) -> Option<Self> {
         let [a, b, c] = model.geom_size()[geom].map(|v| v as f32);
         Some(match model.geom_type()[geom] {
@@ -223,6 +224,7 @@ impl Shape {
                     .with_colors([colour])
                     .with_fill_mode(FillMode::Solid),
             ),
+            MjtGeomBase::mjGEOM_MESH => Shape::Mesh(mesh_of(model, geom)?.with_albedo_factor(colour.0)),
             _ => return None,
         })
     }
@@ -233,6 +235,27 @@ impl Shape {
             Shape::Capsule(shape) => rec.log_static(path, shape),
             Shape::Cylinder(shape) => rec.log_static(path, shape),
             Shape::Ellipsoid(shape) => rec.log_static(path, shape),
+            Shape::Mesh(shape) => rec.log_static(path, shape),
         }
     }
+}
+
+/// A mesh geom's triangles in the geom's frame (where MuJoCo keeps a mesh's vertices); `None`
+/// for a geom without a mesh.
+fn mesh_of(model: &MjModel, geom: usize) -> Option<Mesh3D> {
+    let mesh = usize::try_from(model.geom_dataid()[geom]).ok()?;
+    let span = |start: i32, count: i32| {
+        let start = usize::try_from(start).ok()?;
+        Some(start..start + usize::try_from(count).ok()?)
+    };
+    let vertices = model
+        .mesh_vert()
+        .get(span(model.mesh_vertadr()[mesh], model.mesh_vertnum()[mesh])?)?;
+    let faces = model
+        .mesh_face()
+        .get(span(model.mesh_faceadr()[mesh], model.mesh_facenum()[mesh])?)?;
+    let triangles = faces
+        .iter()
+        .map(|face| face.map(|vertex| u32::try_from(vertex).unwrap_or(0)));
+    Some(Mesh3D::new(vertices.iter().copied()).with_triangle_indices(triangles))
 }

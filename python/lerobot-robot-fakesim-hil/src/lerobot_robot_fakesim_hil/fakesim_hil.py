@@ -17,7 +17,7 @@ from fakesim_hil import Client, FakesimError
 
 from .config_fakesim_hil import FakesimHilConfig
 from .features import PAIR, arm_joints, camera_feature, joints
-from .joint_bus import JointBus
+from .joint_bus import REFUSED_TARGETS, JointBus
 from .lease import LeaseKeeper
 from .own_daemon import OwnDaemon
 from .phases import Phase, RecordPhases
@@ -312,11 +312,25 @@ class FakesimHil(Robot):
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
         if self._last is None:
-            self._last = self._tick(self._targets, self._timestep_s)
-            self._advanced_s += self._timestep_s
+            self._last = self._hold_or_read()
         observation, self._last = self._last, None
         for key, camera in self.lerobot_cameras.items():
             observation[key] = camera.read_latest()
+        return observation
+
+    def _hold_or_read(self) -> dict[str, Any]:
+        """One physics step holding the targets; where the daemon refuses that hold for where
+        the targets lie (the arm standing where its preview foresees a contact, in hil) and no
+        twin camera needs the tick's frames, the joints read without moving instead."""
+        assert self._targets is not None
+        try:
+            observation = self._tick(self._targets, self._timestep_s)
+        except FakesimError as refusal:
+            if refusal.reason not in REFUSED_TARGETS or self.config.camera_names:
+                raise
+            logging.warning("holding the targets was refused, the joints read without a tick: %s", refusal)
+            return self.positions()
+        self._advanced_s += self._timestep_s
         return observation
 
     def send_action(self, action: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,11 @@ from .joint_bus import ACTION_SCALE
 
 logger = logging.getLogger(__name__)
 
+#: Tries at connecting the leader: LeRobot's leader writes each register once as it configures
+#: the servos, so one status packet missed (a busy machine, a long USB latency) fails the whole
+#: connect, and with it the actor's start.
+CONNECT_TRIES = 3
+
 
 class FakesimIntervention(Teleoperator):
     """Its action is the leader's pose on the joints the robot's HIL-SERL environment drives
@@ -59,8 +64,18 @@ class FakesimIntervention(Teleoperator):
         return self.leader.is_connected
 
     def connect(self, calibrate: bool = True) -> None:
-        """Connects the leader."""
-        self.leader.connect(calibrate)
+        """Connects the leader, again after a missed reply (the port closed in between), at most
+        ``CONNECT_TRIES`` times."""
+        for attempt in range(1, CONNECT_TRIES + 1):
+            try:
+                self.leader.connect(calibrate)
+                return
+            except ConnectionError as missed:
+                if attempt == CONNECT_TRIES:
+                    raise
+                logger.warning("%s: connecting the leader failed (%s); trying again", self, missed)
+                if self.leader.is_connected:
+                    self.leader.bus.disconnect(disable_torque=False)
 
     @property
     def is_calibrated(self) -> bool:
