@@ -6,9 +6,10 @@
 use crate::recording::Recording;
 use crate::replay;
 use crate::room::Room;
-use fakesim_twin::dynamics::{Dynamics, JointDynamics, joint_addresses};
+use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{ArmType, Scene, Sim, TwinError};
+use feetech::delay::DelayLine;
 use mujoco_rs::prelude::*;
 use std::f64::consts::TAU;
 
@@ -153,12 +154,12 @@ impl Program {
 }
 
 /// Records `arm` under `dynamics` running a motion program from its initial pose, on the
-/// twin's model stepped as the replays step it ([`replay::model`]): each goal reaches the servo
-/// `delay_s` after it was written, on the first physics step from then.
+/// twin's model stepped as the replays step it ([`replay::model`]): each goal drives the servo
+/// `delay_s` after it was written ([`feetech::delay`]).
 pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<Recording, TwinError> {
-    let mut model = replay::model(arm)?;
-    let at = joint_addresses(&model, arm.spec())?;
-    dynamics.apply(&mut model, &at);
+    let mut alone = replay::model(arm)?;
+    alone.apply(dynamics);
+    let (model, at) = (&alone.model, alone.at);
     let ranges: [Bounds; 6] = at.map(|a| {
         let [jlo, jhi] = model.jnt_range()[model.dof_jntid()[a.dof] as usize];
         let [clo, chi] = model.actuator_ctrlrange()[a.actuator];
@@ -168,12 +169,13 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
         }
     });
     let dt = model.opt().timestep;
-    let mut data = MjData::new(&model);
+    let mut data = MjData::new(model);
     data.forward();
     let qpos = |data: &MjData<&MjModel>| at.map(|a| data.qpos()[a.qpos]);
     let mut room = Room::new(arm)?;
     let mut rng = Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let start = qpos(&data);
+    let mut line = DelayLine::new(dynamics.joints.map(|j| j.delay_s), start);
     let mut programs: Vec<Program> = (0..6)
         .map(|j| Program {
             from: start[j],
@@ -215,11 +217,13 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
                 goal[j] = programs[j].goal(t, &mut rng, |from, to| path_clear(&mut room, targets, j, from, to));
             }
             rec.goals.push((t, goal));
+            line.write(t, goal);
         }
         for (j, a) in at.iter().enumerate() {
             // MuJoCo clamps a setpoint into the actuator's range itself.
-            data.ctrl_mut()[a.actuator] = rec.goal_at(j, t - dynamics.joints[j].delay_s + 1e-9, start[j]);
+            data.ctrl_mut()[a.actuator] = line.acting_over(j, t, t + dt);
         }
+        line.forget_before(t);
         data.step();
     }
     Ok(rec)
