@@ -73,7 +73,8 @@ impl<const N: usize> DelayLine<N> {
         let (lo, hi) = (lo - self.delay_s[j], hi - self.delay_s[j]);
         let mut at = self.index_at(lo);
         let mut value = self.written[at].1[j];
-        if hi <= lo {
+        if hi <= lo || self.written.get(at + 1).is_none_or(|next| next.0 >= hi - SLACK_S) {
+            // One goal drives the whole step: itself, not a mean rounded off it.
             return value;
         }
         let (mut t, mut sum) = (lo, 0.0);
