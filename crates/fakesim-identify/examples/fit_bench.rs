@@ -2,7 +2,7 @@
 //! of 30 s by default), fitted from the defaults with the library's default budget unless told
 //! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
 //! the noise floor, and how far each fitted parameter is from the truth (marked `*` or `?` as
-//! well or poorly determined when profiled). Run it optimised:
+//! well or poorly determined, `~` trading off, when profiled). Run it optimised:
 //! `cargo run --release -p fakesim-identify --example fit_bench [--profiles] [THREADS
 //! [SECONDS_EACH [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
 
@@ -55,8 +55,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let off: Vec<String> = (0..6)
             .map(|m| {
                 let (f, r) = (fitted.values()[m], real.values()[m]);
+                let trades = outcome.trade_offs.map_or(0, |t| t[j][m]);
                 let mark = match outcome.standard_errors {
-                    Some(se) if report::well_determined(m, se[j][m]) => "*",
+                    Some(se) if report::well_determined(m, se[j][m], trades) => "*",
+                    Some(_) if trades != 0 => "~",
                     Some(_) => "?",
                     None => "",
                 };

@@ -54,6 +54,10 @@ pub struct Options {
 /// relative (0.05 = ±5 %) but for the delay's, in seconds; infinite where unbounded.
 pub type StandardErrors = [[f64; 6]; 6];
 
+/// Per joint and parameter, the joint's parameters it trades off against, bit `k` for
+/// parameter `k` ([`profile`]); 0 for none.
+pub type TradeOffs = [[u8; 6]; 6];
+
 /// What a run found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -70,6 +74,8 @@ pub struct Outcome {
     /// Per joint standard errors ([`profile`]), when [`Options::profiles`] asked for them and
     /// the run was not interrupted.
     pub standard_errors: Option<StandardErrors>,
+    /// Which parameters trade off against which, measured with the standard errors.
+    pub trade_offs: Option<TradeOffs>,
     /// Whether the run was interrupted ([`Progress::interrupt`]): the fitted dynamics are the
     /// best it had scored on the training part by then.
     pub interrupted: bool,
@@ -124,7 +130,7 @@ fn no_joint_worse(t: &Training<'_>, start: &Best, fitted: Dynamics) -> (Best, Ve
 
 /// The fit's stages from `start` on the training part: the dynamics with their training errors
 /// and, when `opts` asks for them, their standard errors.
-fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Option<StandardErrors>), Halt> {
+fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Option<(StandardErrors, TradeOffs)>), Halt> {
     let rough = fit::fit(t, &start.dynamics, &opts.fit)?;
     t.stage("polish");
     let polished = refine::polish(t, coordinates(&rough), opts.fit.rounds, held_parameters(DELAY));
@@ -132,7 +138,7 @@ fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Optio
     let (u, mut standard_errors) = if opts.profiles {
         t.stage("profiles");
         let profiled = profile::profile(t, polished, opts.fit.rounds);
-        (profiled.fit.u, Some(profiled.standard_errors))
+        (profiled.fit.u, Some((profiled.standard_errors, profiled.trade_offs)))
     } else {
         t.stage("delay steps");
         (profile::step_delays(t, polished, opts.fit.rounds).u, None)
@@ -142,8 +148,11 @@ fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Optio
     let (fit, put_back) = no_joint_worse(t, start, dynamics_at(&u));
     t.check()?;
     // A joint put back was not fitted: how well its parameters are determined is unknown.
-    if let Some(se) = &mut standard_errors {
-        put_back.iter().for_each(|&j| se[j] = [f64::INFINITY; 6]);
+    if let Some((se, trade_offs)) = &mut standard_errors {
+        for &j in &put_back {
+            se[j] = [f64::INFINITY; 6];
+            trade_offs[j] = [0; 6];
+        }
     }
     Ok((fit, standard_errors))
 }
@@ -196,8 +205,8 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     let t = Training::new(&pool, &parts.train, &opts.progress, start);
     let before = t.best();
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
-    let (fit, standard_errors, interrupted) = match stages(&t, &before, opts) {
-        Ok((fit, standard_errors)) => (fit, standard_errors, false),
+    let (fit, uncertainty, interrupted) = match stages(&t, &before, opts) {
+        Ok((fit, uncertainty)) => (fit, uncertainty, false),
         Err(Halt::Fault(fault)) => return Err(fault.into()),
         Err(Halt::Interrupted) => (t.best(), None, true),
     };
@@ -220,7 +229,8 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
         kept: cost(&after_val) < cost(&before_val),
         train_rms: pair(rms_per_joint(&before.errors), rms_per_joint(&after)),
         validation_rms: pair(rms_per_joint(&before_val), rms_per_joint(&after_val)),
-        standard_errors,
+        standard_errors: uncertainty.map(|u| u.0),
+        trade_offs: uncertainty.map(|u| u.1),
         interrupted,
         seconds: [seconds(&parts.train), seconds(&parts.validation)],
         rollouts: pool.rollouts(),

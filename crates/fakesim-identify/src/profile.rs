@@ -18,9 +18,20 @@
 //! joint's error means the fit was short of the minimum: the joint takes that point and the
 //! profiles run again from there, at most [`PASSES`] times. Without the standard errors, the
 //! delays alone are profiled ([`step_delays`]), for the point their moves may lead to.
+//!
+//! A rise after the others were polished again is only as good as that polish: along a valley
+//! of a rough error it may stop well short of the floor, and the rise then reads as a tight
+//! standard error the recordings do not support (the known truth's wrist_roll: damping,
+//! armature and torque limit 20–24 % off, each at ±2–3 %). So each profile also says how much
+//! of the move the others made up: the rise of the move alone (nothing polished) against the
+//! rise after the polish, and which of the joint's other parameters the polish moved at least
+//! [`PARTNER_MOVE`]. Where the polish made up at least [`MADE_UP`] of the rise by moving
+//! others, the parameter and those others *trade off* ([`TradeOffs`]): the output says so
+//! instead of calling any of them well determined.
 
+use crate::TradeOffs;
 use crate::fit::{bounds, dynamics_at};
-use crate::refine::{DELAY, JOINTS, Polished, held_parameters, polish};
+use crate::refine::{DELAY, JOINTS, Polished, held_parameters, joint_costs, polish};
 use crate::train::Training;
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
@@ -31,6 +42,11 @@ pub const MOVE: f64 = 0.1;
 const PASSES: usize = 3;
 /// Share by which a profile's point must lower a joint's error for the joint to move there.
 const MIN_GAIN: f64 = 0.01;
+/// Share of a move's rise the other parameters must make up for a trade-off.
+pub const MADE_UP: f64 = 0.5;
+/// Relative move of another parameter of the joint, in a profile's polish, that counts it as
+/// making up the move (half the move profiled).
+pub const PARTNER_MOVE: f64 = 0.05;
 
 /// A profiled fit: possibly moved on from the polish's, with its standard errors.
 pub(crate) struct Profiled {
@@ -39,6 +55,8 @@ pub(crate) struct Profiled {
     /// Per joint and parameter: relative (0.05 = ±5 %) for the first five, in seconds for the
     /// delay; infinite where no move raised the joint's error.
     pub standard_errors: [[f64; 6]; JOINTS],
+    /// Per joint and parameter, the parameters it trades off against (see the module's doc).
+    pub trade_offs: TradeOffs,
 }
 
 /// Profiles every parameter about `fit` (polished at the delays [`crate::fit`] chose), each
@@ -66,16 +84,26 @@ fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]
         let base = fit.joint_costs();
         // rises[m][side][j]: joint j's error at parameter m's move that way, less the fit's.
         let mut rises = [[[f64::NAN; JOINTS]; 2]; 6];
+        let mut trade_offs: TradeOffs = [[0; 6]; JOINTS];
         let mut lowest = base.map(|c| c * (1.0 - MIN_GAIN));
         let mut better: [Option<DVector<f64>>; JOINTS] = Default::default();
         for &m in parameters {
             for (rise, sign) in rises[m].iter_mut().zip([-1.0, 1.0]) {
                 let (moved, within) = moved(&fit.u, m, sign, t.timestep());
+                let alone = joint_costs(&t.errors(&[dynamics_at(&moved)]).swap_remove(0));
                 let there = polish(t, moved, rounds, held_parameters(m));
                 let costs = there.joint_costs();
+                let partners = partners(&fit.u, &there.u, m);
                 for j in 0..JOINTS {
                     if within[j] {
                         rise[j] = costs[j] - base[j];
+                        let made_up = 1.0 - rise[j].max(0.0) / (alone[j] - base[j]).max(f64::MIN_POSITIVE);
+                        if m != DELAY && made_up >= MADE_UP && partners[j] != 0 {
+                            trade_offs[j][m] |= partners[j];
+                            for k in (0..6).filter(|k| partners[j] & (1 << k) != 0) {
+                                trade_offs[j][k] |= 1 << m;
+                            }
+                        }
                     }
                     if costs[j] < lowest[j] {
                         lowest[j] = costs[j];
@@ -87,6 +115,7 @@ fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]
         let done = Profiled {
             fit,
             standard_errors: standard_errors(&rises, &base, segments, t.timestep()),
+            trade_offs,
         };
         if better.iter().all(Option::is_none) {
             return done;
@@ -136,6 +165,18 @@ fn standard_errors(
                 f64::INFINITY
             }
         })
+    })
+}
+
+/// Per joint, the parameters other than `m` and the delay that moved at least
+/// [`PARTNER_MOVE`] from `fit` to `there` (bit `k` for parameter `k`).
+fn partners(fit: &DVector<f64>, there: &DVector<f64>, m: usize) -> [u8; JOINTS] {
+    let (a, b) = (dynamics_at(fit), dynamics_at(there));
+    std::array::from_fn(|j| {
+        let (a, b) = (a.joints[j].values(), b.joints[j].values());
+        (0..DELAY)
+            .filter(|&k| k != m && (b[k] / a[k] - 1.0).abs() >= PARTNER_MOVE)
+            .fold(0, |mask, k| mask | (1 << k))
     })
 }
 

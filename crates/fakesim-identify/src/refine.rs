@@ -112,7 +112,7 @@ pub(crate) fn polish(t: &impl Residuals, mut u: DVector<f64>, rounds: usize, hel
 }
 
 /// Each joint's sum of squared errors, from errors laid out as [`crate::pool::Pool::errors`] gives them.
-fn joint_costs(errors: &[f64]) -> [f64; JOINTS] {
+pub(crate) fn joint_costs(errors: &[f64]) -> [f64; JOINTS] {
     std::array::from_fn(|j| errors.iter().skip(j).step_by(JOINTS).map(|e| e * e).sum())
 }
 

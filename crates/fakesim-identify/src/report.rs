@@ -11,9 +11,13 @@ pub const WELL_DETERMINED_RELATIVE: f64 = 0.03;
 /// Largest standard error of a delay called well determined (s).
 pub const WELL_DETERMINED_DELAY_S: f64 = 0.002;
 
-/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se` is well determined.
-pub fn well_determined(m: usize, se: f64) -> bool {
-    if PARAMETERS[m].name == "delay_s" {
+/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se`, trading off against
+/// the parameters marked in `trades` ([`crate::TradeOffs`]), is well determined: none traded
+/// off and the standard error small.
+pub fn well_determined(m: usize, se: f64, trades: u8) -> bool {
+    if trades != 0 {
+        false
+    } else if PARAMETERS[m].name == "delay_s" {
         se <= WELL_DETERMINED_DELAY_S
     } else {
         se <= WELL_DETERMINED_RELATIVE
@@ -79,7 +83,7 @@ pub fn text(o: &Outcome) -> String {
         Some(_) => {
             let _ = writeln!(
                 s,
-                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly):",
+                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly, ~ trades off, below):",
                 100.0 * crate::profile::MOVE
             );
         }
@@ -99,6 +103,18 @@ pub fn text(o: &Outcome) -> String {
             let _ = write!(s, "{:>22}", format!("{value:.4}{}", spread(o, j, m)));
         }
         let _ = writeln!(s);
+    }
+    let lines = trade_off_lines(o);
+    if !lines.is_empty() {
+        let _ = writeln!(
+            s,
+            "\ntrade-offs (a {:.0} % move of one made up by at least {:.0} % by the others; none of them is determined alone):",
+            100.0 * crate::profile::MOVE,
+            100.0 * crate::profile::MADE_UP
+        );
+        lines.iter().for_each(|line| {
+            let _ = writeln!(s, "  {line}");
+        });
     }
     let _ = writeln!(
         s,
@@ -121,12 +137,50 @@ fn spread(o: &Outcome, j: usize, m: usize) -> String {
     let Some(se) = o.standard_errors.map(|se| se[j][m]) else {
         return String::new();
     };
-    let mark = if well_determined(m, se) { '*' } else { '?' };
+    let trades = trades(o, j, m);
+    let mark = match (trades, well_determined(m, se, trades)) {
+        (0, true) => '*',
+        (0, false) => '?',
+        _ => '~',
+    };
     match (PARAMETERS[m].name, se.is_finite()) {
         (_, false) => format!(" ±∞{mark}"),
         ("delay_s", true) => format!(" ±{:.1}ms{mark}", 1e3 * se),
         (_, true) => format!(" ±{:.0}%{mark}", 100.0 * se),
     }
+}
+
+/// The parameters joint `j`'s parameter `m` trades off against ([`crate::TradeOffs`]).
+fn trades(o: &Outcome, j: usize, m: usize) -> u8 {
+    o.trade_offs.map_or(0, |t| t[j][m])
+}
+
+/// Each joint's trade-offs as text lines: `wrist_roll: damping, armature, force_limit`.
+fn trade_off_lines(o: &Outcome) -> Vec<String> {
+    let Some(trade_offs) = o.trade_offs else {
+        return Vec::new();
+    };
+    Joint::ALL
+        .into_iter()
+        .filter_map(|joint| {
+            let j = joint.index();
+            let together = trade_offs[j].iter().enumerate().fold(
+                0u8,
+                |mask, (m, t)| {
+                    if *t != 0 { mask | t | (1 << m) } else { mask }
+                },
+            );
+            (together != 0).then(|| format!("{}: {}", joint.label(), names(together).join(", ")))
+        })
+        .collect()
+}
+
+/// The names of the parameters marked in `mask` (bit `k` for parameter `k`).
+fn names(mask: u8) -> Vec<&'static str> {
+    (0..6)
+        .filter(|m| mask & (1 << m) != 0)
+        .map(|m| PARAMETERS[m].name)
+        .collect()
 }
 
 /// The run's figures as JSON (radians, seconds; standard errors relative except the delay's,
@@ -147,7 +201,8 @@ pub fn json(o: &Outcome) -> serde_json::Value {
                             "start": o.start.joints[j].values()[m],
                             "fitted": o.fitted.joints[j].values()[m],
                             "standard_error": se.filter(|se| se.is_finite()),
-                            "well_determined": se.map(|se| well_determined(m, se)),
+                            "well_determined": se.map(|se| well_determined(m, se, trades(o, j, m))),
+                            "trades_off_with": o.trade_offs.map(|_| names(trades(o, j, m))),
                         }),
                     )
                 })

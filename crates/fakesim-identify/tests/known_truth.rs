@@ -6,7 +6,7 @@
 
 use fakesim_identify::fit::FitOptions;
 use fakesim_identify::pool::{Pool, rms_per_joint};
-use fakesim_identify::synth::{KNOWN_TRUTH_DELAY_S as DELAY_S, known_truth, perturbed};
+use fakesim_identify::synth::{KNOWN_TRUTHS, known_truth, known_truth_of, perturbed};
 use fakesim_identify::{IdentifyError, Options, Recording, Unusable, identify};
 use fakesim_twin::dynamics::{Dynamics, PARAMETERS};
 use fakesim_twin::{ArmType, Scene, Sim};
@@ -38,9 +38,13 @@ const BUDGET: FitOptions = FitOptions {
     rounds: 4,
 };
 
-#[test]
-fn a_perturbed_twin_is_recovered_from_the_defaults() {
-    let recs = recordings(16.0);
+/// Fits the known truth `n` of [`KNOWN_TRUTHS`] (two recordings of 16 s) from the defaults
+/// with [`BUDGET`] and the profiles, prints the report and how far each parameter is from the
+/// truth, and checks: the fit kept, its validation error within twice the noise floor, every
+/// delay within a reading period of the truth's, and every parameter called well determined
+/// within 10 % of the truth (with at least `min_determined` of the 30 called so).
+fn recovered(n: usize, min_determined: usize) {
+    let (truth, recs) = known_truth_of(ArmType::So101, &KNOWN_TRUTHS[n], 16.0).unwrap();
     let period = recs[0].reading_period();
     let opts = Options {
         fit: BUDGET,
@@ -49,33 +53,40 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
         ..Options::default()
     };
     let outcome = identify(&recs, &opts).unwrap();
-    let Some(standard_errors) = outcome.standard_errors else {
+    let (Some(standard_errors), Some(trade_offs)) = (outcome.standard_errors, outcome.trade_offs) else {
         panic!("profiles were asked for, yet no standard errors");
     };
-    println!("{}", fakesim_identify::report::text(&outcome));
+    println!("known truth {n}:\n{}", fakesim_identify::report::text(&outcome));
     // The noise floor: the validation part replayed under the truth itself from its rounded
     // readings (the replays start where the rounded readings say).
     let parts = fakesim_identify::split::split(&recs, &opts.split);
     let pool = Pool::new(ArmType::So101, &recs, 2).unwrap();
-    let floor = total(rms_per_joint(&pool.errors(&[truth()], &parts.validation)[0]));
+    let floor = total(rms_per_joint(&pool.errors(&[truth], &parts.validation)[0]));
     let [before, after] = outcome.validation_total();
     println!(
-        "validation RMS {:.2} -> {:.2} mrad; noise floor {:.2} mrad ({:.1} times)",
+        "known truth {n}: validation RMS {:.2} -> {:.2} mrad; noise floor {:.2} mrad ({:.1} times)",
         1e3 * before,
         1e3 * after,
         1e3 * floor,
         after / floor
     );
-    let truth = truth();
     let mut determined = Vec::new();
     for (j, (fitted, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
         for (m, (f, r)) in fitted.values().into_iter().zip(real.values()).enumerate().take(5) {
-            let well = fakesim_identify::report::well_determined(m, standard_errors[j][m]);
+            let trades = trade_offs[j][m];
+            let well = fakesim_identify::report::well_determined(m, standard_errors[j][m], trades);
             println!(
-                "joint {j} {:<12} fitted/truth - 1 = {:+.3} {}",
+                "known truth {n}: joint {j} {:<12} fitted/truth - 1 = {:+.3} ±{:.3} {}",
                 PARAMETERS[m].name,
                 f / r - 1.0,
-                if well { "well determined" } else { "" }
+                standard_errors[j][m],
+                if well {
+                    "well determined"
+                } else if trades != 0 {
+                    "trades off"
+                } else {
+                    ""
+                }
             );
             if well {
                 determined.push((j, PARAMETERS[m].name, f / r - 1.0));
@@ -83,35 +94,49 @@ fn a_perturbed_twin_is_recovered_from_the_defaults() {
         }
     }
     println!(
-        "{} of the 30 parameters other than the delays called well determined",
+        "known truth {n}: {} of the 30 parameters other than the delays called well determined",
         determined.len()
     );
     assert!(outcome.kept);
     // Measured with this budget: see the manual's "How close a fit gets".
     assert!(
         after <= 2.0 * floor,
-        "validation RMS {before} -> {after} rad, more than twice the noise floor {floor} rad"
+        "known truth {n}: validation RMS {before} -> {after} rad, more than twice the noise floor {floor} rad"
     );
     let off: Vec<_> = determined.iter().filter(|d| d.2.abs() > 0.1).collect();
     assert!(
         off.is_empty(),
-        "called well determined but more than 10 % off: {off:.3?}"
+        "known truth {n}: called well determined but more than 10 % off: {off:.3?}"
     );
     // A profile that called nearly nothing determined would pass the line above by saying
-    // nothing: with this budget 11 of the 30 are (the torque limits of the four heavier joints
-    // among them).
+    // nothing.
     assert!(
-        determined.len() >= 8,
-        "only {} called well determined",
+        determined.len() >= min_determined,
+        "known truth {n}: only {} called well determined",
         determined.len()
     );
-    for (j, joint) in outcome.fitted.joints.iter().enumerate() {
+    for (j, (joint, real)) in outcome.fitted.joints.iter().zip(&truth.joints).enumerate() {
         assert!(
-            (joint.delay_s - DELAY_S).abs() <= period,
-            "joint {j}: delay {} s, not within a reading period ({period} s) of {DELAY_S} s",
-            joint.delay_s
+            (joint.delay_s - real.delay_s).abs() <= period,
+            "known truth {n}: joint {j}: delay {} s, not within a reading period ({period} s) of {} s",
+            joint.delay_s,
+            real.delay_s
         );
     }
+}
+
+#[test]
+fn a_perturbed_twin_is_recovered_from_the_defaults() {
+    recovered(0, 6);
+}
+
+/// The other two known truths: together with the one above, three (about 15 minutes of two
+/// cores in a debug build, too long for CI's suite; run with `-- --ignored`).
+#[test]
+#[ignore = "two more fits of the known-truth test's size; run with --ignored"]
+fn two_more_known_truths_are_recovered_from_the_defaults() {
+    recovered(1, 6);
+    recovered(2, 6);
 }
 
 /// The least budget that runs every stage.
