@@ -25,9 +25,10 @@
 //! armature and torque limit 20–24 % off, each at ±2–3 %). So each profile also says how much
 //! of the move the others made up: the rise of the move alone (nothing polished) against the
 //! rise after the polish, and which of the joint's other parameters the polish moved at least
-//! [`PARTNER_MOVE`]. Where the polish made up at least [`MADE_UP`] of the rise by moving
-//! others, the parameter and those others *trade off* ([`TradeOffs`]): the output says so
-//! instead of calling any of them well determined.
+//! [`PARTNER_MOVE`]. Where the move alone would have pinned the parameter within the standard
+//! error called well determined, yet the polish made up at least [`MADE_UP`] of its rise by
+//! moving others, the parameter *trades off* against those others ([`TradeOffs`]): the output
+//! says so instead of calling it well determined.
 
 use crate::TradeOffs;
 use crate::fit::{bounds, dynamics_at};
@@ -44,6 +45,11 @@ const PASSES: usize = 3;
 const MIN_GAIN: f64 = 0.01;
 /// Share of a move's rise the other parameters must make up for a trade-off.
 pub const MADE_UP: f64 = 0.5;
+/// The rise of a move alone (standard deviations squared, see the module's doc) from which
+/// the move alone would call the parameter well determined (`(MOVE / 0.03)²`): only then can
+/// the others making it up turn a tight standard error into a trade-off.
+const PINNED_ALONE: f64 =
+    (MOVE / crate::report::WELL_DETERMINED_RELATIVE) * (MOVE / crate::report::WELL_DETERMINED_RELATIVE);
 /// Relative move of another parameter of the joint, in a profile's polish, that counts it as
 /// making up the move (half the move profiled).
 pub const PARTNER_MOVE: f64 = 0.05;
@@ -97,12 +103,11 @@ fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]
                 for j in 0..JOINTS {
                     if within[j] {
                         rise[j] = costs[j] - base[j];
-                        let made_up = 1.0 - rise[j].max(0.0) / (alone[j] - base[j]).max(f64::MIN_POSITIVE);
-                        if m != DELAY && made_up >= MADE_UP && partners[j] != 0 {
+                        let alone_rise = alone[j] - base[j];
+                        let made_up = 1.0 - rise[j].max(0.0) / alone_rise.max(f64::MIN_POSITIVE);
+                        let pinned_alone = alone_rise * segments / base[j].max(f64::MIN_POSITIVE) >= PINNED_ALONE;
+                        if m != DELAY && pinned_alone && made_up >= MADE_UP {
                             trade_offs[j][m] |= partners[j];
-                            for k in (0..6).filter(|k| partners[j] & (1 << k) != 0) {
-                                trade_offs[j][k] |= 1 << m;
-                            }
                         }
                     }
                     if costs[j] < lowest[j] {
@@ -241,6 +246,25 @@ mod tests {
         assert_eq!(se[4][2], f64::INFINITY);
         assert_eq!(se[5][0], f64::INFINITY);
         assert!(se[0][0].is_finite());
+    }
+
+    #[test]
+    fn the_parameters_a_polish_moved_by_half_the_move_are_partners() {
+        let fit = DVector::from_element(36, 0.5);
+        let mut there = fit.clone();
+        // Joint 4's armature moved 8 % and its friction 2 % (coordinates on a log scale).
+        let by = |m: usize, share: f64| {
+            let b = bounds(Joint::ALL[4])[m];
+            (1.0 + share).ln() / (b.hi / b.lo).ln()
+        };
+        there[6 * 4 + 2] += by(2, 0.08);
+        there[6 * 4 + 3] += by(3, 0.02);
+        // Joint 1's damping is the parameter profiled: its own move does not count.
+        there[6 + 1] += by(1, 0.1);
+        let p = partners(&fit, &there, 1);
+        assert_eq!(p[4], 1 << 2);
+        assert_eq!(p[1], 0);
+        assert!(p.iter().enumerate().all(|(j, mask)| j == 4 || *mask == 0), "{p:?}");
     }
 
     #[test]
