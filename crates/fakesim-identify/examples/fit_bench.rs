@@ -55,13 +55,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let off: Vec<String> = (0..6)
             .map(|m| {
                 let (f, r) = (fitted.values()[m], real.values()[m]);
-                let trades = outcome.trade_offs.map_or(0, |t| t[j][m]);
+                let trades = if outcome.trade_offs.is_some_and(|t| t[j][m] != 0) {
+                    "~"
+                } else {
+                    ""
+                };
                 let mark = match outcome.standard_errors {
-                    Some(se) if report::well_determined(m, se[j][m], trades) => "*",
-                    Some(_) if trades != 0 => "~",
+                    Some(se) if report::well_determined(m, se[j][m]) => "*",
                     Some(_) => "?",
                     None => "",
                 };
+                let mark = format!("{mark}{trades}");
                 if m == 5 {
                     format!("{:+.1}ms{mark}", 1e3 * (f - r))
                 } else {

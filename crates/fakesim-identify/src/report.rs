@@ -11,13 +11,12 @@ pub const WELL_DETERMINED_RELATIVE: f64 = 0.03;
 /// Largest standard error of a delay called well determined (s).
 pub const WELL_DETERMINED_DELAY_S: f64 = 0.002;
 
-/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se`, trading off against
-/// the parameters marked in `trades` ([`crate::TradeOffs`]), is well determined: none traded
-/// off and the standard error small.
-pub fn well_determined(m: usize, se: f64, trades: u8) -> bool {
-    if trades != 0 {
-        false
-    } else if PARAMETERS[m].name == "delay_s" {
+/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se` is well determined.
+/// A trade-off ([`crate::TradeOffs`]) is said beside it, not folded in: on the known truths
+/// the rule that folded it in called nearly nothing well determined (the manual's "How close a
+/// fit gets").
+pub fn well_determined(m: usize, se: f64) -> bool {
+    if PARAMETERS[m].name == "delay_s" {
         se <= WELL_DETERMINED_DELAY_S
     } else {
         se <= WELL_DETERMINED_RELATIVE
@@ -83,7 +82,7 @@ pub fn text(o: &Outcome) -> String {
         Some(_) => {
             let _ = writeln!(
                 s,
-                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly, ~ trades off, below):",
+                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly; ~ trades off, below):",
                 100.0 * crate::profile::MOVE
             );
         }
@@ -108,7 +107,7 @@ pub fn text(o: &Outcome) -> String {
     if !lines.is_empty() {
         let _ = writeln!(
             s,
-            "\ntrade-offs (a {:.0} % move of one made up by at least {:.0} % by the others; none of them is determined alone):",
+            "\ntrade-offs (a {:.0} % move of one made up by at least {:.0} % by the others of its joint):",
             100.0 * crate::profile::MOVE,
             100.0 * crate::profile::MADE_UP
         );
@@ -137,11 +136,11 @@ fn spread(o: &Outcome, j: usize, m: usize) -> String {
     let Some(se) = o.standard_errors.map(|se| se[j][m]) else {
         return String::new();
     };
-    let trades = trades(o, j, m);
-    let mark = match (trades, well_determined(m, se, trades)) {
-        (0, true) => '*',
-        (0, false) => '?',
-        _ => '~',
+    let well = if well_determined(m, se) { "*" } else { "?" };
+    let mark = if trades(o, j, m) != 0 {
+        format!("{well}~")
+    } else {
+        well.to_owned()
     };
     match (PARAMETERS[m].name, se.is_finite()) {
         (_, false) => format!(" ±∞{mark}"),
@@ -201,7 +200,7 @@ pub fn json(o: &Outcome) -> serde_json::Value {
                             "start": o.start.joints[j].values()[m],
                             "fitted": o.fitted.joints[j].values()[m],
                             "standard_error": se.filter(|se| se.is_finite()),
-                            "well_determined": se.map(|se| well_determined(m, se, trades(o, j, m))),
+                            "well_determined": se.map(|se| well_determined(m, se)),
                             "trades_off_with": o.trade_offs.map(|_| names(trades(o, j, m))),
                         }),
                     )
