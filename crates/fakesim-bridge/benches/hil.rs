@@ -202,10 +202,10 @@ async fn main() {
         step_p50_ms,
         percentile(&mut latencies, 0.99)
     );
-    // At the step `fakesim-hil identify` writes in a profile: the model's over its replays' substeps.
+    // At the step `fakesim-hil identify` writes in a profile.
     let identified = Sim::load(&Scene::builtin(ArmType::So101, false), 1)
         .and_then(|sim| {
-            let step = sim.model().opt().timestep / f64::from(fakesim_identify::replay::SUBSTEPS);
+            let step = fakesim_identify::replay::PHYSICS_STEP_S;
             let dynamics = Dynamics::read(sim.model(), ArmType::So101.spec())?;
             ShadowModel::new(ArmType::So101, &dynamics, Some(step))
         })

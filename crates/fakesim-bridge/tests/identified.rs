@@ -35,7 +35,7 @@ fn truth() -> Dynamics {
 
 /// The physics step the recording is made at, as `fakesim-hil identify` writes it in a profile.
 fn synth_step() -> f64 {
-    fakesim_identify::replay::model(ARM).unwrap().opt().timestep
+    fakesim_identify::replay::PHYSICS_STEP_S
 }
 
 fn recording() -> Recording {
@@ -46,6 +46,12 @@ fn recording() -> Recording {
     synth::record(ARM, &truth(), &opts).unwrap()
 }
 
+/// The goals written last before `t` (`start` before the first).
+fn goals_before(rec: &Recording, t: f64, start: [f64; 6]) -> [f64; 6] {
+    let n = rec.goals.partition_point(|g| g.0 < t);
+    n.checked_sub(1).map_or(start, |i| rec.goals[i].1)
+}
+
 /// RMS over every reading and joint of what `shadow` calls the residual, fed `rec` as the
 /// bridge feeds it: each reading with the goals written before it.
 fn shadow_rms(mut shadow: Shadow, rec: &Recording) -> f64 {
@@ -53,7 +59,7 @@ fn shadow_rms(mut shadow: Shadow, rec: &Recording) -> f64 {
     let start = rec.readings[0].1;
     let (mut sum, mut n) = (0.0, 0.0);
     for &(t, measured) in &rec.readings {
-        let goals = std::array::from_fn(|j| rec.goal_at(j, t - 1e-9, start[j]));
+        let goals = goals_before(rec, t, start);
         let input = ShadowInput {
             at: base + Duration::from_secs_f64(t),
             measured,
@@ -87,7 +93,7 @@ async fn preview_end(twin: &TwinHandle, rec: &Recording, k: usize, goals: &[[f64
     let (t0, qpos) = rec.readings[k];
     let (t1, before) = rec.readings[k - 1];
     let qvel = std::array::from_fn(|j| (qpos[j] - before[j]) / (t0 - t1));
-    let ctrl = std::array::from_fn(|j| rec.goal_at(j, t0 - 1e-9, qpos[j]));
+    let ctrl = goals_before(rec, t0, qpos);
     let timestep = twin.with_sim(|sim| sim.model_info().timestep).await.unwrap();
     // A whole number of the twin's steps: 4 of 5 ms, 8 of 2.5 ms.
     let steps_per_goal = (period_s / timestep).round() as u32;
@@ -126,7 +132,7 @@ async fn the_preview_with_the_profile_ends_nearer_the_recorded_pose() {
         let t0 = rec.readings[k].0;
         // The goals the recording wrote every 20 ms from there: 50 ticks of 20 ms.
         let goals: Vec<[f64; 6]> = (0..chunk)
-            .map(|i| std::array::from_fn(|j| rec.goal_at(j, t0 + goal_period * f64::from(i) + 1e-9, 0.0)))
+            .map(|i| goals_before(&rec, t0 + goal_period * f64::from(i) + 1e-9, [0.0; 6]))
             .collect();
         let end = t0 + goal_period * f64::from(chunk);
         let recorded = rec.readings[rec.readings.partition_point(|r| r.0 < end - 1e-9)].1;

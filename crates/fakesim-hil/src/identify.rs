@@ -1,18 +1,28 @@
 //! `fakesim-hil identify`: fits each joint's dynamics to recordings of one arm (the daemon's
-//! traces, LeRobotDataset episodes, CSV/NPY tables) with `fakesim_identify`, prints the
-//! figures, and writes the dynamics profile when the validation gate keeps the fit.
+//! traces, LeRobotDataset episodes, CSV/NPY tables) with `fakesim_identify`, shows its progress
+//! every second, prints the figures, and writes the dynamics profile when the validation gate
+//! keeps the fit. Ctrl-C ends the fit early with the best dynamics so far (a second quits).
 
 use anyhow::{Context, anyhow, bail};
 use fakesim_feetech_arm::mapping::LeRobotUnit;
 use fakesim_identify::fit::FitOptions;
+use fakesim_identify::progress::Status;
 use fakesim_identify::read::{Selection, Units};
-use fakesim_identify::{Options, Outcome, Recording, identify, report};
+use fakesim_identify::{Options, Outcome, Progress, Recording, identify, report};
 use fakesim_twin::ArmType;
 use fakesim_twin::dynamics::profile::{FitRecord, Profile, path_beside_calibration};
 use fakesim_twin::joints::Joint;
 use feetech::calibration::{ArmKind, ArmRole, calibration_path, calibration_root, find_calibration};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::time::{Instant, MissedTickBehavior, interval_at};
+
+/// How often the progress line is shown.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// The exit code of a second Ctrl-C (128 + SIGINT, as a shell reports a process it killed).
+const QUIT_AT_ONCE: i32 = 130;
 
 /// LeRobot's joint units in a dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,16 +79,62 @@ pub struct IdentifyArgs {
     /// Threads the rollouts run on [default: one per core].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Measure each parameter's standard error by its profile (it more than doubles the rollouts).
+    #[arg(long)]
+    pub profiles: bool,
 }
 
-/// Runs the identification and reports; fails on a refused recording or a fit not kept.
+/// Runs the identification and reports, with a progress line every second; fails on a refused
+/// recording, a fit not kept or an interrupted one (whose best fit so far is written if kept).
 pub async fn run(args: IdentifyArgs) -> anyhow::Result<()> {
-    tokio::task::spawn_blocking(move || run_blocking(&args))
-        .await
-        .context("the identification panicked")?
+    // Installed before the fit starts: a Ctrl-C during it ends the fit, never the process.
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot install the SIGINT handler")?;
+    let progress = Progress::default();
+    let fit = tokio::task::spawn_blocking({
+        let progress = progress.clone();
+        move || run_blocking(&args, progress)
+    });
+    tokio::pin!(fit);
+    let began = Instant::now();
+    let mut ticks = interval_at(began + PROGRESS_EVERY, PROGRESS_EVERY);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut shown = Status::default();
+    loop {
+        tokio::select! {
+            done = &mut fit => return done.context("the identification panicked")?,
+            _ = ticks.tick() => {
+                let now = progress.status();
+                if now != shown && !now.stage.is_empty() {
+                    eprintln!("{}", progress_line(&now, began.elapsed()));
+                    shown = now;
+                }
+            }
+            _ = interrupt.recv() => {
+                if progress.interrupted() {
+                    eprintln!("interrupted again: quitting at once");
+                    std::process::exit(QUIT_AT_ONCE);
+                }
+                progress.interrupt();
+                eprintln!("interrupted: ending the fit with the best dynamics so far (Ctrl-C again quits at once)");
+            }
+        }
+    }
 }
 
-fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
+/// The progress line: the stage, the rollouts so far and the best training error so far.
+fn progress_line(status: &Status, elapsed: Duration) -> String {
+    let error = status
+        .train_rms
+        .map_or_else(|| "not yet scored".to_owned(), |rms| format!("{:.2} mrad", 1e3 * rms));
+    format!(
+        "progress: {} ({:.0} s): {} rollouts, training RMS {error}",
+        status.stage,
+        elapsed.as_secs_f64(),
+        status.rollouts
+    )
+}
+
+fn run_blocking(args: &IdentifyArgs, progress: Progress) -> anyhow::Result<()> {
     if args.population < 2 || args.generations == 0 {
         bail!("--population must be at least 2 and --generations at least 1");
     }
@@ -122,6 +178,8 @@ fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
             rounds: args.rounds,
         },
         threads: args.threads.unwrap_or(0),
+        profiles: args.profiles,
+        progress,
         ..Options::default()
     };
     let seconds: f64 = recordings.iter().map(Recording::duration).sum();
@@ -136,6 +194,9 @@ fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report::json(&outcome))?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !outcome.kept && outcome.interrupted {
+        bail!("interrupted before the fit lowered the validation error; no profile written");
     }
     if !outcome.kept {
         bail!("the fit did not lower the validation error; no profile written (record more, or longer, motion)");
@@ -153,6 +214,9 @@ fn run_blocking(args: &IdentifyArgs) -> anyhow::Result<()> {
     }
     profile.save(&out)?;
     println!("\nprofile written: {}", out.display());
+    if outcome.interrupted {
+        bail!("interrupted: the profile written is the best fit so far; run again to finish the fit");
+    }
     Ok(())
 }
 

@@ -1,20 +1,25 @@
 //! `fakesim-hil identify` end to end on the real binary: a trace of the twin recording itself
 //! under perturbed dynamics (`fakesim_identify::synth`) is fitted, the figures printed and the
 //! profile written beside the robot id's LeRobot calibration; a trace in which a joint never
-//! moves is refused, naming the joint, and writes nothing.
+//! moves is refused, naming the joint, and writes nothing; Ctrl-C during a fit writes the best
+//! fit so far and says it was interrupted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]
 mod common;
 
-use common::daemon;
+use common::{after_marker, daemon};
 use fakesim_identify::Recording;
 use fakesim_identify::synth::{SynthOptions, record};
 use fakesim_trace::{Extras, Header, Mode, Record, Writer};
 use fakesim_twin::dynamics::profile::Profile;
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::{ArmType, Scene, Sim};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::io::{BufReader, Read};
 use std::path::Path;
+use std::process::Stdio;
 
 /// Each parameter of the model's defaults moved by 30 %, and a 20 ms delay.
 fn perturbed() -> Dynamics {
@@ -129,6 +134,71 @@ fn a_trace_is_fitted_and_the_profile_written_beside_the_calibration() {
     );
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&figures).unwrap()).unwrap();
     assert_eq!(json["kept"], true);
+    // Without --profiles the standard errors are not computed, and the report says how to get
+    // them rather than giving a number.
+    assert_eq!(
+        (&json["profiled"], &json["interrupted"]),
+        (&false.into(), &false.into())
+    );
+    let damping = &json["joints"]["wrist_flex"]["parameters"]["damping"];
+    assert!(damping["standard_error"].is_null() && damping["well_determined"].is_null());
+    assert!(stdout.contains("standard errors not computed: --profiles"), "{stdout}");
+    let stages = json["stages"].as_array().unwrap();
+    let rollouts: u64 = stages.iter().map(|s| s["rollouts"].as_u64().unwrap()).sum();
+    assert_eq!(Some(rollouts), json["rollouts"].as_u64());
+    assert!(stages.iter().any(|s| s["name"] == "strategies"), "{stages:?}");
+}
+
+#[test]
+fn ctrl_c_during_a_fit_writes_the_best_fit_so_far_and_says_it_was_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bench_arm.fstrace");
+    write_trace(&trace, &recording(12.0));
+    let (out, figures) = (dir.path().join("arm.dynamics.toml"), dir.path().join("fit.json"));
+    let mut args = vec!["identify", trace.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend(["--json", figures.to_str().unwrap()]);
+    // Strategies that run for minutes (the line below comes within seconds): the interruption
+    // ends this fit.
+    args.extend(["--generations", "300", "--population", "6", "--threads", "2"]);
+    let mut child = daemon(&args).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    // The evolution strategies start after each joint's delay is picked, so a better fit than
+    // the start is at hand.
+    let line = after_marker(&mut stderr, &mut child, "progress: strategies");
+    println!("progress: strategies{line}");
+    assert!(
+        line.contains("rollouts, training RMS") && line.contains("mrad"),
+        "{line}"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{rest}");
+    assert!(
+        rest.contains("interrupted: the profile written is the best fit so far"),
+        "{rest}"
+    );
+    assert!(
+        stdout.starts_with("INTERRUPTED") && stdout.contains("fit kept"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("profile written: {}", out.display())),
+        "{stdout}"
+    );
+    let fitted = Profile::load(&out).unwrap().dynamics().unwrap();
+    assert!(fitted.joints.iter().any(|j| j.delay_s > 0.0), "{fitted:?}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&figures).unwrap()).unwrap();
+    assert_eq!((&json["interrupted"], &json["kept"]), (&true.into(), &true.into()));
+    let stages: Vec<&str> = json["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["start", "coarse delays", "strategies", "checks"]);
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Benchmark of a fit: six-joint recordings the twin makes of itself under the known truth (two
 //! of 30 s by default), fitted from the defaults with the library's default budget unless told
 //! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
-//! the noise floor, and how far each fitted parameter is from the truth. Run it optimised:
-//! `cargo run --release -p fakesim-identify --example fit_bench [THREADS [SECONDS_EACH
-//! [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
+//! the noise floor, and how far each fitted parameter is from the truth (marked `*` or `?` as
+//! well or poorly determined, `~` trading off, when profiled). Run it optimised:
+//! `cargo run --release -p fakesim-identify --example fit_bench [--profiles] [THREADS
+//! [SECONDS_EACH [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
 
 use fakesim_identify::pool::{Pool, rms_per_joint};
 use fakesim_identify::synth::known_truth;
@@ -11,12 +12,15 @@ use fakesim_identify::{Options, identify, report};
 use fakesim_twin::ArmType;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let arg = |n: usize| std::env::args().nth(n);
+    let profiles = std::env::args().any(|a| a == "--profiles");
+    let args: Vec<String> = std::env::args().filter(|a| a != "--profiles").collect();
+    let arg = |n: usize| args.get(n).cloned();
     let threads: usize = arg(1).map_or(Ok(2), |s| s.parse())?;
     let seconds: f64 = arg(2).map_or(Ok(30.0), |s| s.parse())?;
     let (truth, recordings) = known_truth(ArmType::So101, seconds)?;
     let mut opts = Options {
         threads,
+        profiles,
         ..Options::default()
     };
     if let (Some(g), Some(p), Some(r)) = (arg(3), arg(4), arg(5)) {
@@ -33,12 +37,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = |r: [f64; 6]| 1e3 * (r.iter().map(|x| x * x).sum::<f64>() / 6.0).sqrt();
     let [before, after] = outcome.validation_total();
     println!(
-        "fit: {:.1} s of recordings, {} generations of {} per joint, {} rounds, {threads} threads: {:.1} s wall, {} rollouts ({:.0}/s), validation {:.2} -> {:.2} mrad, noise floor {:.2} mrad",
+        "fit: {:.1} s of recordings, {} generations of {} per joint, {} rounds, {}profiles, {threads} threads: {:.1} s wall, {:.1} s CPU, {} rollouts ({:.0}/s), validation {:.2} -> {:.2} mrad, noise floor {:.2} mrad",
         outcome.seconds[0] + outcome.seconds[1],
         opts.fit.generations,
         opts.fit.population,
         opts.fit.rounds,
+        if profiles { "" } else { "no " },
         outcome.elapsed_s,
+        outcome.stages.iter().map(|s| s.cpu_s).sum::<f64>(),
         outcome.rollouts,
         outcome.rollouts as f64 / outcome.elapsed_s,
         1e3 * before,
@@ -49,11 +55,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let off: Vec<String> = (0..6)
             .map(|m| {
                 let (f, r) = (fitted.values()[m], real.values()[m]);
-                let mark = if report::well_determined(m, outcome.standard_errors[j][m]) {
-                    '*'
+                let trades = if outcome.trade_offs.is_some_and(|t| t[j][m] != 0) {
+                    "~"
                 } else {
-                    '?'
+                    ""
                 };
+                let mark = match outcome.standard_errors {
+                    Some(se) if report::well_determined(m, se[j][m]) => "*",
+                    Some(_) => "?",
+                    None => "",
+                };
+                let mark = format!("{mark}{trades}");
                 if m == 5 {
                     format!("{:+.1}ms{mark}", 1e3 * (f - r))
                 } else {

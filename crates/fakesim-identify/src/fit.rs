@@ -13,9 +13,8 @@
 //! joint's parameters together.
 
 use crate::board::{Search, strategies};
-use crate::error::FitFault;
-use crate::pool::{Pool, rms_per_joint};
-use crate::split::Segment;
+use crate::pool::rms_per_joint;
+use crate::train::{Halt, Training, cost};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
@@ -127,7 +126,7 @@ const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
 const FINE_DELAY_MAX_S: f64 = 0.08;
 
 /// `start` with each joint's delay set to the one of `grid` that fits it best.
-fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64]) -> Dynamics {
+fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
     let sets: Vec<Dynamics> = grid
         .iter()
         .map(|&delay| {
@@ -136,7 +135,7 @@ fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64
             d
         })
         .collect();
-    let rms: Vec<[f64; 6]> = pool.errors(&sets, train).iter().map(|e| rms_per_joint(e)).collect();
+    let rms: Vec<[f64; 6]> = t.errors(&sets).iter().map(|e| rms_per_joint(e)).collect();
     let mut out = *start;
     for (j, joint) in out.joints.iter_mut().enumerate() {
         let best = (0..sets.len())
@@ -156,41 +155,47 @@ fn best_delays(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, grid: &[f64
 /// whole steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates
 /// the servo however little of a step it acts), and between steps only the whole steps are
 /// told apart reliably; [`crate::refine`] keeps them.
-pub fn fit(pool: &Pool<'_>, train: &[Segment], start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, FitFault> {
-    let score_round =
-        |u: &DVector<f64>| rms_per_joint(&pool.errors(&[dynamics_at(u)], train).swap_remove(0)).map(|r| r * r);
-    let first = best_delays(pool, train, start, &COARSE_DELAYS_S);
+pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
+    let score_round = |u: &DVector<f64>| rms_per_joint(&t.errors(&[dynamics_at(u)]).swap_remove(0)).map(|r| r * r);
+    t.stage("coarse delays");
+    let first = best_delays(t, start, &COARSE_DELAYS_S);
+    t.check()?;
     let search = Search {
         sigma: INITIAL_STEP,
         population: opts.population,
         generations: opts.generations,
         seed: opts.seed,
     };
+    t.stage("strategies");
     let rough = strategies(score_round, &coordinates(&first), search)?;
-    pool.check()?;
-    let step = pool.timestep().max(1e-4);
+    t.check()?;
+    let step = t.timestep().max(1e-4);
     let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
         .map(|k| step * k as f64)
         .collect();
-    let again = best_delays(pool, train, &dynamics_at(&rough), &fine);
+    t.stage("fine delays");
+    let again = best_delays(t, &dynamics_at(&rough), &fine);
+    t.check()?;
     let second = Search {
         sigma: INITIAL_STEP / 3.0,
         generations: opts.generations.div_ceil(2),
         seed: opts.seed.wrapping_add(6),
         ..search
     };
+    t.stage("strategies again");
     let polished = strategies(score_round, &coordinates(&again), second)?;
+    t.check()?;
     // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.
+    t.stage("delays on the grid");
     let found = dynamics_at(&polished);
     let mut snapped = found;
     for joint in &mut snapped.joints {
         joint.delay_s = step * (joint.delay_s / step).round();
     }
-    let picked = best_delays(pool, train, &found, &fine);
-    let cost = |e: &Vec<f64>| e.iter().map(|x| x * x).sum::<f64>();
-    let costs: Vec<f64> = pool.errors(&[snapped, picked], train).iter().map(cost).collect();
-    pool.check()?;
+    let picked = best_delays(t, &found, &fine);
+    let costs: Vec<f64> = t.errors(&[snapped, picked]).iter().map(|e| cost(e)).collect();
+    t.check()?;
     Ok(if costs[1] < costs[0] { picked } else { snapped })
 }
 

@@ -8,6 +8,7 @@ pub mod error;
 pub mod fit;
 pub mod pool;
 pub mod profile;
+pub mod progress;
 pub mod read;
 pub mod recording;
 pub mod refine;
@@ -16,16 +17,20 @@ pub mod report;
 pub mod room;
 pub mod split;
 pub mod synth;
+mod train;
 
 pub use error::{FitFault, IdentifyError, Unusable};
+pub use progress::{Progress, Stage};
 pub use recording::Recording;
 
 use fakesim_twin::dynamics::Dynamics;
-use fit::FitOptions;
+use fit::{FitOptions, coordinates, dynamics_at};
 use pool::{Pool, rms_per_joint};
+use refine::{DELAY, held_parameters};
 use replay::Replayer;
 use split::SplitOptions;
 use std::time::Instant;
+use train::{Best, Halt, Training, cost};
 
 /// Everything a run of the identification may be told.
 #[derive(Debug, Clone, Default)]
@@ -38,7 +43,20 @@ pub struct Options {
     pub threads: usize,
     /// Where the fit starts (default: the twin's model).
     pub start: Option<Dynamics>,
+    /// Whether to profile every parameter for its standard error ([`profile`]; the fit's
+    /// most expensive stage, so only when asked).
+    pub profiles: bool,
+    /// Where the run stands, and how to stop it early (shared with its clones).
+    pub progress: Progress,
 }
+
+/// Per joint and parameter ([`fakesim_twin::dynamics::PARAMETERS`] order) standard errors:
+/// relative (0.05 = ±5 %) but for the delay's, in seconds; infinite where unbounded.
+pub type StandardErrors = [[f64; 6]; 6];
+
+/// Per joint and parameter, the joint's parameters it trades off against, bit `k` for
+/// parameter `k` ([`profile`]); 0 for none.
+pub type TradeOffs = [[u8; 6]; 6];
 
 /// What a run found.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,8 +71,14 @@ pub struct Outcome {
     pub train_rms: [[f64; 2]; 6],
     /// Per joint RMS error (rad) on validation, before and after.
     pub validation_rms: [[f64; 2]; 6],
-    /// Per joint standard errors ([`profile`]).
-    pub standard_errors: [[f64; 6]; 6],
+    /// Per joint standard errors ([`profile`]), when [`Options::profiles`] asked for them and
+    /// the run was not interrupted.
+    pub standard_errors: Option<StandardErrors>,
+    /// Which parameters trade off against which, measured with the standard errors.
+    pub trade_offs: Option<TradeOffs>,
+    /// Whether the run was interrupted ([`Progress::interrupt`]): the fitted dynamics are the
+    /// best it had scored on the training part by then.
+    pub interrupted: bool,
     /// Seconds of recording in training and in validation.
     pub seconds: [f64; 2],
     /// Segment rollouts run.
@@ -65,6 +89,8 @@ pub struct Outcome {
     pub physics_step_s: f64,
     /// Wall time of the whole run (s).
     pub elapsed_s: f64,
+    /// What each stage of the fit cost, in the order they ran.
+    pub stages: Vec<Stage>,
 }
 
 impl Outcome {
@@ -75,39 +101,64 @@ impl Outcome {
     }
 }
 
-/// `refined` with each joint whose training error the fit raised put back where it started,
+/// `fitted` with each joint whose training error the fit raised put back where it started,
 /// when that lowers the training error over all joints (a short search can leave a joint
-/// worse off); such joints' standard errors become unknown. Returns the dynamics and their
-/// training errors.
-fn no_joint_worse(
-    pool: &Pool<'_>,
-    train: &[split::Segment],
-    start: &Dynamics,
-    before: &[f64],
-    refined: &mut refine::Refined,
-) -> (Dynamics, Vec<f64>) {
-    let fitted = refined.dynamics;
-    let after = pool.errors(&[fitted], train).swap_remove(0);
-    let (was, now) = (rms_per_joint(before), rms_per_joint(&after));
+/// worse off). Returns the dynamics with their training errors, and the joints put back.
+fn no_joint_worse(t: &Training<'_>, start: &Best, fitted: Dynamics) -> (Best, Vec<usize>) {
+    let after = t.errors(&[fitted]).swap_remove(0);
+    let (was, now) = (rms_per_joint(&start.errors), rms_per_joint(&after));
     let worse: Vec<usize> = (0..6).filter(|&j| now[j] > was[j]).collect();
+    let as_fitted = Best {
+        dynamics: fitted,
+        errors: after,
+    };
     if worse.is_empty() {
-        return (fitted, after);
+        return (as_fitted, worse);
     }
     let mut mixed = fitted;
-    worse.iter().for_each(|&j| mixed.joints[j] = start.joints[j]);
-    let tried = pool.errors(&[mixed], train).swap_remove(0);
-    let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();
-    if sum_sq(&tried) >= sum_sq(&after) {
-        return (fitted, after);
+    worse.iter().for_each(|&j| mixed.joints[j] = start.dynamics.joints[j]);
+    let tried = t.errors(&[mixed]).swap_remove(0);
+    if cost(&tried) >= cost(&as_fitted.errors) {
+        return (as_fitted, Vec::new());
     }
-    worse
-        .iter()
-        .for_each(|&j| refined.standard_errors[j] = [f64::INFINITY; 6]);
-    refined.dynamics = mixed;
-    (mixed, tried)
+    let put_back = Best {
+        dynamics: mixed,
+        errors: tried,
+    };
+    (put_back, worse)
 }
 
-/// Checks, splits and fits `recordings` (all of one arm).
+/// The fit's stages from `start` on the training part: the dynamics with their training errors
+/// and, when `opts` asks for them, their standard errors.
+fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Option<(StandardErrors, TradeOffs)>), Halt> {
+    let rough = fit::fit(t, &start.dynamics, &opts.fit)?;
+    t.stage("polish");
+    let polished = refine::polish(t, coordinates(&rough), opts.fit.rounds, held_parameters(DELAY));
+    t.check()?;
+    let (u, mut standard_errors) = if opts.profiles {
+        t.stage("profiles");
+        let profiled = profile::profile(t, polished, opts.fit.rounds);
+        (profiled.fit.u, Some((profiled.standard_errors, profiled.trade_offs)))
+    } else {
+        t.stage("delay steps");
+        (profile::step_delays(t, polished, opts.fit.rounds).u, None)
+    };
+    t.check()?;
+    t.stage("checks");
+    let (fit, put_back) = no_joint_worse(t, start, dynamics_at(&u));
+    t.check()?;
+    // A joint put back was not fitted: how well its parameters are determined is unknown.
+    if let Some((se, trade_offs)) = &mut standard_errors {
+        for &j in &put_back {
+            se[j] = [f64::INFINITY; 6];
+            trade_offs[j] = [0; 6];
+        }
+    }
+    Ok((fit, standard_errors))
+}
+
+/// Checks, splits and fits `recordings` (all of one arm). An interrupted run
+/// ([`Progress::interrupt`]) ends with the best dynamics scored so far.
 pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, IdentifyError> {
     let began = Instant::now();
     let first = recordings.first().ok_or_else(|| IdentifyError::Read {
@@ -151,15 +202,19 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
         n => n,
     };
     let pool = Pool::new(arm, recordings, threads)?;
-    let before = pool.errors(&[start], &parts.train).swap_remove(0);
+    let t = Training::new(&pool, &parts.train, &opts.progress, start);
+    let before = t.best();
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
-    let rough = fit::fit(&pool, &parts.train, &start, &opts.fit)?;
-    let mut refined = refine::refine(&pool, &parts.train, &rough, opts.fit.rounds);
-    let (fitted, after) = no_joint_worse(&pool, &parts.train, &start, &before, &mut refined);
+    let (fit, uncertainty, interrupted) = match stages(&t, &before, opts) {
+        Ok((fit, uncertainty)) => (fit, uncertainty, false),
+        Err(Halt::Fault(fault)) => return Err(fault.into()),
+        Err(Halt::Interrupted) => (t.best(), None, true),
+    };
+    let (fitted, after) = (fit.dynamics, fit.errors);
+    t.stage("checks");
     let after_val = pool.errors(&[fitted], &parts.validation).swap_remove(0);
     pool.check()?;
     let pair = |a: [f64; 6], b: [f64; 6]| std::array::from_fn(|j| [a[j], b[j]]);
-    let sum_sq = |e: &[f64]| e.iter().map(|x| x * x).sum::<f64>();
     let seconds = |segs: &[split::Segment]| {
         segs.iter()
             .map(|s| {
@@ -171,14 +226,17 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     Ok(Outcome {
         start,
         fitted,
-        kept: sum_sq(&after_val) < sum_sq(&before_val),
-        train_rms: pair(rms_per_joint(&before), rms_per_joint(&after)),
+        kept: cost(&after_val) < cost(&before_val),
+        train_rms: pair(rms_per_joint(&before.errors), rms_per_joint(&after)),
         validation_rms: pair(rms_per_joint(&before_val), rms_per_joint(&after_val)),
-        standard_errors: refined.standard_errors,
+        standard_errors: uncertainty.map(|u| u.0),
+        trade_offs: uncertainty.map(|u| u.1),
+        interrupted,
         seconds: [seconds(&parts.train), seconds(&parts.validation)],
         rollouts: pool.rollouts(),
         threads,
         physics_step_s: pool.timestep(),
         elapsed_s: began.elapsed().as_secs_f64(),
+        stages: t.stages(),
     })
 }

@@ -9,7 +9,7 @@ use crate::replay::{Replayer, compared};
 use crate::split::Segment;
 use fakesim_twin::dynamics::Dynamics;
 use fakesim_twin::{ArmType, TwinError};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Fastest rate (Hz) a rollout is compared with the readings at; faster readings are thinned.
@@ -75,6 +75,11 @@ impl<'a> Pool<'a> {
     /// one vector per set, segment by segment, compared reading by reading, joint by joint;
     /// all NaN once the pool is faulted.
     pub fn errors(&self, sets: &[Dynamics], segments: &[Segment]) -> Vec<Vec<f64>> {
+        self.errors_until(sets, segments, &AtomicBool::new(false))
+    }
+
+    /// [`Pool::errors`], but no rollout starts once `stop` is set, and then every error is NaN.
+    pub fn errors_until(&self, sets: &[Dynamics], segments: &[Segment], stop: &AtomicBool) -> Vec<Vec<f64>> {
         if self.fault.get().is_some() {
             return self.unusable(sets, segments);
         }
@@ -96,11 +101,14 @@ impl<'a> Pool<'a> {
                             return;
                         };
                         let mut mine = Vec::new();
-                        while let Some(&(set, seg)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        while !stop.load(Ordering::Acquire)
+                            && let Some(&(set, seg)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
+                        {
                             mine.push((
                                 set * segments.len() + seg,
                                 self.segment_errors(&mut replayer, &sets[set], &segments[seg]),
                             ));
+                            self.rollouts.fetch_add(1, Ordering::Relaxed);
                         }
                         done.lock().unwrap_or_else(PoisonError::into_inner).append(&mut mine);
                     })
@@ -112,11 +120,10 @@ impl<'a> Pool<'a> {
                 }
             }
         });
-        self.rollouts.fetch_add(jobs.len(), Ordering::Relaxed);
-        if self.fault.get().is_some() {
+        let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if self.fault.get().is_some() || done.len() < jobs.len() {
             return self.unusable(sets, segments);
         }
-        let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
         done.sort_by_key(|d| d.0);
         let mut out = vec![Vec::new(); sets.len()];
         for (index, errors) in done {

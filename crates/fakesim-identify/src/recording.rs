@@ -2,6 +2,7 @@
 //! the bus, and the arm's measured positions with the time each was read, in the twin's radians.
 
 use fakesim_twin::ArmType;
+use feetech::delay::DelayLine;
 
 /// One recording of one arm.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,29 +40,16 @@ impl Recording {
         dt[dt.len() / 2]
     }
 
-    /// The goal of joint `j` in force at time `t`: the last written at or before `t`, or
+    /// The goals written up to `to` on their way to the servos, each joint's held back by its
+    /// delay (`delay_s`): the last written at or before `from` stands for all time before it,
     /// `before` when none was.
-    pub fn goal_at(&self, j: usize, t: f64, before: f64) -> f64 {
-        let n = self.goals.partition_point(|g| g.0 <= t);
-        if n == 0 { before } else { self.goals[n - 1].1[j] }
-    }
-
-    /// The mean over `[lo, hi]` of joint `j`'s goal in force (`before` ahead of the first goal):
-    /// the setpoint of a physics step spanning that interval, continuous in a shift of both ends.
-    pub fn goal_mean(&self, j: usize, lo: f64, hi: f64, before: f64) -> f64 {
-        let mut at = self.goals.partition_point(|g| g.0 <= lo);
-        let mut value = if at == 0 { before } else { self.goals[at - 1].1[j] };
-        let (mut t, mut sum) = (lo, 0.0);
-        while let Some(&(next, goal)) = self.goals.get(at) {
-            if next >= hi {
-                break;
-            }
-            sum += value * (next - t);
-            (t, value) = (next, goal[j]);
-            at += 1;
+    pub fn delay_line(&self, delay_s: [f64; 6], from: f64, to: f64, before: [f64; 6]) -> DelayLine<6> {
+        let first = self.goals.partition_point(|g| g.0 <= from);
+        let mut line = DelayLine::new(delay_s, first.checked_sub(1).map_or(before, |i| self.goals[i].1));
+        for &(t, goals) in self.goals[first..].iter().take_while(|g| g.0 <= to) {
+            line.write(t, goals);
         }
-        sum += value * (hi - t);
-        if hi > lo { sum / (hi - lo) } else { value }
+        line
     }
 }
 
@@ -81,14 +69,17 @@ mod tests {
     }
 
     #[test]
-    fn goal_in_force_and_mean_over_a_step() {
+    fn the_goals_on_their_way_start_from_the_one_in_force() {
         let r = two_goals();
-        assert_eq!(r.goal_at(0, 0.5, -1.0), -1.0);
-        assert_eq!(r.goal_at(0, 1.0, -1.0), 1.0);
-        assert_eq!(r.goal_at(0, 2.5, -1.0), 3.0);
-        assert!((r.goal_mean(0, 1.5, 2.5, -1.0) - 2.0).abs() < 1e-12);
-        assert!((r.goal_mean(0, 0.5, 1.5, -1.0) - 0.0).abs() < 1e-12);
-        assert!((r.goal_mean(0, 2.1, 2.2, -1.0) - 3.0).abs() < 1e-12);
+        let line = r.delay_line([0.5; 6], 1.5, 1.9, [-1.0; 6]);
+        // The goal of 1.0 s stands for all before; the one of 2.0 s is past `to`.
+        assert_eq!(line.acting(0, -5.0), 1.0);
+        assert_eq!(line.acting(0, 9.0), 1.0);
+        let all = r.delay_line([0.5; 6], 0.0, 9.0, [-1.0; 6]);
+        assert_eq!(all.acting(0, 1.4), -1.0);
+        assert_eq!(all.acting(0, 1.5), 1.0);
+        assert_eq!(all.acting(0, 2.5), 3.0);
+        assert!((all.acting_over(0, 2.0, 3.0) - 2.0).abs() < 1e-6);
         assert_eq!(r.reading_period(), 0.5);
         assert_eq!(r.duration(), 3.0);
     }

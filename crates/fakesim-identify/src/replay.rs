@@ -3,78 +3,72 @@
 
 use crate::recording::Recording;
 use crate::split::Segment;
-use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
+use fakesim_twin::dynamics::{ArmModel, Dynamics};
 use fakesim_twin::values::Bounds;
-use fakesim_twin::{ArmType, Scene, TwinError};
+use fakesim_twin::{ArmType, TwinError};
 use mujoco_rs::prelude::*;
 
 /// Half-width of the window the start velocity is estimated over (s).
 const VELOCITY_WINDOW_S: f64 = 0.01;
 
-/// Physics steps of the replays (and of [`crate::synth`]'s recordings) per step of the twin's
-/// model. At the model's 5 ms a stiff servo's stiffness, which MuJoCo integrates explicitly
-/// (its implicit integrators take only the velocity derivatives), is close to the step's
-/// limit; with the force limit clamping it the steps ring and the replays turn chaotic: a
-/// torque limit moved by a share of 1e-8 moved a joint by 0.65 mrad. At half the step the replays are
-/// smooth (a change moves them in proportion), see the manual's "How close a fit gets".
-pub const SUBSTEPS: u32 = 2;
+/// The physics step of the replays and of [`crate::synth`]'s recordings (s): half the twin
+/// model's 5 ms. At the model's step a stiff servo's stiffness, which MuJoCo integrates
+/// explicitly (its implicit integrators take only the velocity derivatives), is close to the
+/// step's limit; with the force limit clamping it the steps ring and the replays turn chaotic: a
+/// torque limit moved by a share of 1e-8 moved a joint by 0.65 mrad. At half the step the
+/// replays are smooth (a change moves them in proportion), see the manual's "How close a fit
+/// gets".
+pub const PHYSICS_STEP_S: f64 = 0.0025;
 
-/// `arm`'s built-in scene without the task objects, stepping [`SUBSTEPS`] times as finely as
-/// the twin's model.
-pub fn model(arm: ArmType) -> Result<MjModel, TwinError> {
-    let mut model = Scene::builtin(arm, false).compile()?;
-    model.opt_mut().timestep /= f64::from(SUBSTEPS);
-    Ok(model)
+/// `arm` alone on its table ([`ArmModel`], the model the shadow runs too), stepping at
+/// [`PHYSICS_STEP_S`].
+pub fn model(arm: ArmType) -> Result<ArmModel, TwinError> {
+    ArmModel::build(arm, Some(PHYSICS_STEP_S))
 }
 
 /// The twin's arm alone on its table, with a model of its own to put dynamics in.
 pub struct Replayer {
-    model: MjModel,
-    at: [JointAddress; 6],
+    arm: ArmModel,
 }
 
 impl Replayer {
     /// Loads `arm`'s built-in scene without the task objects ([`model`]).
     pub fn new(arm: ArmType) -> Result<Self, TwinError> {
-        let model = model(arm)?;
-        let at = joint_addresses(&model, arm.spec())?;
-        Ok(Replayer { model, at })
+        Ok(Replayer { arm: model(arm)? })
     }
 
     /// The physics step of the replays (s).
     pub fn timestep(&self) -> f64 {
-        self.model.opt().timestep
+        self.arm.timestep()
     }
 
     /// The dynamics the model was compiled with (the MJCF's defaults; no delay).
     pub fn defaults(&self, arm: ArmType) -> Result<Dynamics, TwinError> {
-        Dynamics::read(&self.model, arm.spec())
+        Dynamics::read(&self.arm.model, arm.spec())
     }
 
     /// Each joint's range, action-key order.
     pub fn ranges(&self) -> [Bounds; 6] {
-        self.at.map(|a| {
-            let id = self.model.dof_jntid()[a.dof] as usize;
-            let [lo, hi] = self.model.jnt_range()[id];
-            Bounds { lo, hi }
-        })
+        self.arm.ranges()
     }
 
     /// Replays `seg` of `rec` under `dynamics` and returns the predicted positions at readings
     /// `seg.first + stride`, `seg.first + 2 stride`, … up to `seg.last`.
     pub fn rollout(&mut self, rec: &Recording, seg: &Segment, dynamics: &Dynamics, stride: usize) -> Vec<[f64; 6]> {
-        dynamics.apply(&mut self.model, &self.at);
-        let model = &self.model;
-        let at = self.at;
+        self.arm.apply(dynamics);
+        let model = &self.arm.model;
+        let at = self.arm.at;
         let dt = model.opt().timestep;
         let mut data = MjData::new(model);
         let (t0, start) = rec.readings[seg.first];
+        let delay = dynamics.joints.map(|d| d.delay_s);
+        let longest = delay.iter().copied().fold(0.0, f64::max);
+        let line = rec.delay_line(delay, t0 - longest - dt, rec.readings[seg.last].0, start);
         let velocity = start_velocity(rec, seg.first);
         for (j, a) in at.iter().enumerate() {
             data.qpos_mut()[a.qpos] = start[j];
             data.qvel_mut()[a.dof] = velocity[j];
         }
-        let delay = dynamics.joints.map(|d| d.delay_s);
         let mut tau = t0;
         let mut prev = start;
         let mut now = start;
@@ -83,7 +77,7 @@ impl Replayer {
             let tk = rec.readings[k].0;
             while tau < tk - 1e-9 {
                 for (j, a) in at.iter().enumerate() {
-                    data.ctrl_mut()[a.actuator] = rec.goal_mean(j, tau - delay[j], tau + dt - delay[j], start[j]);
+                    data.ctrl_mut()[a.actuator] = line.acting_over(j, tau, tau + dt);
                 }
                 data.step();
                 tau += dt;

@@ -6,9 +6,10 @@
 use crate::recording::Recording;
 use crate::replay;
 use crate::room::Room;
-use fakesim_twin::dynamics::{Dynamics, JointDynamics, joint_addresses};
+use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::values::Bounds;
 use fakesim_twin::{ArmType, Scene, Sim, TwinError};
+use feetech::delay::DelayLine;
 use mujoco_rs::prelude::*;
 use std::f64::consts::TAU;
 
@@ -58,25 +59,80 @@ pub const KNOWN_TRUTH_FACTORS: [[f64; 5]; 6] = [
 /// The transport delay of [`perturbed`] (s).
 pub const KNOWN_TRUTH_DELAY_S: f64 = 0.02;
 
-/// The known truth the tests and the benchmark fit: `defaults` with every parameter moved by
-/// [`KNOWN_TRUTH_FACTORS`] and a [`KNOWN_TRUTH_DELAY_S`] delay on every joint.
-pub fn perturbed(defaults: &Dynamics) -> Dynamics {
+/// A known truth: each parameter's factor on the defaults and each delay, joint by joint.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnownTruth {
+    /// Factors on kp, damping, armature, frictionloss and force limit.
+    pub factors: [[f64; 5]; 6],
+    /// Each joint's transport delay (s).
+    pub delay_s: [f64; 6],
+}
+
+/// The known truths the tests fit: [`KNOWN_TRUTH_FACTORS`] with a 20 ms delay (its wrist_roll
+/// stiff and weak, ringing against its torque limit); one whose elbow_flex is the stiffest and
+/// weakest (kp × 1.6, torque limit × 0.6); one whose wrist_flex and shoulder_pan are (kp × 1.6
+/// and × 1.5, torque limit × 0.6 and × 0.65); the last two with delays of 12.5–30 ms on the
+/// replays' 2.5 ms grid, every other parameter moved 10–50 %.
+pub const KNOWN_TRUTHS: [KnownTruth; 3] = [
+    KnownTruth {
+        factors: KNOWN_TRUTH_FACTORS,
+        delay_s: [KNOWN_TRUTH_DELAY_S; 6],
+    },
+    KnownTruth {
+        factors: [
+            [0.8, 1.2, 0.8, 1.4, 1.3],
+            [1.2, 0.8, 1.4, 0.7, 1.4],
+            [1.6, 1.1, 0.8, 1.2, 0.6],
+            [1.3, 1.4, 0.7, 0.6, 0.8],
+            [0.7, 1.5, 1.3, 1.4, 1.2],
+            [1.2, 0.8, 1.4, 0.7, 0.8],
+        ],
+        delay_s: [0.015, 0.02, 0.025, 0.0175, 0.0225, 0.03],
+    },
+    KnownTruth {
+        factors: [
+            [1.5, 1.1, 0.8, 1.2, 0.65],
+            [0.8, 1.3, 0.8, 1.3, 1.2],
+            [0.7, 1.4, 1.3, 0.8, 1.3],
+            [1.6, 1.2, 0.8, 1.3, 0.6],
+            [1.2, 0.7, 1.4, 0.6, 1.4],
+            [0.7, 1.3, 0.8, 1.3, 1.3],
+        ],
+        delay_s: [0.025, 0.0125, 0.02, 0.03, 0.015, 0.02],
+    },
+];
+
+/// `defaults` moved by `truth`'s factors, with its delays.
+pub fn moved_by(defaults: &Dynamics, truth: &KnownTruth) -> Dynamics {
     Dynamics {
         joints: std::array::from_fn(|j| {
             let v = defaults.joints[j].values();
-            let f = KNOWN_TRUTH_FACTORS[j];
-            JointDynamics::from_values(std::array::from_fn(|m| {
-                if m < 5 { v[m] * f[m] } else { KNOWN_TRUTH_DELAY_S }
-            }))
+            let f = truth.factors[j];
+            JointDynamics::from_values(std::array::from_fn(
+                |m| {
+                    if m < 5 { v[m] * f[m] } else { truth.delay_s[j] }
+                },
+            ))
         }),
     }
+}
+
+/// The known truth the benchmark fits: `defaults` moved by the first of [`KNOWN_TRUTHS`].
+pub fn perturbed(defaults: &Dynamics) -> Dynamics {
+    moved_by(defaults, &KNOWN_TRUTHS[0])
 }
 
 /// The known truth of `arm` ([`perturbed`] from the twin's defaults) and two recordings of
 /// `seconds` each made under it (seeds 1 and 2, the other [`SynthOptions`] as by default).
 pub fn known_truth(arm: ArmType, seconds: f64) -> Result<(Dynamics, Vec<Recording>), TwinError> {
+    known_truth_of(arm, &KNOWN_TRUTHS[0], seconds)
+}
+
+/// `truth` on `arm`'s defaults and two recordings of `seconds` each made under it (seeds 1 and
+/// 2, the other [`SynthOptions`] as by default).
+pub fn known_truth_of(arm: ArmType, truth: &KnownTruth, seconds: f64) -> Result<(Dynamics, Vec<Recording>), TwinError> {
     let sim = Sim::load(&Scene::builtin(arm, false), 1)?;
-    let truth = perturbed(&Dynamics::read(sim.model(), arm.spec())?);
+    let truth = moved_by(&Dynamics::read(sim.model(), arm.spec())?, truth);
     let recordings = (1..=2)
         .map(|seed| {
             let opts = SynthOptions {
@@ -153,12 +209,12 @@ impl Program {
 }
 
 /// Records `arm` under `dynamics` running a motion program from its initial pose, on the
-/// twin's model stepped as the replays step it ([`replay::model`]): each goal reaches the servo
-/// `delay_s` after it was written, on the first physics step from then.
+/// twin's model stepped as the replays step it ([`replay::model`]): each goal drives the servo
+/// `delay_s` after it was written ([`feetech::delay`]).
 pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<Recording, TwinError> {
-    let mut model = replay::model(arm)?;
-    let at = joint_addresses(&model, arm.spec())?;
-    dynamics.apply(&mut model, &at);
+    let mut alone = replay::model(arm)?;
+    alone.apply(dynamics);
+    let (model, at) = (&alone.model, alone.at);
     let ranges: [Bounds; 6] = at.map(|a| {
         let [jlo, jhi] = model.jnt_range()[model.dof_jntid()[a.dof] as usize];
         let [clo, chi] = model.actuator_ctrlrange()[a.actuator];
@@ -168,12 +224,13 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
         }
     });
     let dt = model.opt().timestep;
-    let mut data = MjData::new(&model);
+    let mut data = MjData::new(model);
     data.forward();
     let qpos = |data: &MjData<&MjModel>| at.map(|a| data.qpos()[a.qpos]);
     let mut room = Room::new(arm)?;
     let mut rng = Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let start = qpos(&data);
+    let mut line = DelayLine::new(dynamics.joints.map(|j| j.delay_s), start);
     let mut programs: Vec<Program> = (0..6)
         .map(|j| Program {
             from: start[j],
@@ -215,11 +272,13 @@ pub fn record(arm: ArmType, dynamics: &Dynamics, opts: &SynthOptions) -> Result<
                 goal[j] = programs[j].goal(t, &mut rng, |from, to| path_clear(&mut room, targets, j, from, to));
             }
             rec.goals.push((t, goal));
+            line.write(t, goal);
         }
         for (j, a) in at.iter().enumerate() {
             // MuJoCo clamps a setpoint into the actuator's range itself.
-            data.ctrl_mut()[a.actuator] = rec.goal_at(j, t - dynamics.joints[j].delay_s + 1e-9, start[j]);
+            data.ctrl_mut()[a.actuator] = line.acting_over(j, t, t + dt);
         }
+        line.forget_before(t);
         data.step();
     }
     Ok(rec)

@@ -3,7 +3,6 @@
 //! acceleration capped where the real servo's torque and load cap them.
 
 use crate::motion::MAX_SPEED_STEPS_PER_S;
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// How a servo's position loop responds (the default: at once, as fast as its registers let it).
@@ -27,14 +26,13 @@ impl Default for Response {
     }
 }
 
-/// The goals written but not yet acted on, and the one acted on.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A servo's goals on their way to its loop ([`feetech::delay`], whose meaning every model of
+/// the arm shares), on the servo's own clock.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DelayLine {
-    delay: Duration,
-    /// Goals on their way: the time each still waits, and the goal; oldest first.
-    in_flight: VecDeque<(Duration, i32)>,
-    /// The goal the loop tracks, once one is known.
-    acting: Option<i32>,
+    line: feetech::delay::DelayLine<1>,
+    /// Time since power-on (s).
+    clock_s: f64,
     /// The register's last value seen.
     latest: Option<i32>,
 }
@@ -43,15 +41,15 @@ impl DelayLine {
     /// A line holding goals back by `delay`.
     pub(crate) fn new(delay: Duration) -> Self {
         DelayLine {
-            delay,
-            ..DelayLine::default()
+            line: feetech::delay::DelayLine::new([delay.as_secs_f64()], [0.0]),
+            clock_s: 0.0,
+            latest: None,
         }
     }
 
     /// The loop tracks `goal` from now on, whatever was on its way (power-on, torque on).
     pub(crate) fn hold(&mut self, goal: i32) {
-        self.in_flight.clear();
-        self.acting = Some(goal);
+        self.line.restart([f64::from(goal)]);
         self.latest = Some(goal);
     }
 
@@ -59,29 +57,23 @@ impl DelayLine {
     pub(crate) fn written(&mut self, goal: i32) {
         if self.latest != Some(goal) {
             self.latest = Some(goal);
-            self.in_flight.push_back((self.delay, goal));
+            self.line.write(self.clock_s, [f64::from(goal)]);
         }
     }
 
-    /// `dt` passes: the goals whose delay is up are acted on.
+    /// `dt` passes.
     pub(crate) fn advance(&mut self, dt: Duration) {
-        for (wait, _) in &mut self.in_flight {
-            *wait = wait.saturating_sub(dt);
-        }
-        while let Some(&(wait, goal)) = self.in_flight.front()
-            && wait.is_zero()
-        {
-            self.acting = Some(goal);
-            self.in_flight.pop_front();
-        }
+        self.clock_s += dt.as_secs_f64();
+        self.line.forget_before(self.clock_s);
     }
 
-    /// The goal the loop tracks, given the register's `now`: the register itself without a delay.
+    /// The goal the loop tracks, given the register's `now`: the register itself before any
+    /// goal was seen.
     pub(crate) fn acting(&self, now: i32) -> i32 {
-        if self.delay.is_zero() {
-            now
-        } else {
-            self.acting.unwrap_or(now)
+        match self.latest {
+            // A whole number of steps written: it converts back exactly.
+            Some(_) => self.line.acting(0, self.clock_s) as i32,
+            None => now,
         }
     }
 }

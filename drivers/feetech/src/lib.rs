@@ -1,7 +1,8 @@
 //! Feetech STS3215 servo driver: a pure protocol core, the control table as data,
 //! unit conversions and LeRobot normalisation.
 //!
-//! The protocol core ([`protocol`], [`control_table`], [`units`]) does no I/O and is shared
+//! The protocol core ([`protocol`], [`control_table`], [`units`], and the servo's transport
+//! [`delay`] every model of the arm shares) does no I/O and is shared
 //! with the servo emulator in `drivers/feetech-emu`; the `bus` feature (on by default) adds
 //! the serial bus, calibration and configuration.
 
@@ -12,5 +13,6 @@ pub mod calibration;
 #[cfg(feature = "bus")]
 pub mod configure;
 pub mod control_table;
+pub mod delay;
 pub mod protocol;
 pub mod units;

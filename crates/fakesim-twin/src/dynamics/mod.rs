@@ -2,7 +2,10 @@
 //! friction, torque limit, transport delay), read from a compiled model or written into one,
 //! and kept per arm in a profile file ([`profile`]).
 
+mod arm_model;
 pub mod profile;
+
+pub use arm_model::ArmModel;
 
 use crate::error::TwinError;
 use fakesim_arm::ArmSpec;

@@ -22,6 +22,7 @@ use crate::joints::{GRIPPER_INDEX, Joint};
 use crate::sim::{SAVED_STATE, Sim, check_substeps};
 use crate::values::{Bounds, Check, JointValues, ValueError, resolve};
 use fakesim_arm::ArmSpec;
+use feetech::delay::DelayLine;
 use mujoco_rs::prelude::*;
 use observe::{ArmSample, Observer};
 use parts::PartMap;
@@ -131,8 +132,13 @@ pub(crate) struct PreviewJob {
     limits: PreviewLimits,
     /// The arm previewed: an index into the scene's arms.
     arm: usize,
-    /// Physics steps each joint's target is held back (the arm's transport delay).
-    delay_steps: [u64; 6],
+    /// The arm's setpoints on their way to its servos when the chunk starts, each joint's held
+    /// back by its transport delay ([`feetech::delay`]).
+    line: DelayLine<6>,
+    /// The twin time the chunk starts at (s).
+    t0: f64,
+    /// The physics step (s).
+    dt: f64,
 }
 
 impl Sim {
@@ -173,16 +179,20 @@ impl Sim {
             ranges: self.joint_ranges(),
             limits: request.limits,
             arm: self.focus_index(),
-            delay_steps: self
-                .arm_delay_s()
-                .map(|d| (d / self.model().opt().timestep).round() as u64),
+            line: match &request.start {
+                // A start state of its own: its setpoints drive the servos at once.
+                Some(_) => DelayLine::new(self.arm_delay_s(), start_ctrl),
+                None => self.delay_line().clone(),
+            },
+            t0: self.data.time(),
+            dt: self.model().opt().timestep,
         })
     }
 }
 
 impl PreviewJob {
     /// Runs the preview on `scratch`, from the live state taken with the job.
-    pub(crate) fn run(self, scratch: &mut Scratch) -> Result<PreviewReport, TwinError> {
+    pub(crate) fn run(mut self, scratch: &mut Scratch) -> Result<PreviewReport, TwinError> {
         let joints = self.joints;
         let data = &mut scratch.data;
         data.set_state(&self.live, SAVED_STATE)
@@ -205,13 +215,16 @@ impl PreviewJob {
         let mut observer = Observer::new(parts, self.limits, self.ranges, data, self.start_qvel);
         let mut target = self.start_ctrl;
         let mut step = 0u64;
+        self.line.write(self.t0, target);
         for tick in 0..self.ticks {
             if let Some(next) = self.targets.get(tick as usize) {
                 target = *next;
+                self.line.write(self.t0 + step as f64 * self.dt, target);
             }
             for _ in 0..self.substeps {
+                let t = self.t0 + step as f64 * self.dt;
                 for (i, &(_, _, actuator)) in joints.iter().enumerate() {
-                    data.ctrl_mut()[actuator] = self.target_at(step, i);
+                    data.ctrl_mut()[actuator] = self.line.acting_over(i, t, t + self.dt);
                 }
                 step += 1;
                 data.step();
@@ -221,21 +234,6 @@ impl PreviewJob {
             observer.after_tick(data, &sample(data), target[GRIPPER_INDEX], tick);
         }
         Ok(observer.finish(self.ticks, self.substeps))
-    }
-}
-
-impl PreviewJob {
-    /// Joint `i`'s target at physics step `step` of the chunk: the tick's, `delay_steps` late
-    /// (the start's targets until the first arrives; the last holds through the horizon).
-    fn target_at(&self, step: u64, i: usize) -> f64 {
-        let Some(since) = step.checked_sub(self.delay_steps[i]) else {
-            return self.start_ctrl[i];
-        };
-        let tick = usize::try_from(since / u64::from(self.substeps.max(1))).unwrap_or(usize::MAX);
-        match self.targets.get(tick.min(self.targets.len().saturating_sub(1))) {
-            Some(target) => target[i],
-            None => self.start_ctrl[i],
-        }
     }
 }
 

@@ -6,6 +6,7 @@ use crate::error::TwinError;
 use crate::values::Bounds;
 use fakesim_arm::ArmSpec;
 use fakesim_arm::joints::Joint;
+use feetech::delay::DelayLine;
 use mujoco_rs::prelude::*;
 
 /// One arm of the scene: its registry entry and its joints' and sites' places in the model.
@@ -18,11 +19,9 @@ pub(crate) struct ArmSlot {
     pub tcp_site: usize,
     /// The fixed and the moving jaw tip sites.
     pub jaw_sites: (usize, usize),
-    /// Each joint's transport delay from a dynamics profile (s); zeros without one. The
-    /// physics steps and the preview hold each target back by it.
-    pub delay_s: [f64; 6],
-    /// The setpoints written lately, for the physics steps to read them late.
-    pub line: super::delay::DelayLine,
+    /// The setpoints written lately, each joint's held back by its transport delay from a
+    /// dynamics profile (zeros without one), for the physics steps and the preview to read.
+    pub line: DelayLine<6>,
 }
 
 impl ArmSlot {
@@ -42,8 +41,7 @@ impl ArmSlot {
             tcp_site: site(TCP_SITE)?,
             jaw_sites: (site(FIXED_JAW_SITE)?, site(MOVING_JAW_SITE)?),
             spec,
-            delay_s: [0.0; 6],
-            line: Default::default(),
+            line: DelayLine::new([0.0; 6], [0.0; 6]),
         })
     }
 }
@@ -56,7 +54,7 @@ impl Sim {
 
     /// Each joint's transport delay of the arm in focus, from its dynamics profile (s).
     pub fn arm_delay_s(&self) -> [f64; 6] {
-        self.slot().delay_s
+        self.slot().line.delays()
     }
 
     /// Every arm in the scene, left first in a pair.

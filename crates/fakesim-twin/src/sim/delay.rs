@@ -1,61 +1,22 @@
-//! The live twin's transport delay: with a dynamics profile, each joint's setpoint reaches its
-//! servo the profile's `delay_s` after it was written, as a goal written on the arm's bus reaches
-//! the servo's loop late. The setpoints written stay in `ctrl` for every reader (the state, the
-//! preview, the snapshots); only the physics steps see them late.
+//! The live twin's transport delay: with a dynamics profile, each joint's setpoint drives its
+//! servo the profile's `delay_s` after it was written, as a goal written on the arm's bus does
+//! ([`feetech::delay`], the one meaning every model of the arm gives the delay). The setpoints
+//! written stay in `ctrl` for every reader (the state, the preview, the snapshots); only the
+//! physics steps see them late.
 
 use super::Sim;
-use std::collections::VecDeque;
-
-/// Slack on the times compared (s): a setpoint written at `t` acts from `t + delay`, not one
-/// rounding error later.
-const SLACK_S: f64 = 1e-9;
-
-/// One arm's setpoints as written, each with the twin time it was written at, oldest first.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DelayLine {
-    written: VecDeque<(f64, [f64; 6])>,
-}
-
-impl DelayLine {
-    /// Records `targets` written at `t`; a later record written before (a state restored to an
-    /// earlier time) is dropped.
-    fn write(&mut self, t: f64, targets: [f64; 6]) {
-        while self.written.back().is_some_and(|w| w.0 >= t) {
-            self.written.pop_back();
-        }
-        self.written.push_back((t, targets));
-    }
-
-    /// Joint `i`'s setpoint written last at or before `t`; the oldest when none was.
-    fn at(&self, i: usize, t: f64) -> Option<f64> {
-        let n = self.written.partition_point(|w| w.0 <= t + SLACK_S);
-        self.written.get(n.saturating_sub(1)).map(|w| w.1[i])
-    }
-
-    /// Drops what no step at or after `t` reads: every record before the last one at or before `t`.
-    fn prune(&mut self, t: f64) {
-        while self.written.get(1).is_some_and(|w| w.0 <= t + SLACK_S) {
-            self.written.pop_front();
-        }
-    }
-
-    /// Forgets the history: `targets` were in force ever since.
-    fn restart(&mut self, targets: [f64; 6]) {
-        self.written.clear();
-        self.written.push_back((f64::NEG_INFINITY, targets));
-    }
-}
 
 impl Sim {
     /// Whether any arm holds its setpoints back.
     pub(super) fn delays_anything(&self) -> bool {
-        self.arms.iter().any(|arm| arm.delay_s.iter().any(|d| *d > 0.0))
+        self.arms.iter().any(|arm| arm.line.longest() > 0.0)
     }
 
     /// Advances `n` physics steps with each arm's setpoints held back by its joints' delays,
     /// then puts the setpoints as written back in `ctrl`.
     pub(super) fn step_delayed(&mut self, n: u32) {
         let t0 = self.data.time();
+        let dt = self.model().opt().timestep;
         let written: Vec<[f64; 6]> = self
             .arms
             .iter()
@@ -66,10 +27,9 @@ impl Sim {
         }
         for _ in 0..n {
             let t = self.data.time();
-            for (arm, targets) in self.arms.iter().zip(&written) {
+            for arm in &self.arms {
                 for (i, joint) in arm.joints.iter().enumerate() {
-                    let late = arm.line.at(i, t - arm.delay_s[i]).unwrap_or(targets[i]);
-                    self.data.ctrl_mut()[joint.actuator] = late;
+                    self.data.ctrl_mut()[joint.actuator] = arm.line.acting_over(i, t, t + dt);
                 }
             }
             self.data.step();
@@ -79,8 +39,7 @@ impl Sim {
             for (i, joint) in arm.joints.iter().enumerate() {
                 self.data.ctrl_mut()[joint.actuator] = targets[i];
             }
-            let longest = arm.delay_s.iter().copied().fold(0.0, f64::max);
-            arm.line.prune(now - longest);
+            arm.line.forget_before(now);
         }
     }
 
@@ -96,6 +55,11 @@ impl Sim {
     /// [`Sim::restart_delays`] of every arm.
     pub(super) fn restart_all_delays(&mut self) {
         (0..self.arms.len()).for_each(|index| self.restart_delays(index));
+    }
+
+    /// The setpoints of the arm in focus on their way to its servos.
+    pub(crate) fn delay_line(&self) -> &feetech::delay::DelayLine<6> {
+        &self.slot().line
     }
 }
 

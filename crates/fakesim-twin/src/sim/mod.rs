@@ -141,7 +141,7 @@ impl Sim {
             .collect::<Result<Vec<_>, _>>()?;
         for (slot, dynamics) in arms.iter_mut().zip(dynamics) {
             if let Some(dynamics) = dynamics {
-                slot.delay_s = dynamics.joints.map(|j| j.delay_s);
+                slot.line = feetech::delay::DelayLine::new(dynamics.joints.map(|j| j.delay_s), [0.0; 6]);
             }
         }
         let data = MjData::new(model.clone());

@@ -1,22 +1,21 @@
 //! The shadow's prediction with a dynamics profile loaded: a rollout of the identified model.
 //!
-//! The arm alone on its table (no task objects) is compiled once with the profile's stiffness,
-//! damping, armature, friction and torque limit, and stepped open-loop alongside the readings:
-//! each joint's servo target at physics time `τ` is the goal that was in force at
-//! `τ − delay` (the profile's transport delay), and the prediction at a reading is the pose
-//! interpolated between the two physics steps around it. This is the model the fit scored
-//! (`fakesim-identify` replays recordings the same way), so the shadow expects exactly what the
+//! The arm alone on its table ([`ArmModel`], the model `fakesim-identify` replays recordings
+//! on) is compiled once with the profile's stiffness, damping, armature, friction and torque
+//! limit, and stepped open-loop alongside the readings: each goal drives its joint's servo the
+//! profile's transport delay after it was written ([`feetech::delay`], as in the fit's replays),
+//! and the prediction at a reading is the pose of the step around it, extrapolated from the
+//! step before. This is the model the fit scored, so the shadow expects exactly what the
 //! identified arm does: its slew under the torque limit, its overshoot, gravity's pull and the
 //! delay; a cheaper per-joint model fitted alongside would have to approximate all of them. It
 //! steps at the profile's physics step, the one the fit's replays ran at (2.5 ms as
 //! `fakesim-hil identify` writes it, half the model's), and costs one physics step of the arm
 //! alone per physics step of readings: two per 5 ms at 2.5 ms (the `hil` bench times it).
 
-use fakesim_twin::dynamics::{Dynamics, JointAddress, joint_addresses};
-use fakesim_twin::sim::step_at;
-use fakesim_twin::{ArmType, Scene, TwinError};
+use fakesim_twin::dynamics::{ArmModel, Dynamics, JointAddress};
+use fakesim_twin::{ArmType, TwinError};
+use feetech::delay::DelayLine;
 use mujoco_rs::prelude::*;
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,13 +24,13 @@ use std::time::{Duration, Instant};
 pub struct ShadowModel {
     model: Arc<MjModel>,
     at: [JointAddress; 6],
-    delay: [Duration; 6],
+    delay_s: [f64; 6],
 }
 
 impl std::fmt::Debug for ShadowModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShadowModel")
-            .field("delay", &self.delay)
+            .field("delay_s", &self.delay_s)
             .finish_non_exhaustive()
     }
 }
@@ -42,22 +41,13 @@ impl ShadowModel {
     /// divide the model's, see [`fakesim_twin::sim::step_at`]; `None`: the model's own).
     /// A few tens of milliseconds: do it at start-up, off the async runtime.
     pub fn new(arm: ArmType, dynamics: &Dynamics, physics_step_s: Option<f64>) -> Result<Self, TwinError> {
-        let mut model = Scene::builtin(arm, false).compile()?;
-        if let Some(step) = physics_step_s {
-            step_at(&mut model, step)?;
-        }
-        let at = joint_addresses(&model, arm.spec())?;
-        dynamics.apply(&mut model, &at);
+        let mut alone = ArmModel::build(arm, physics_step_s)?;
+        alone.apply(dynamics);
         Ok(ShadowModel {
-            model: Arc::new(model),
-            at,
-            delay: dynamics.joints.map(|j| Duration::from_secs_f64(j.delay_s)),
+            model: Arc::new(alone.model),
+            at: alone.at,
+            delay_s: dynamics.joints.map(|j| j.delay_s),
         })
-    }
-
-    /// The longest delay of its joints.
-    fn longest_delay(&self) -> Duration {
-        self.delay.iter().copied().max().unwrap_or_default()
     }
 }
 
@@ -66,10 +56,10 @@ impl ShadowModel {
 pub(super) struct Rollout {
     model: ShadowModel,
     data: Physics,
-    /// Goals with the time each came in force, oldest first; none older than needed.
-    goals: VecDeque<(Instant, [f64; 6])>,
-    /// Where the goals stood before the oldest kept (the pose the rollout started from).
-    before: [f64; 6],
+    /// The goals on their way to the servos, timed in seconds from `epoch`.
+    line: DelayLine<6>,
+    /// The instant the rollout started at: time 0 of `line`.
+    epoch: Instant,
     /// The instant the physics state is at; `None` until the rollout starts.
     clock: Option<Instant>,
     /// The joints one physics step before `clock`.
@@ -103,10 +93,10 @@ impl Rollout {
     pub(super) fn new(model: ShadowModel) -> Self {
         let data = Physics(MjData::new(model.model.clone()));
         Rollout {
+            line: DelayLine::new(model.delay_s, [0.0; 6]),
             model,
             data,
-            goals: VecDeque::new(),
-            before: [0.0; 6],
+            epoch: Instant::now(),
             clock: None,
             previous: [0.0; 6],
         }
@@ -120,8 +110,8 @@ impl Rollout {
             self.data.ctrl_mut()[a.actuator] = pose[j];
         }
         self.data.forward();
-        self.goals.clear();
-        self.before = pose;
+        self.line.restart(pose);
+        self.epoch = at;
         self.previous = pose;
         self.clock = Some(at);
     }
@@ -142,25 +132,22 @@ impl Rollout {
             // A long silence: the state is kept, the time between is not rolled out.
             clock = at - super::MAX_GAP;
         }
-        if self.goals.back().is_none_or(|last| last.1 != goals) {
-            self.goals.push_back((since.max(clock), goals));
-        }
-        let dt = Duration::from_secs_f64(self.model.model.opt().timestep);
+        let seconds = |t: Instant| t.saturating_duration_since(self.epoch).as_secs_f64();
+        self.line.write(seconds(since.max(clock)), goals);
+        let step_s = self.model.model.opt().timestep;
+        let dt = Duration::from_secs_f64(step_s);
         let at_ = self.model.at;
         while clock + dt <= at {
-            let mid = clock + dt / 2;
+            let tau = seconds(clock);
             for (j, a) in at_.iter().enumerate() {
-                let target = mid
-                    .checked_sub(self.model.delay[j])
-                    .map_or(self.before[j], |t| self.goal_at(j, t));
-                self.data.ctrl_mut()[a.actuator] = target;
+                self.data.ctrl_mut()[a.actuator] = self.line.acting_over(j, tau, tau + step_s);
             }
             self.previous = self.pose();
             self.data.step();
             clock += dt;
         }
         self.clock = Some(clock);
-        self.forget_before(clock);
+        self.line.forget_before(seconds(clock));
         // The reading lies within the step after `clock`: extrapolate the last step's motion.
         let share = (at - clock).as_secs_f64() / dt.as_secs_f64();
         let now = self.pose();
@@ -172,24 +159,6 @@ impl Rollout {
         let qpos = self.data.qpos();
         self.model.at.map(|a| qpos[a.qpos])
     }
-
-    /// Joint `j`'s goal in force at `t`.
-    fn goal_at(&self, j: usize, t: Instant) -> f64 {
-        let n = self.goals.partition_point(|g| g.0 <= t);
-        if n == 0 { self.before[j] } else { self.goals[n - 1].1[j] }
-    }
-
-    /// Drops the goals no step from `clock` on can reach back to.
-    fn forget_before(&mut self, clock: Instant) {
-        let Some(horizon) = clock.checked_sub(self.model.longest_delay()) else {
-            return;
-        };
-        while self.goals.len() > 1 && self.goals[1].0 <= horizon {
-            if let Some((_, goals)) = self.goals.pop_front() {
-                self.before = goals;
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -197,6 +166,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use fakesim_twin::Scene;
 
     /// The SO-101's own dynamics.
     fn defaults() -> Dynamics {
