@@ -59,7 +59,7 @@ pub enum Command {
     /// Fit each joint's dynamics to recordings of one arm and write its dynamics profile.
     Identify(Box<IdentifyArgs>),
     /// Serve the episode tools over MCP on stdin/stdout, for an agent host that launches it.
-    Mcp(McpArgs),
+    Mcp(Box<McpArgs>),
     /// Install the udev rules and a systemd unit serving one arm after every boot.
     InstallService(InstallServiceArgs),
     /// Print every setting (config key, flag, default, meaning) as the manual's Markdown table.

@@ -37,7 +37,7 @@ async fn daemon() -> anyhow::Result<()> {
             Command::Emulate(args) => hardware_tools::emulate::run(*args, Console::stdio()).await,
             Command::Teleop(args) => hardware_tools::teleop::run(args, Console::stdio()).await,
             Command::Identify(args) => identify::run(*args).await,
-            Command::Mcp(args) => fakesim_hil::mcp_stdio(args).await,
+            Command::Mcp(args) => fakesim_hil::mcp_stdio(*args).await,
             Command::InstallService(args) => service::run(&args),
             Command::ConfigTable => {
                 print!("{}", config::markdown());
