@@ -1,4 +1,4 @@
-"""How close `fakesim-hil-align-camera` puts a hidden camera, by number of frames: the test's two
+"""How close `python -m fakesim_hil.align_camera` puts a hidden camera, by number of frames: the test's two
 rigs (python/tests/test_align_camera.py: a front camera with the board in the gripper, a wrist
 camera with the board on the table; the twin's model rendered by MuJoCo's Python bindings, noise
 of 3 grey levels), solved from the first 5, 8 and all 16 of their poses:

@@ -1,4 +1,4 @@
-"""Camera alignment recovers a hidden camera: `fakesim-hil-align-camera solve`, given frames of the
+"""Camera alignment recovers a hidden camera: `python -m fakesim_hil.align_camera solve`, given frames of the
 twin's model (assets/so101/scene.xml drawn by MuJoCo's own Python bindings) taken by a camera it
 is not told, at 16 arm poses with pixel noise added, writes a profile whose pose is within 5 mm
 and 0.5 degrees of the hidden camera's and whose focal lengths are within 1 % of it: a front

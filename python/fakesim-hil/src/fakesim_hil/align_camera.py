@@ -1,8 +1,8 @@
-"""`fakesim-hil-align-camera`: puts the twin's camera where the user's real camera is.
+"""`python -m fakesim_hil.align_camera`: puts the twin's camera where the user's real camera is.
 
-    fakesim-hil-align-camera board board.png           # print this, glue it flat, clamp it in the gripper
-    fakesim-hil-align-camera capture frames/ --camera 0 --width 640 --height 480   # Enter per pose
-    fakesim-hil-align-camera solve frames/frames.json --name front --profile front.toml --overlay front.png
+    python -m fakesim_hil.align_camera board board.png           # print this, glue it flat, clamp it in the gripper
+    python -m fakesim_hil.align_camera capture frames/ --camera 0 --width 640 --height 480   # Enter per pose
+    python -m fakesim_hil.align_camera solve frames/frames.json --name front --profile front.toml --overlay front.png
 
 `solve` reads a frames file (JSON, see `read_frames`): real images of the camera, each with the
 arm's joint positions when it was taken; it finds the ChArUco board in each, fits the camera's
@@ -25,7 +25,7 @@ try:
     import numpy as np
     import scipy.optimize  # noqa: F401  (camera_fit's solver: checked here to say what to install)
 except ImportError as missing:
-    sys.exit(f"fakesim-hil-align-camera needs OpenCV and scipy: pip install 'fakesim-hil[align]' ({missing.name} is missing)")
+    sys.exit(f"python -m fakesim_hil.align_camera needs OpenCV and scipy: pip install 'fakesim-hil[align]' ({missing.name} is missing)")
 
 from .align_capture import CaptureError, add_parser, capture
 from .camera_fit import MIN_CORNERS, BoardSpec, CameraFit, FitError, View, detect, fit
@@ -182,7 +182,7 @@ def _inverse(pose: np.ndarray) -> np.ndarray:
 
 def parser() -> argparse.ArgumentParser:
     """The command line."""
-    top = argparse.ArgumentParser(prog="fakesim-hil-align-camera", description="Put the twin's camera where the real camera is.")
+    top = argparse.ArgumentParser(prog="python -m fakesim_hil.align_camera", description="Put the twin's camera where the real camera is.")
     commands = top.add_subparsers(dest="command", required=True)
     board_command = commands.add_parser("board", help="write the ChArUco board image to print")
     board_command.add_argument("image", type=Path, help="the PNG to write")
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(args)
     except (InputError, FitError, TwinError, CaptureError) as error:
-        print(f"fakesim-hil-align-camera: {error}", file=sys.stderr)
+        print(f"align-camera: {error}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,4 +1,4 @@
-"""`fakesim-hil-align-camera capture`: writes a frames file live, each frame taken from the camera
+"""`python -m fakesim_hil.align_camera capture`: writes a frames file live, each frame taken from the camera
 as LeRobot's OpenCV camera opens it (an index or a device path, width, height, fps) together with
 the joint positions the daemon reports at that moment (in mirror mode, the real arm's)."""
 

@@ -77,7 +77,7 @@ def profile_toml(name: str, fit: CameraFit, image_size: tuple[int, int], mount: 
     pos, quat = mujoco_pose(fit)
     k = fit.camera_matrix
     lines = [
-        f"# Written by fakesim-hil-align-camera from {frames} frames: reprojection error {fit.rms_px:.3f} px RMS.",
+        f"# Written by python -m fakesim_hil.align_camera from {frames} frames: reprojection error {fit.rms_px:.3f} px RMS.",
         "# fx, fy, cx, cy in pixels, OpenCV's convention (pixel centres at whole numbers);",
         "# pos in metres and quat (w, x, y, z) in MuJoCo's camera axes, in the world or in `mount`.",
         f"name = {_string(name)}",
