@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import Daemon
+from fakesim_hil.daemon import LocalDaemon as Daemon
 from fakesim_hil import Client
 from fakesim_hil.gym import FakesimEnv
 
