@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from fakesim_hil import Client
+from segmentation import bodies_seen
 
 ROOT = Path(__file__).resolve().parents[2]
 CAMERAS = ("agentview", "robot0_eye_in_hand")
@@ -38,21 +39,8 @@ def photos(directory: Path) -> list[Path]:
 def foreground_mask(model: mujoco.MjModel, qpos: np.ndarray, camera: str) -> np.ndarray:
     """The pixels where MuJoCo's segmentation rendering sees a geom of a moving tree."""
     moving_roots = {model.body_rootid[b] for b in range(model.nbody) if model.body_jntnum[b] > 0 or model.body_mocapid[b] >= 0}
-    data = mujoco.MjData(model)
-    data.qpos[: len(qpos)] = qpos
-    mujoco.mj_forward(model, data)
-    option = mujoco.MjvOption()
-    option.geomgroup[:] = [1, 1, 1, 0, 0, 0]
-    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
-        renderer.enable_segmentation_rendering()
-        renderer.update_scene(data, camera=camera, scene_option=option)
-        segments = renderer.render()
-    ids, kinds = segments[..., 0], segments[..., 1]
-    geoms = (kinds == mujoco.mjtObj.mjOBJ_GEOM) & (ids >= 0)
-    bodies = model.geom_bodyid[ids[geoms]]
-    mask = np.zeros(ids.shape, bool)
-    mask[geoms] = (bodies > 0) & np.isin(model.body_rootid[bodies], sorted(moving_roots))
-    return mask
+    seen = bodies_seen(model, qpos, camera, HEIGHT, WIDTH)
+    return (seen > 0) & np.isin(model.body_rootid[np.maximum(seen, 0)], sorted(moving_roots))
 
 
 def test_the_render_shows_where_mujoco_segments_the_arm_and_objects(daemon_factory, tmp_path: Path) -> None:

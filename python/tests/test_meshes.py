@@ -42,6 +42,7 @@ import pytest
 
 from fakesim_hil import Client
 from fakesim_hil.daemon import LocalDaemon as Daemon
+from segmentation import bodies_seen
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "assets" / "so101"
@@ -141,20 +142,7 @@ def with_our_cameras(spec: mujoco.MjSpec, ours: mujoco.MjModel) -> mujoco.MjSpec
 
 def arm_mask(model: mujoco.MjModel, qpos: np.ndarray, camera: str, bodies: set[int]) -> np.ndarray:
     """The pixels where `camera` sees a visual geom of `bodies` (segmentation render)."""
-    data = mujoco.MjData(model)
-    data.qpos[: len(qpos)] = qpos
-    mujoco.mj_forward(model, data)
-    option = mujoco.MjvOption()
-    option.geomgroup[:] = [1, 1, 1, 0, 0, 0]  # visual groups only: no collision, no sites
-    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
-        renderer.enable_segmentation_rendering()
-        renderer.update_scene(data, camera=camera, scene_option=option)
-        segments = renderer.render()
-    ids, kinds = segments[..., 0], segments[..., 1]
-    geoms = (kinds == mujoco.mjtObj.mjOBJ_GEOM) & (ids >= 0)
-    mask = np.zeros(ids.shape, bool)
-    mask[geoms] = np.isin(model.geom_bodyid[ids[geoms]], sorted(bodies))
-    return mask
+    return np.isin(bodies_seen(model, qpos, camera, HEIGHT, WIDTH), sorted(bodies))
 
 
 def site_at(model: mujoco.MjModel, qpos: np.ndarray, name: str) -> object:
