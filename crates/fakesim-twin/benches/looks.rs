@@ -1,6 +1,6 @@
 //! What the SO-101's looks cost, side by side in one run: the arm drawn with primitive shapes
 //! (its model before the published meshes, read from git at `FAKESIM_BENCH_BOXES_REV`, default
-//! 9cda79e), with the published meshes at a tenth of their triangles (today's), and, when
+//! 9cda79e), with the published meshes as the twin ships them (today's), and, when
 //! `FAKESIM_BENCH_FULL_MESHES` names a directory of the published full-size STL parts
 //! (`scripts/decimate-meshes`' source), with those. For each: physics steps per second (the
 //! tabletop scene, `Sim::step`) and both cameras drawn at 256x256 at `fast` in one call.
