@@ -1,15 +1,15 @@
 //! The daemon's configuration: the options (each a flag and a config-file key, defined once),
 //! the config file, the listing of every setting, and the settings resolved from them.
 
-mod cameras;
 mod file;
 mod listen;
 mod options;
 mod settings;
+mod sources;
 mod table;
 mod text;
 
-pub use cameras::CameraSource;
+pub use sources::TableSource;
 pub use listen::ListenAddr;
 pub use options::{AccessOptions, ArmOptions, DaemonOptions, ShadowOptions, TwinOptions, defaults};
 pub use settings::Settings;

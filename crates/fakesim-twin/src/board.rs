@@ -1,0 +1,134 @@
+//! Boards: flat printed cards the cameras draw in the scene (a calibration board clamped in the
+//! gripper, a poster on the table), each an image stretched over a thin box that collides with
+//! nothing and weighs nothing, in the world or riding on a body.
+//!
+//! A board is a TOML table: `image` (PNG or JPEG), `size` (width and height, metres), `pos` (m)
+//! and `quat` (w, x, y, z) of its centre in the world or in `mount`'s frame, and optionally
+//! `mount` (a body). The image faces the board's +z, its rows along -y and columns along +x.
+
+use crate::error::TwinError;
+use fakesim_arm::quote::Quoted;
+use image::{ImageReader, Limits};
+use mujoco_rs::prelude::*;
+use mujoco_rs::wrappers::mj_editing::MjSpec;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Most pixels a board's image may have on a side.
+pub const MAX_BOARD_PIXELS: u32 = 4096;
+/// Largest side of a board, metres.
+pub const MAX_BOARD_SIDE_M: f64 = 10.0;
+/// A board's thickness, metres.
+const THICKNESS_M: f64 = 0.002;
+
+/// A flat printed board in the scene, as its TOML table describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Board {
+    /// The picture printed on it (PNG or JPEG), stretched over its face.
+    pub image: PathBuf,
+    /// Width and height of its face, metres.
+    pub size: [f64; 2],
+    /// Position of its centre, metres: in the world, or in `mount`'s frame.
+    pub pos: [f64; 3],
+    /// Orientation (w, x, y, z), in the world or in `mount`'s frame.
+    pub quat: [f64; 4],
+    /// The body it rides on; none: fixed in the world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<String>,
+}
+
+impl Board {
+    /// Reads and checks one board from a TOML document; `origin` names it in errors, and a
+    /// relative `image` is taken from `base` (the directory of the file, when it is one).
+    pub fn from_toml(text: &str, origin: &str, base: Option<&Path>) -> Result<Self, TwinError> {
+        let refused = |problem: String| TwinError::Scene(format!("board {origin}: {problem}"));
+        let mut board: Board = toml::from_str(text).map_err(|e| refused(e.to_string().trim_end().to_owned()))?;
+        if let Some(base) = base.filter(|_| board.image.is_relative()) {
+            board.image = base.join(&board.image);
+        }
+        if !board.size.iter().all(|side| side.is_finite() && *side > 0.0 && *side <= MAX_BOARD_SIDE_M) {
+            return Err(refused(format!(
+                "`size` must be a width and a height above 0 and at most {MAX_BOARD_SIDE_M} m, got {:?}",
+                board.size
+            )));
+        }
+        if !board.pos.iter().all(|v| v.is_finite()) {
+            return Err(refused(format!("`pos` must be three finite metres, got {:?}", board.pos)));
+        }
+        let norm = board.quat.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(norm.is_finite() && norm > 1e-9) {
+            return Err(refused(format!(
+                "`quat` must be a finite, non-zero quaternion w, x, y, z, got {:?}",
+                board.quat
+            )));
+        }
+        board.quat = board.quat.map(|v| v / norm);
+        Ok(board)
+    }
+
+    /// The image's pixels (RGB, rows from the top) and its width and height.
+    fn pixels(&self) -> Result<(Vec<u8>, u32, u32), TwinError> {
+        let refuse = |why: String| TwinError::Scene(format!("board image {}: {why}", self.image.display()));
+        let mut reader = ImageReader::open(&self.image)
+            .map_err(|e| refuse(e.to_string()))?
+            .with_guessed_format()
+            .map_err(|e| refuse(e.to_string()))?;
+        let mut limits = Limits::default();
+        limits.max_image_width = Some(MAX_BOARD_PIXELS);
+        limits.max_image_height = Some(MAX_BOARD_PIXELS);
+        reader.limits(limits);
+        let image = reader
+            .decode()
+            .map_err(|e| refuse(format!("{e} (a PNG or JPEG, at most {MAX_BOARD_PIXELS} pixels a side)")))?
+            .into_rgb8();
+        let (width, height) = image.dimensions();
+        if width == 0 || height == 0 {
+            return Err(refuse("the image has no pixels".to_owned()));
+        }
+        Ok((image.into_raw(), width, height))
+    }
+}
+
+/// Adds each board to `spec`: a texture of its image, a material, and a box on its mount.
+pub(crate) fn add_boards(spec: &mut MjSpec, boards: &[Board]) -> Result<(), TwinError> {
+    for (number, board) in boards.iter().enumerate() {
+        let name = format!("fakesim_board_{number}");
+        let (pixels, width, height) = board.pixels()?;
+        let texture = spec.add_texture();
+        texture
+            .set_name(&name)
+            .map_err(|e| TwinError::Scene(format!("board {number}: {e}")))?;
+        texture.set_type(MjtTexture::mjTEXTURE_2D);
+        texture.set_width(i32::try_from(width).unwrap_or(i32::MAX));
+        texture.set_height(i32::try_from(height).unwrap_or(i32::MAX));
+        texture.set_nchannel(3);
+        texture.set_data(&pixels);
+        let material = spec.add_material();
+        material
+            .set_name(&name)
+            .map_err(|e| TwinError::Scene(format!("board {number}: {e}")))?;
+        material.set_texture(MjtTextureRoleBase::mjTEXROLE_RGB, &name);
+        let body = match board.mount.as_deref() {
+            None => spec.world_body_mut(),
+            Some(mount) => spec.body_mut(mount).ok_or_else(|| {
+                TwinError::Scene(format!(
+                    "board {}: `mount` {} is not a body of the scene (the SO-101's gripper is `gripper`)",
+                    board.image.display(),
+                    Quoted(mount)
+                ))
+            })?,
+        };
+        let geom = body.add_geom();
+        geom.set_type(MjtGeomBase::mjGEOM_BOX);
+        *geom.size_mut() = [board.size[0] / 2.0, board.size[1] / 2.0, THICKNESS_M / 2.0];
+        *geom.pos_mut() = board.pos;
+        *geom.quat_mut() = board.quat;
+        geom.set_contype(0);
+        geom.set_conaffinity(0);
+        geom.set_density(0.0);
+        geom.set_group(2);
+        geom.set_material(&name);
+    }
+    Ok(())
+}
