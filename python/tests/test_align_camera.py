@@ -150,7 +150,8 @@ def board_image(path: Path) -> tuple[float, float]:
 
 
 def hidden_scene(directory: Path, rig: Rig) -> mujoco.MjModel:
-    """The twin's scene with the board (a textured box) and the hidden camera."""
+    """The twin's scene as MuJoCo's own bindings load it, with the board (a textured box) and the
+    hidden camera: an independent render to check the daemon's against."""
     width, height = board_image(directory / "board.png")
     spec = mujoco.MjSpec.from_file(str(SCENE))
     spec.add_texture(name="board", type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(directory / "board.png"))
@@ -161,30 +162,78 @@ def hidden_scene(directory: Path, rig: Rig) -> mujoco.MjModel:
         type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=rig.board_pos,
         quat=rig.board_quat, material="board", contype=0, conaffinity=0, mass=0.001,
     )
-    quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, rig.camera_rotation.ravel())
     mount = spec.worldbody if rig.mount == "world" else spec.body(rig.mount)
-    mount.add_camera(name="hidden", pos=rig.camera_pos, quat=quat, fovy=rig.fovy_deg)
+    mount.add_camera(name="hidden", pos=rig.camera_pos, quat=camera_quat(rig), fovy=rig.fovy_deg)
     return spec.compile()
 
 
+def camera_quat(rig: Rig) -> list[float]:
+    """The hidden camera's orientation as a quaternion (w, x, y, z)."""
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, rig.camera_rotation.ravel())
+    return [float(v) for v in quat]
+
+
+def toml_list(values: tuple[float, ...] | list[float]) -> str:
+    """A TOML array of floats."""
+    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
+def daemon_files(directory: Path, rig: Rig) -> list[str]:
+    """Writes the hidden camera's profile and the board's file, as a user would give them to
+    the daemon; returns the daemon's arguments naming them."""
+    width, height = board_image(directory / "board.png")
+    mount = "" if rig.mount == "world" else f'mount = "{rig.mount}"\n'
+    (directory / "hidden.toml").write_text(
+        f'name = "hidden"\nwidth = {WIDTH}\nheight = {HEIGHT}\nfovy-deg = {rig.fovy_deg}\n'
+        f"pos = {toml_list(rig.camera_pos)}\nquat = {toml_list(camera_quat(rig))}\n{mount}"
+    )
+    holder = "" if rig.board_on == "world" else f'mount = "{rig.board_on}"\n'
+    (directory / "board.toml").write_text(
+        f'image = "board.png"\nsize = {toml_list([width, height])}\npos = {toml_list(rig.board_pos)}\n'
+        f"quat = {toml_list(rig.board_quat)}\n{holder}"
+    )
+    return ["--camera", str(directory / "hidden.toml"), "--board", str(directory / "board.toml")]
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One frame the daemon drew of the hidden camera and the joint positions (rad) it drew it at."""
+
+    image: np.ndarray
+    joints: tuple[float, ...]
+
+
+def daemon_shots(directory: Path, rig: Rig, count: int | None = None) -> list[Shot]:
+    """The hidden camera's frames at the rig's first `count` poses (all by default), drawn by
+    a daemon started with the hidden profile and the board: each pose set through the client,
+    one tick stepped, the frame and the joint positions the daemon reports after it."""
+    daemon = Daemon.start(directory / "runs", *daemon_files(directory, rig))
+    try:
+        with Client(daemon.address) as client:
+            shots = []
+            for pose in rig.poses[:count]:
+                client.set_joint_positions(dict(zip("123456", pose, strict=True)))
+                tick = client.tick(list(pose), cameras=["hidden"])
+                shots.append(Shot(tick.images["hidden"], tuple(float(v) for v in tick.observation[: len(pose)])))
+            return shots
+    finally:
+        daemon.stop()
+
+
 def write_frames(directory: Path, rig: Rig, count: int | None = None) -> Path:
-    """Renders the hidden camera at the rig's first `count` poses (all by default), adds noise,
-    writes the PNGs and the frames file (joint positions in degrees, by the model's joint names)."""
-    model = hidden_scene(directory, rig)
-    data = mujoco.MjData(model)
+    """Has the daemon draw the hidden camera at the rig's first `count` poses (all by default),
+    adds noise, writes the PNGs and the frames file (the daemon's joint positions in degrees,
+    by the model's joint names)."""
     noise = np.random.default_rng(7)
     entries = []
-    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
-        for number, pose in enumerate(rig.poses[:count]):
-            data.qpos[: len(pose)] = pose
-            mujoco.mj_forward(model, data)
-            renderer.update_scene(data, "hidden")
-            rgb = renderer.render().astype(np.float64) + noise.normal(0.0, NOISE, (HEIGHT, WIDTH, 3))
-            name = f"frame{number:02d}.png"
-            cv2.imwrite(str(directory / name), np.clip(rgb, 0, 255).astype(np.uint8)[:, :, ::-1])
-            joints = {str(joint + 1): float(np.degrees(value)) for joint, value in enumerate(pose)}
-            entries.append({"image": name, "joints": joints})
+    for number, shot in enumerate(daemon_shots(directory, rig, count)):
+        assert shot.image.shape == (HEIGHT, WIDTH, 3), "the frame is at the hidden profile's size"
+        rgb = shot.image.astype(np.float64) + noise.normal(0.0, NOISE, (HEIGHT, WIDTH, 3))
+        name = f"frame{number:02d}.png"
+        cv2.imwrite(str(directory / name), np.clip(rgb, 0, 255).astype(np.uint8)[:, :, ::-1])
+        joints = {str(joint + 1): float(np.degrees(value)) for joint, value in enumerate(shot.joints)}
+        entries.append({"image": name, "joints": joints})
     frames = directory / "frames.json"
     frames.write_text(json.dumps({"unit": "deg", "frames": entries}, indent=1))
     return frames
@@ -227,6 +276,46 @@ def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
 
     overlay = cv2.imread(str(picture))
     assert overlay is not None and overlay.shape == (HEIGHT, WIDTH, 3)
+
+
+def charuco_corners(image: np.ndarray) -> dict[int, np.ndarray]:
+    """The board's inner corners OpenCV finds in an RGB image, by corner id."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.CharucoDetector(cv2.aruco.CharucoBoard(SQUARES, SQUARE_M, MARKER_M, dictionary))
+    corners, ids, _, _ = detector.detectBoard(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
+    if ids is None:
+        return {}
+    return {int(i): c for i, c in zip(ids.ravel(), corners.reshape(-1, 2), strict=True)}
+
+
+@pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
+def test_the_daemon_draws_the_hidden_camera_and_the_board_where_mujoco_does(tmp_path: Path, rig: Rig) -> None:
+    """The frames the alignment is tested on come from the daemon: its hidden camera (a
+    profile) and its board (a --board file) put the board's corners where MuJoCo's own bindings,
+    told the same camera and board, draw them; the standard front camera sees them elsewhere."""
+    shots = daemon_shots(tmp_path, rig, 3)
+    model = hidden_scene(tmp_path, rig)
+    data = mujoco.MjData(model)
+    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
+        for shot in shots:
+            data.qpos[: len(shot.joints)] = shot.joints
+            mujoco.mj_forward(model, data)
+            renderer.update_scene(data, "hidden")
+            theirs, ours = charuco_corners(renderer.render()), charuco_corners(shot.image)
+            shared = sorted(set(theirs) & set(ours))
+            assert len(shared) >= 6, (len(theirs), len(ours))
+            offsets = [np.linalg.norm(theirs[i] - ours[i]) for i in shared]
+            assert np.median(offsets) < 0.5, offsets
+    daemon = Daemon.start(tmp_path / "standard", "--board", str(tmp_path / "board.toml"))
+    try:
+        with Client(daemon.address) as client:
+            client.set_joint_positions(dict(zip("123456", rig.poses[0], strict=True)))
+            front = client.tick(list(rig.poses[0]), cameras=["front"]).images["front"]
+    finally:
+        daemon.stop()
+    elsewhere = charuco_corners(front)
+    ours = charuco_corners(shots[0].image)
+    assert not any(np.linalg.norm(elsewhere[i] - ours[i]) < 5.0 for i in set(elsewhere) & set(ours))
 
 
 def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
