@@ -47,14 +47,21 @@ impl Board {
         if let Some(base) = base.filter(|_| board.image.is_relative()) {
             board.image = base.join(&board.image);
         }
-        if !board.size.iter().all(|side| side.is_finite() && *side > 0.0 && *side <= MAX_BOARD_SIDE_M) {
+        if !board
+            .size
+            .iter()
+            .all(|side| side.is_finite() && *side > 0.0 && *side <= MAX_BOARD_SIDE_M)
+        {
             return Err(refused(format!(
                 "`size` must be a width and a height above 0 and at most {MAX_BOARD_SIDE_M} m, got {:?}",
                 board.size
             )));
         }
         if !board.pos.iter().all(|v| v.is_finite()) {
-            return Err(refused(format!("`pos` must be three finite metres, got {:?}", board.pos)));
+            return Err(refused(format!(
+                "`pos` must be three finite metres, got {:?}",
+                board.pos
+            )));
         }
         let norm = board.quat.iter().map(|v| v * v).sum::<f64>().sqrt();
         if !(norm.is_finite() && norm > 1e-9) {
@@ -131,4 +138,103 @@ pub(crate) fn add_boards(spec: &mut MjSpec, boards: &[Board]) -> Result<(), Twin
         geom.set_material(&name);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::scene::Scene;
+    use image::{Rgb, RgbImage};
+
+    /// A board on the gripper, its image `board.png` in `dir` (written: 8 x 4 pixels, the
+    /// top-left one red).
+    fn board_in(dir: &Path) -> Board {
+        let mut picture = RgbImage::from_pixel(8, 4, Rgb([255, 255, 255]));
+        picture.put_pixel(0, 0, Rgb([255, 0, 0]));
+        picture.save(dir.join("board.png")).unwrap();
+        let text = "image = \"board.png\"\nsize = [0.2, 0.1]\npos = [0.0, 0.0, -0.15]\nquat = [2.0, 0.0, 0.0, 0.0]\nmount = \"gripper\"\n";
+        Board::from_toml(text, "board.toml", Some(dir)).unwrap()
+    }
+
+    #[test]
+    fn a_board_rides_on_its_body_with_its_picture_and_changes_no_mass() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = board_in(dir.path());
+        assert_eq!(
+            board.image,
+            dir.path().join("board.png"),
+            "relative to the file's directory"
+        );
+        assert_eq!(board.quat, [1.0, 0.0, 0.0, 0.0], "normalised");
+        let plain = Scene::EmptyTable.compile().unwrap();
+        let model = Scene::EmptyTable.compile_with(&[], &[board]).unwrap();
+        assert_eq!(model.ffi().ngeom, plain.ffi().ngeom + 1);
+        assert_eq!(model.body_mass(), plain.body_mass(), "it weighs nothing");
+        let material = model.name_to_id(MjtObjBase::mjOBJ_MATERIAL, "fakesim_board_0").unwrap();
+        let geom = model
+            .geom_matid()
+            .iter()
+            .position(|&id| id as usize == material)
+            .unwrap();
+        let gripper = model.name_to_id(MjtObjBase::mjOBJ_BODY, "gripper").unwrap();
+        assert_eq!(model.geom_bodyid()[geom] as usize, gripper);
+        assert_eq!((model.geom_contype()[geom], model.geom_conaffinity()[geom]), (0, 0));
+        assert_eq!(model.geom_size()[geom], [0.1, 0.05, THICKNESS_M / 2.0]);
+        let texture = model.name_to_id(MjtObjBase::mjOBJ_TEXTURE, "fakesim_board_0").unwrap();
+        assert_eq!((model.tex_width()[texture], model.tex_height()[texture]), (8, 4));
+        let start = model.tex_adr()[texture] as usize;
+        assert_eq!(
+            &model.tex_data()[start..start + 6],
+            &[255, 0, 0, 255, 255, 255],
+            "rows from the top"
+        );
+    }
+
+    #[test]
+    fn a_bad_board_is_refused_naming_what() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = board_in(dir.path());
+        let text = |key: &str, value: &str| {
+            let mut table = toml::Table::try_from(&good).unwrap();
+            table.insert(
+                key.to_owned(),
+                value
+                    .parse::<toml::Value>()
+                    .unwrap_or_else(|_| toml::Value::from(value)),
+            );
+            toml::to_string(&table).unwrap()
+        };
+        for (key, value, expected) in [
+            ("size", "[0.0, 0.1]", "`size` must be"),
+            ("size", "[20.0, 0.1]", "`size` must be"),
+            ("quat", "[0.0, 0.0, 0.0, 0.0]", "`quat` must be"),
+            ("colour", "\"red\"", "unknown field `colour`"),
+        ] {
+            let error = Board::from_toml(&text(key, value), "b.toml", None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("board b.toml") && error.contains(expected),
+                "{key}: {error}"
+            );
+        }
+        let nowhere = Board {
+            mount: Some("hand".to_owned()),
+            ..good.clone()
+        };
+        let error = Scene::EmptyTable.compile_with(&[], &[nowhere]).unwrap_err().to_string();
+        assert!(error.contains("`mount` \"hand\" is not a body"), "{error}");
+        std::fs::write(dir.path().join("bad.png"), b"not a picture").unwrap();
+        let unreadable = Board {
+            image: dir.path().join("bad.png"),
+            ..good
+        };
+        let error = Scene::EmptyTable
+            .compile_with(&[], &[unreadable])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("board image") && error.contains("bad.png"), "{error}");
+    }
 }

@@ -9,9 +9,9 @@ mod sources;
 mod table;
 mod text;
 
-pub use sources::TableSource;
 pub use listen::ListenAddr;
 pub use options::{AccessOptions, ArmOptions, DaemonOptions, ShadowOptions, TwinOptions, defaults};
 pub use settings::Settings;
+pub use sources::TableSource;
 pub use table::{Setting, check_manual, listing, markdown, with_defaults};
 pub use text::CameraFile;

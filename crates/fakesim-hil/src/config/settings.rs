@@ -2,10 +2,10 @@
 
 use crate::access::auth::{AuthPolicy, BearerToken, TOKEN_ENV};
 use crate::access::tls::TlsFiles;
-use crate::config::sources::{read_boards, read_profiles};
 use crate::config::file;
 use crate::config::listen::{ListenAddr, check_exposure};
 use crate::config::options::{DaemonOptions, Overlay, defaults};
+use crate::config::sources::{read_boards, read_profiles};
 use crate::config::text::CameraFile;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};

@@ -115,4 +115,19 @@ mod tests {
             "{error}"
         );
     }
+
+    #[test]
+    fn a_boards_image_is_found_beside_its_file_and_a_tables_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "image = \"board.png\"\nsize = [0.2, 0.1]\npos = [0.0, 0.0, 1.0]\nquat = [1.0, 0.0, 0.0, 0.0]\n";
+        let file = dir.path().join("board.toml");
+        std::fs::write(&file, text).unwrap();
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let boards = read_boards(&[TableSource::File(file), TableSource::Table(table)]).unwrap();
+        assert_eq!(boards[0].image, dir.path().join("board.png"));
+        assert_eq!(boards[1].image, PathBuf::from("board.png"));
+        let table: toml::Table = toml::from_str("image = \"b.png\"\nsize = [0.0, 0.1]\n").unwrap();
+        let error = format!("{:#}", read_boards(&[TableSource::Table(table)]).unwrap_err());
+        assert!(error.contains("[[board]] number 1 of the config file"), "{error}");
+    }
 }
