@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from fakesim_hil import Client
-from fakesim_hil.camera_fit import CameraFit
+from fakesim_hil.camera_fit import BoardSpec, CameraFit, detect
 from fakesim_hil.daemon import LocalDaemon as Daemon
 from fakesim_hil.twin_view import Twin, arm_mask
 
@@ -158,8 +158,11 @@ def hidden_scene(directory: Path, rig: Rig) -> mujoco.MjModel:
     material = spec.add_material(name="board")
     material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "board"
     holder = spec.worldbody if rig.board_on == "world" else spec.body(rig.board_on)
+    rotation = np.zeros(9)
+    mujoco.mju_quat2Mat(rotation, np.array(rig.board_quat))
+    behind = np.array(rig.board_pos) - 0.001 * rotation.reshape(3, 3)[:, 2]  # the face at board_pos
     holder.add_geom(
-        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=rig.board_pos,
+        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=behind,
         quat=rig.board_quat, material="board", contype=0, conaffinity=0, mass=0.001,
     )
     mount = spec.worldbody if rig.mount == "world" else spec.body(rig.mount)
@@ -204,21 +207,27 @@ class Shot:
     joints: tuple[float, ...]
 
 
-def daemon_shots(directory: Path, rig: Rig, count: int | None = None) -> list[Shot]:
-    """The hidden camera's frames at the rig's first `count` poses (all by default), drawn by
-    a daemon started with the hidden profile and the board: each pose set through the client,
-    one tick stepped, the frame and the joint positions the daemon reports after it."""
-    daemon = Daemon.start(directory / "runs", *daemon_files(directory, rig))
+def daemon_shots(runs: Path, args: list[str], camera: str, poses: Sequence[Sequence[float]]) -> list[Shot]:
+    """The frames a daemon started with `args` draws of `camera` at each pose: the pose set
+    through the client, one tick stepped, the frame and the joint positions the daemon reports
+    after it."""
+    daemon = Daemon.start(runs, *args)
     try:
         with Client(daemon.address) as client:
             shots = []
-            for pose in rig.poses[:count]:
+            for pose in poses:
                 client.set_joint_positions(dict(zip("123456", pose, strict=True)))
-                tick = client.tick(list(pose), cameras=["hidden"])
-                shots.append(Shot(tick.images["hidden"], tuple(float(v) for v in tick.observation[: len(pose)])))
+                tick = client.tick(list(pose), cameras=[camera])
+                shots.append(Shot(tick.images[camera], tuple(float(v) for v in tick.observation[: len(pose)])))
             return shots
     finally:
         daemon.stop()
+
+
+def hidden_shots(directory: Path, rig: Rig, count: int | None = None) -> list[Shot]:
+    """The hidden camera's frames at the rig's first `count` poses (all by default), drawn by a
+    daemon given the hidden profile and the board."""
+    return daemon_shots(directory / "runs", daemon_files(directory, rig), "hidden", rig.poses[:count])
 
 
 def write_frames(directory: Path, rig: Rig, count: int | None = None) -> Path:
@@ -227,7 +236,7 @@ def write_frames(directory: Path, rig: Rig, count: int | None = None) -> Path:
     by the model's joint names)."""
     noise = np.random.default_rng(7)
     entries = []
-    for number, shot in enumerate(daemon_shots(directory, rig, count)):
+    for number, shot in enumerate(hidden_shots(directory, rig, count)):
         assert shot.image.shape == (HEIGHT, WIDTH, 3), "the frame is at the hidden profile's size"
         rgb = shot.image.astype(np.float64) + noise.normal(0.0, NOISE, (HEIGHT, WIDTH, 3))
         name = f"frame{number:02d}.png"
@@ -257,11 +266,21 @@ def align(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 
+def charuco_corners(image: np.ndarray) -> dict[int, np.ndarray]:
+    """The board's inner corners OpenCV finds in an RGB image, by corner id."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.CharucoDetector(cv2.aruco.CharucoBoard(SQUARES, SQUARE_M, MARKER_M, dictionary))
+    corners, ids, _, _ = detector.detectBoard(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
+    if ids is None:
+        return {}
+    return {int(i): c for i, c in zip(ids.ravel(), corners.reshape(-1, 2), strict=True)}
+
+
 @pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
 def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
     frames = write_frames(tmp_path, rig)
     profile, picture = tmp_path / "camera.toml", tmp_path / "overlay.png"
-    options = ["--mount", rig.mount, "--overlay", picture, "--model", SCENE]
+    options = ["--mount", rig.mount, "--overlay", picture, "--model", SCENE, "--board-file", tmp_path / "board-fit.toml"]
     run = align("solve", frames, "--name", "cam", "--profile", profile, *options)
     assert run.returncode == 0, run.stderr
     assert "reprojection error:" in run.stdout
@@ -277,15 +296,22 @@ def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
     overlay = cv2.imread(str(picture))
     assert overlay is not None and overlay.shape == (HEIGHT, WIDTH, 3)
 
-
-def charuco_corners(image: np.ndarray) -> dict[int, np.ndarray]:
-    """The board's inner corners OpenCV finds in an RGB image, by corner id."""
-    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
-    detector = cv2.aruco.CharucoDetector(cv2.aruco.CharucoBoard(SQUARES, SQUARE_M, MARKER_M, dictionary))
-    corners, ids, _, _ = detector.detectBoard(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
-    if ids is None:
-        return {}
-    return {int(i): c for i, c in zip(ids.ravel(), corners.reshape(-1, 2), strict=True)}
+    # The daemon given the fitted profile and the fitted board draws the board's corners where
+    # the frames show them (frames whose pose the arm holds: a pose pressing on the table moves
+    # during the tick). Both sides are found by the same detector, so its bias cancels.
+    document = json.loads(frames.read_text())
+    joints = [[np.radians(entry["joints"][str(j)]) for j in range(1, 7)] for entry in document["frames"][:4]]
+    fitted = ["--camera", str(profile), "--board", str(tmp_path / "board-fit.toml")]
+    shots = daemon_shots(tmp_path / "check", fitted, "cam", joints)
+    held = [(entry, shot) for entry, shot, pose in zip(document["frames"], shots, joints, strict=False) if np.abs(np.subtract(shot.joints, pose)).max() < 1e-3]
+    assert len(held) >= 2
+    for entry, shot in held:
+        photo = charuco_corners(cv2.cvtColor(cv2.imread(str(tmp_path / entry["image"])), cv2.COLOR_BGR2RGB))
+        drawn = charuco_corners(shot.image)
+        shared = sorted(set(photo) & set(drawn))
+        assert len(shared) >= 6, (entry["image"], len(photo), len(drawn))
+        offsets = [float(np.linalg.norm(photo[i] - drawn[i])) for i in shared]
+        assert np.median(offsets) < 0.5, (entry["image"], offsets)
 
 
 @pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
@@ -293,7 +319,7 @@ def test_the_daemon_draws_the_hidden_camera_and_the_board_where_mujoco_does(tmp_
     """The frames the alignment is tested on come from the daemon: its hidden camera (a
     profile) and its board (a --board file) put the board's corners where MuJoCo's own bindings,
     told the same camera and board, draw them; the standard front camera sees them elsewhere."""
-    shots = daemon_shots(tmp_path, rig, 3)
+    shots = hidden_shots(tmp_path, rig, 3)
     model = hidden_scene(tmp_path, rig)
     data = mujoco.MjData(model)
     with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
@@ -306,14 +332,8 @@ def test_the_daemon_draws_the_hidden_camera_and_the_board_where_mujoco_does(tmp_
             assert len(shared) >= 6, (len(theirs), len(ours))
             offsets = [np.linalg.norm(theirs[i] - ours[i]) for i in shared]
             assert np.median(offsets) < 0.5, offsets
-    daemon = Daemon.start(tmp_path / "standard", "--board", str(tmp_path / "board.toml"))
-    try:
-        with Client(daemon.address) as client:
-            client.set_joint_positions(dict(zip("123456", rig.poses[0], strict=True)))
-            front = client.tick(list(rig.poses[0]), cameras=["front"]).images["front"]
-    finally:
-        daemon.stop()
-    elsewhere = charuco_corners(front)
+    (front,) = daemon_shots(tmp_path / "standard", ["--board", str(tmp_path / "board.toml")], "front", rig.poses[:1])
+    elsewhere = charuco_corners(front.image)
     ours = charuco_corners(shots[0].image)
     assert not any(np.linalg.norm(elsewhere[i] - ours[i]) < 5.0 for i in set(elsewhere) & set(ours))
 
@@ -423,6 +443,22 @@ def test_the_overlay_camera_draws_where_opencv_projects(tmp_path: Path) -> None:
     expected, _ = cv2.projectPoints(np.array([[0.05, 0.03, 0.0]]), rvec, world_to_camera[:3, 3], matrix, np.zeros(5))
     assert len(xs) > 20
     assert np.hypot(xs.mean() - expected[0, 0, 0], ys.mean() - expected[0, 0, 1]) < 0.5
+
+
+def test_detected_corners_are_in_the_pixel_centre_convention() -> None:
+    """The command's detection puts each corner where it lies with pixel centres at whole
+    numbers (the profile's cx, cy convention), whatever OpenCV's ChArUco detector adds
+    (half a pixel before OpenCV 4.14): a board image warped by a known perspective."""
+    spec = BoardSpec()
+    image = spec.image(100)
+    warp = np.array([[0.62, 0.04, 60.3], [-0.03, 0.58, 41.7], [0.00012, 0.00006, 1.0]])
+    seen = cv2.warpPerspective(image, warp, (WIDTH, HEIGHT), flags=cv2.INTER_LINEAR, borderValue=255)
+    found = detect(seen, spec)
+    assert found is not None
+    board_points, pixels = found
+    source = 50 + board_points[:, :2] / spec.square_m * 100 - 0.5  # a square's edge lies between two pixels
+    expected = cv2.perspectiveTransform(source.reshape(-1, 1, 2), warp).reshape(-1, 2)
+    assert np.abs((pixels - expected).mean(axis=0)).max() < 0.1, (pixels - expected).mean(axis=0)
 
 
 def test_the_board_to_print_is_the_board_solve_looks_for(tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 //! nothing and weighs nothing, in the world or riding on a body.
 //!
 //! A board is a TOML table: `image` (PNG or JPEG), `size` (width and height, metres), `pos` (m)
-//! and `quat` (w, x, y, z) of its centre in the world or in `mount`'s frame, and optionally
-//! `mount` (a body). The image faces the board's +z, its rows along -y and columns along +x.
+//! and `quat` (w, x, y, z) of the centre of its printed face in the world or in `mount`'s frame,
+//! and optionally `mount` (a body). The image faces the board's +z, its top edge along +y and
+//! its left edge along -x; the box lies behind the face.
 
 use crate::error::TwinError;
 use fakesim_arm::quote::Quoted;
@@ -29,7 +30,7 @@ pub struct Board {
     pub image: PathBuf,
     /// Width and height of its face, metres.
     pub size: [f64; 2],
-    /// Position of its centre, metres: in the world, or in `mount`'s frame.
+    /// Position of its printed face's centre, metres: in the world, or in `mount`'s frame.
     pub pos: [f64; 3],
     /// Orientation (w, x, y, z), in the world or in `mount`'s frame.
     pub quat: [f64; 4],
@@ -129,7 +130,9 @@ pub(crate) fn add_boards(spec: &mut MjSpec, boards: &[Board]) -> Result<(), Twin
         let geom = body.add_geom();
         geom.set_type(MjtGeomBase::mjGEOM_BOX);
         *geom.size_mut() = [board.size[0] / 2.0, board.size[1] / 2.0, THICKNESS_M / 2.0];
-        *geom.pos_mut() = board.pos;
+        let [w, x, y, z] = board.quat;
+        let normal = [2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)];
+        *geom.pos_mut() = std::array::from_fn(|i| board.pos[i] - normal[i] * THICKNESS_M / 2.0);
         *geom.quat_mut() = board.quat;
         geom.set_contype(0);
         geom.set_conaffinity(0);
@@ -182,6 +185,7 @@ mod tests {
         assert_eq!(model.geom_bodyid()[geom] as usize, gripper);
         assert_eq!((model.geom_contype()[geom], model.geom_conaffinity()[geom]), (0, 0));
         assert_eq!(model.geom_size()[geom], [0.1, 0.05, THICKNESS_M / 2.0]);
+        assert_eq!(model.geom_pos()[geom], [0.0, 0.0, -0.15 - THICKNESS_M / 2.0], "the face at pos, the box behind");
         let texture = model.name_to_id(MjtObjBase::mjOBJ_TEXTURE, "fakesim_board_0").unwrap();
         assert_eq!((model.tex_width()[texture], model.tex_height()[texture]), (8, 4));
         let start = model.tex_adr()[texture] as usize;

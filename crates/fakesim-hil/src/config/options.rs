@@ -323,7 +323,7 @@ pub struct TwinOptions {
     #[serde(skip_serializing)]
     pub camera: Vec<TableSource>,
     /// A flat printed board the cameras draw in the scene (TOML file: image, a PNG or JPEG
-    /// relative to the file; size, width and height in metres; pos and quat of its centre;
+    /// relative to the file; size, width and height in metres; pos and quat of its face's centre;
     /// optional mount, the body it rides on), such as a calibration board in the gripper; it
     /// collides with nothing and weighs nothing. Repeat for more; in the config file,
     /// `[[board]]` tables hold boards themselves.
