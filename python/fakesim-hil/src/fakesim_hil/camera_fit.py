@@ -102,9 +102,9 @@ def detect(image: np.ndarray, spec: BoardSpec) -> tuple[np.ndarray, np.ndarray] 
 @functools.cache
 def detector_offset() -> np.ndarray:
     """What OpenCV's ChArUco detector adds to the corners it finds (x, y pixels), measured once
-    on a board image magnified by a known amount: before OpenCV 4.14 its sub-pixel step returns
-    every corner half a pixel right of and below the corner (opencv/opencv#25539, fixed by
-    #28380), which would move the fitted principal point and turn the camera to match."""
+    on a board image magnified by a known amount: OpenCV 4.13's sub-pixel step returns every
+    corner half a pixel right of and below the corner (opencv/opencv#25539, fixed upstream by
+    #28380), which would move the fitted principal point by as much."""
     spec, px, scale = BoardSpec(), 100, 1.3
     image = spec.image(px)
     warp = np.array([[scale, 0.0, 10.25], [0.0, scale, 7.75]])
