@@ -131,7 +131,11 @@ pub(crate) fn add_boards(spec: &mut MjSpec, boards: &[Board]) -> Result<(), Twin
         geom.set_type(MjtGeomBase::mjGEOM_BOX);
         *geom.size_mut() = [board.size[0] / 2.0, board.size[1] / 2.0, THICKNESS_M / 2.0];
         let [w, x, y, z] = board.quat;
-        let normal = [2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)];
+        let normal = [
+            2.0 * (x * z + w * y),
+            2.0 * (y * z - w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ];
         *geom.pos_mut() = std::array::from_fn(|i| board.pos[i] - normal[i] * THICKNESS_M / 2.0);
         *geom.quat_mut() = board.quat;
         geom.set_contype(0);
@@ -185,7 +189,11 @@ mod tests {
         assert_eq!(model.geom_bodyid()[geom] as usize, gripper);
         assert_eq!((model.geom_contype()[geom], model.geom_conaffinity()[geom]), (0, 0));
         assert_eq!(model.geom_size()[geom], [0.1, 0.05, THICKNESS_M / 2.0]);
-        assert_eq!(model.geom_pos()[geom], [0.0, 0.0, -0.15 - THICKNESS_M / 2.0], "the face at pos, the box behind");
+        assert_eq!(
+            model.geom_pos()[geom],
+            [0.0, 0.0, -0.15 - THICKNESS_M / 2.0],
+            "the face at pos, the box behind"
+        );
         let texture = model.name_to_id(MjtObjBase::mjOBJ_TEXTURE, "fakesim_board_0").unwrap();
         assert_eq!((model.tex_width()[texture], model.tex_height()[texture]), (8, 4));
         let start = model.tex_adr()[texture] as usize;
