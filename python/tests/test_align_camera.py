@@ -1,15 +1,17 @@
-"""Camera alignment recovers a hidden camera: `python -m fakesim_hil.align_camera solve`, given frames of the
-twin's model (assets/so101/scene.xml drawn by MuJoCo's own Python bindings) taken by a camera it
-is not told, at 16 arm poses with pixel noise added, writes a profile whose pose is within 5 mm
-and 0.5 degrees of the hidden camera's and whose focal lengths are within 1 % of it: a front
-camera fixed in the world with the ChArUco board clamped in the gripper, and a wrist camera on
-the gripper with the board on the table. Bad input ends with one line on stderr and status 2,
-no traceback.
+"""Camera alignment recovers a hidden camera: `python -m fakesim_hil.align_camera solve`, given frames
+the daemon draws (started with `--camera hidden.toml`, a profile the command is not told, and
+`--board board.toml`, the ChArUco board; the arm set to 16 poses through the client, pixel noise
+added), writes a profile whose pose is within 5 mm and 0.5 degrees of the hidden camera's and
+whose focal lengths are within 1 % of it: a front camera fixed in the world with the board
+clamped in the gripper, and a wrist camera on the gripper with the board on the table. The
+daemon's frames are checked against MuJoCo's own Python bindings told the same camera and board,
+and the daemon given the fitted profile and board (`solve --board-file`) redraws the frames.
+Bad input ends with one line on stderr and status 2, no traceback.
 
-The board is drawn by the twin as a textured box; its image is made here with OpenCV's own
-ChArUco generator (not the command's), so a board the command misdescribes (size, layout)
-misplaces the camera and fails the bounds. The errors measured, and how they grow with fewer
-frames: python/bench/align_camera_accuracy.py (docs/src/align-camera.md).
+The board's image is made here with OpenCV's own ChArUco generator (not the command's), so a
+board the command misdescribes (size, layout) misplaces the camera and fails the bounds. The
+errors measured, and how they grow with fewer frames: python/bench/align_camera_accuracy.py
+(docs/src/align-camera.md).
 """
 
 from __future__ import annotations
