@@ -369,7 +369,11 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
         assert message in run.stderr, (path.name, run.stderr)
         assert "Traceback" not in run.stderr, run.stderr
     assert not (tmp_path / "out.toml").exists()
-    for option, message in (("--profile", "cannot write the camera profile"), ("--overlay", "cannot write the overlay image")):
+    for option, message in (
+        ("--profile", "cannot write the camera profile"),
+        ("--overlay", "cannot write the overlay image"),
+        ("--board-file", "cannot write the board image"),
+    ):
         elsewhere = {"--profile": tmp_path / "out.toml", "--overlay": tmp_path / "overlay.png", option: tmp_path / "no-such-dir" / "x.png"}
         run = align("solve", frames, "--name", "front", "--model", SCENE, *[str(a) for pair in elsewhere.items() for a in pair])
         assert run.returncode == 2 and message in run.stderr, (option, run.stderr)

@@ -2,12 +2,13 @@
 
     python -m fakesim_hil.align_camera board board.png           # print this, glue it flat, clamp it in the gripper
     python -m fakesim_hil.align_camera capture frames/ --camera 0 --width 640 --height 480   # Enter per pose
-    python -m fakesim_hil.align_camera solve frames/frames.json --name front --profile front.toml --overlay front.png
+    python -m fakesim_hil.align_camera solve frames/frames.json --name front --profile front.toml --overlay front.png --board-file board-fit.toml
 
 `solve` reads a frames file (JSON, see `read_frames`): real images of the camera, each with the
 arm's joint positions when it was taken; it finds the ChArUco board in each, fits the camera's
 intrinsics and its pose (in the world, or on `--mount BODY` for a wrist camera), prints the
-reprojection error, writes the camera profile and an overlay of the twin's arm on a real frame.
+reprojection error, writes the camera profile and an overlay of the twin's arm on a real frame,
+and (`--board-file`) the fitted board for the daemon's `--board`, to check the fit against its render.
 Bad input ends with one line on stderr and exit status 2, never a traceback.
 """
 
