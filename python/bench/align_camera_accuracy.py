@@ -1,9 +1,10 @@
 """How close `python -m fakesim_hil.align_camera` puts a hidden camera, by number of frames: the test's two
 rigs (python/tests/test_align_camera.py: a front camera with the board in the gripper, a wrist
-camera with the board on the table; the twin's model rendered by MuJoCo's Python bindings, noise
-of 3 grey levels), solved from the first 5, 8 and all 16 of their poses:
+camera with the board on the table; the frames drawn by the daemon given the hidden camera's
+profile and the board, noise of 3 grey levels), solved from the first 5, 8 and all 16 of their
+poses:
 
-    python python/bench/align_camera_accuracy.py
+    FAKESIM_HIL_BIN=target/debug/fakesim-hil python python/bench/align_camera_accuracy.py
 
 Prints, per rig and frame count, the position error (mm), rotation error (degrees), the larger
 focal length error (%) and the reprojection error the command reports. Not a timing: the figures

@@ -1,15 +1,17 @@
-"""Camera alignment recovers a hidden camera: `python -m fakesim_hil.align_camera solve`, given frames of the
-twin's model (assets/so101/scene.xml drawn by MuJoCo's own Python bindings) taken by a camera it
-is not told, at 16 arm poses with pixel noise added, writes a profile whose pose is within 5 mm
-and 0.5 degrees of the hidden camera's and whose focal lengths are within 1 % of it: a front
-camera fixed in the world with the ChArUco board clamped in the gripper, and a wrist camera on
-the gripper with the board on the table. Bad input ends with one line on stderr and status 2,
-no traceback.
+"""Camera alignment recovers a hidden camera: `python -m fakesim_hil.align_camera solve`, given frames
+the daemon draws (started with `--camera hidden.toml`, a profile the command is not told, and
+`--board board.toml`, the ChArUco board; the arm set to 16 poses through the client, pixel noise
+added), writes a profile whose pose is within 5 mm and 0.5 degrees of the hidden camera's and
+whose focal lengths are within 1 % of it: a front camera fixed in the world with the board
+clamped in the gripper, and a wrist camera on the gripper with the board on the table. The
+daemon's frames are checked against MuJoCo's own Python bindings told the same camera and board,
+and the daemon given the fitted profile and board (`solve --board-file`) redraws the frames.
+Bad input ends with one line on stderr and status 2, no traceback.
 
-The board is drawn by the twin as a textured box; its image is made here with OpenCV's own
-ChArUco generator (not the command's), so a board the command misdescribes (size, layout)
-misplaces the camera and fails the bounds. The errors measured, and how they grow with fewer
-frames: python/bench/align_camera_accuracy.py (docs/src/align-camera.md).
+The board's image is made here with OpenCV's own ChArUco generator (not the command's), so a
+board the command misdescribes (size, layout) misplaces the camera and fails the bounds. The
+errors measured, and how they grow with fewer frames: python/bench/align_camera_accuracy.py
+(docs/src/align-camera.md).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +34,7 @@ import numpy as np
 import pytest
 
 from fakesim_hil import Client
-from fakesim_hil.camera_fit import CameraFit
+from fakesim_hil.camera_fit import BoardSpec, CameraFit, detect
 from fakesim_hil.daemon import LocalDaemon as Daemon
 from fakesim_hil.twin_view import Twin, arm_mask
 
@@ -150,41 +152,99 @@ def board_image(path: Path) -> tuple[float, float]:
 
 
 def hidden_scene(directory: Path, rig: Rig) -> mujoco.MjModel:
-    """The twin's scene with the board (a textured box) and the hidden camera."""
+    """The twin's scene as MuJoCo's own bindings load it, with the board (a textured box) and the
+    hidden camera: an independent render to check the daemon's against."""
     width, height = board_image(directory / "board.png")
     spec = mujoco.MjSpec.from_file(str(SCENE))
     spec.add_texture(name="board", type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(directory / "board.png"))
     material = spec.add_material(name="board")
     material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "board"
     holder = spec.worldbody if rig.board_on == "world" else spec.body(rig.board_on)
+    rotation = np.zeros(9)
+    mujoco.mju_quat2Mat(rotation, np.array(rig.board_quat))
+    behind = np.array(rig.board_pos) - 0.001 * rotation.reshape(3, 3)[:, 2]  # the face at board_pos
     holder.add_geom(
-        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=rig.board_pos,
+        type=mujoco.mjtGeom.mjGEOM_BOX, size=[width / 2, height / 2, 0.001], pos=behind,
         quat=rig.board_quat, material="board", contype=0, conaffinity=0, mass=0.001,
     )
-    quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, rig.camera_rotation.ravel())
     mount = spec.worldbody if rig.mount == "world" else spec.body(rig.mount)
-    mount.add_camera(name="hidden", pos=rig.camera_pos, quat=quat, fovy=rig.fovy_deg)
+    mount.add_camera(name="hidden", pos=rig.camera_pos, quat=camera_quat(rig), fovy=rig.fovy_deg)
     return spec.compile()
 
 
+def camera_quat(rig: Rig) -> list[float]:
+    """The hidden camera's orientation as a quaternion (w, x, y, z)."""
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, rig.camera_rotation.ravel())
+    return [float(v) for v in quat]
+
+
+def toml_list(values: tuple[float, ...] | list[float]) -> str:
+    """A TOML array of floats."""
+    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
+def daemon_files(directory: Path, rig: Rig) -> list[str]:
+    """Writes the hidden camera's profile and the board's file, as a user would give them to
+    the daemon; returns the daemon's arguments naming them."""
+    width, height = board_image(directory / "board.png")
+    mount = "" if rig.mount == "world" else f'mount = "{rig.mount}"\n'
+    (directory / "hidden.toml").write_text(
+        f'name = "hidden"\nwidth = {WIDTH}\nheight = {HEIGHT}\nfovy-deg = {rig.fovy_deg}\n'
+        f"pos = {toml_list(rig.camera_pos)}\nquat = {toml_list(camera_quat(rig))}\n{mount}"
+    )
+    holder = "" if rig.board_on == "world" else f'mount = "{rig.board_on}"\n'
+    (directory / "board.toml").write_text(
+        f'image = "board.png"\nsize = {toml_list([width, height])}\npos = {toml_list(rig.board_pos)}\n'
+        f"quat = {toml_list(rig.board_quat)}\n{holder}"
+    )
+    return ["--camera", str(directory / "hidden.toml"), "--board", str(directory / "board.toml")]
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One frame the daemon drew of the hidden camera and the joint positions (rad) it drew it at."""
+
+    image: np.ndarray
+    joints: tuple[float, ...]
+
+
+def daemon_shots(runs: Path, args: list[str], camera: str, poses: Sequence[Sequence[float]]) -> list[Shot]:
+    """The frames a daemon started with `args` draws of `camera` at each pose: the pose set
+    through the client, one tick stepped, the frame and the joint positions the daemon reports
+    after it."""
+    daemon = Daemon.start(runs, *args)
+    try:
+        with Client(daemon.address) as client:
+            shots = []
+            for pose in poses:
+                client.set_joint_positions(dict(zip("123456", pose, strict=True)))
+                tick = client.tick(list(pose), cameras=[camera])
+                shots.append(Shot(tick.images[camera], tuple(float(v) for v in tick.observation[: len(pose)])))
+            return shots
+    finally:
+        daemon.stop()
+
+
+def hidden_shots(directory: Path, rig: Rig, count: int | None = None) -> list[Shot]:
+    """The hidden camera's frames at the rig's first `count` poses (all by default), drawn by a
+    daemon given the hidden profile and the board."""
+    return daemon_shots(directory / "runs", daemon_files(directory, rig), "hidden", rig.poses[:count])
+
+
 def write_frames(directory: Path, rig: Rig, count: int | None = None) -> Path:
-    """Renders the hidden camera at the rig's first `count` poses (all by default), adds noise,
-    writes the PNGs and the frames file (joint positions in degrees, by the model's joint names)."""
-    model = hidden_scene(directory, rig)
-    data = mujoco.MjData(model)
+    """Has the daemon draw the hidden camera at the rig's first `count` poses (all by default),
+    adds noise, writes the PNGs and the frames file (the daemon's joint positions in degrees,
+    by the model's joint names)."""
     noise = np.random.default_rng(7)
     entries = []
-    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
-        for number, pose in enumerate(rig.poses[:count]):
-            data.qpos[: len(pose)] = pose
-            mujoco.mj_forward(model, data)
-            renderer.update_scene(data, "hidden")
-            rgb = renderer.render().astype(np.float64) + noise.normal(0.0, NOISE, (HEIGHT, WIDTH, 3))
-            name = f"frame{number:02d}.png"
-            cv2.imwrite(str(directory / name), np.clip(rgb, 0, 255).astype(np.uint8)[:, :, ::-1])
-            joints = {str(joint + 1): float(np.degrees(value)) for joint, value in enumerate(pose)}
-            entries.append({"image": name, "joints": joints})
+    for number, shot in enumerate(hidden_shots(directory, rig, count)):
+        assert shot.image.shape == (HEIGHT, WIDTH, 3), "the frame is at the hidden profile's size"
+        rgb = shot.image.astype(np.float64) + noise.normal(0.0, NOISE, (HEIGHT, WIDTH, 3))
+        name = f"frame{number:02d}.png"
+        cv2.imwrite(str(directory / name), np.clip(rgb, 0, 255).astype(np.uint8)[:, :, ::-1])
+        joints = {str(joint + 1): float(np.degrees(value)) for joint, value in enumerate(shot.joints)}
+        entries.append({"image": name, "joints": joints})
     frames = directory / "frames.json"
     frames.write_text(json.dumps({"unit": "deg", "frames": entries}, indent=1))
     return frames
@@ -208,11 +268,21 @@ def align(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 
+def charuco_corners(image: np.ndarray) -> dict[int, np.ndarray]:
+    """The board's inner corners OpenCV finds in an RGB image, by corner id."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.CharucoDetector(cv2.aruco.CharucoBoard(SQUARES, SQUARE_M, MARKER_M, dictionary))
+    corners, ids, _, _ = detector.detectBoard(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
+    if ids is None:
+        return {}
+    return {int(i): c for i, c in zip(ids.ravel(), corners.reshape(-1, 2), strict=True)}
+
+
 @pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
 def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
     frames = write_frames(tmp_path, rig)
     profile, picture = tmp_path / "camera.toml", tmp_path / "overlay.png"
-    options = ["--mount", rig.mount, "--overlay", picture, "--model", SCENE]
+    options = ["--mount", rig.mount, "--overlay", picture, "--model", SCENE, "--board-file", tmp_path / "board-fit.toml"]
     run = align("solve", frames, "--name", "cam", "--profile", profile, *options)
     assert run.returncode == 0, run.stderr
     assert "reprojection error:" in run.stdout
@@ -227,6 +297,47 @@ def test_alignment_recovers_the_hidden_camera(tmp_path: Path, rig: Rig) -> None:
 
     overlay = cv2.imread(str(picture))
     assert overlay is not None and overlay.shape == (HEIGHT, WIDTH, 3)
+
+    # The daemon given the fitted profile and the fitted board draws the board's corners where
+    # the frames show them (frames whose pose the arm holds: a pose pressing on the table moves
+    # during the tick). Both sides are found by the same detector, so its bias cancels.
+    document = json.loads(frames.read_text())
+    joints = [[np.radians(entry["joints"][str(j)]) for j in range(1, 7)] for entry in document["frames"][:4]]
+    fitted = ["--camera", str(profile), "--board", str(tmp_path / "board-fit.toml")]
+    shots = daemon_shots(tmp_path / "check", fitted, "cam", joints)
+    held = [(entry, shot) for entry, shot, pose in zip(document["frames"], shots, joints, strict=False) if np.abs(np.subtract(shot.joints, pose)).max() < 1e-3]
+    assert len(held) >= 2
+    for entry, shot in held:
+        photo = charuco_corners(cv2.cvtColor(cv2.imread(str(tmp_path / entry["image"])), cv2.COLOR_BGR2RGB))
+        drawn = charuco_corners(shot.image)
+        shared = sorted(set(photo) & set(drawn))
+        assert len(shared) >= 6, (entry["image"], len(photo), len(drawn))
+        offsets = [float(np.linalg.norm(photo[i] - drawn[i])) for i in shared]
+        assert np.median(offsets) < 0.5, (entry["image"], offsets)
+
+
+@pytest.mark.parametrize("rig", [FRONT, WRIST], ids=["front", "wrist"])
+def test_the_daemon_draws_the_hidden_camera_and_the_board_where_mujoco_does(tmp_path: Path, rig: Rig) -> None:
+    """The frames the alignment is tested on come from the daemon: its hidden camera (a
+    profile) and its board (a --board file) put the board's corners where MuJoCo's own bindings,
+    told the same camera and board, draw them; the standard front camera sees them elsewhere."""
+    shots = hidden_shots(tmp_path, rig, 3)
+    model = hidden_scene(tmp_path, rig)
+    data = mujoco.MjData(model)
+    with mujoco.Renderer(model, HEIGHT, WIDTH) as renderer:
+        for shot in shots:
+            data.qpos[: len(shot.joints)] = shot.joints
+            mujoco.mj_forward(model, data)
+            renderer.update_scene(data, "hidden")
+            theirs, ours = charuco_corners(renderer.render()), charuco_corners(shot.image)
+            shared = sorted(set(theirs) & set(ours))
+            assert len(shared) >= 6, (len(theirs), len(ours))
+            offsets = [np.linalg.norm(theirs[i] - ours[i]) for i in shared]
+            assert np.median(offsets) < 0.5, offsets
+    (front,) = daemon_shots(tmp_path / "standard", ["--board", str(tmp_path / "board.toml")], "front", rig.poses[:1])
+    elsewhere = charuco_corners(front.image)
+    ours = charuco_corners(shots[0].image)
+    assert not any(np.linalg.norm(elsewhere[i] - ours[i]) < 5.0 for i in set(elsewhere) & set(ours))
 
 
 def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
@@ -258,7 +369,11 @@ def test_bad_input_ends_with_a_clear_error(tmp_path: Path) -> None:
         assert message in run.stderr, (path.name, run.stderr)
         assert "Traceback" not in run.stderr, run.stderr
     assert not (tmp_path / "out.toml").exists()
-    for option, message in (("--profile", "cannot write the camera profile"), ("--overlay", "cannot write the overlay image")):
+    for option, message in (
+        ("--profile", "cannot write the camera profile"),
+        ("--overlay", "cannot write the overlay image"),
+        ("--board-file", "cannot write the board image"),
+    ):
         elsewhere = {"--profile": tmp_path / "out.toml", "--overlay": tmp_path / "overlay.png", option: tmp_path / "no-such-dir" / "x.png"}
         run = align("solve", frames, "--name", "front", "--model", SCENE, *[str(a) for pair in elsewhere.items() for a in pair])
         assert run.returncode == 2 and message in run.stderr, (option, run.stderr)
@@ -334,6 +449,22 @@ def test_the_overlay_camera_draws_where_opencv_projects(tmp_path: Path) -> None:
     expected, _ = cv2.projectPoints(np.array([[0.05, 0.03, 0.0]]), rvec, world_to_camera[:3, 3], matrix, np.zeros(5))
     assert len(xs) > 20
     assert np.hypot(xs.mean() - expected[0, 0, 0], ys.mean() - expected[0, 0, 1]) < 0.5
+
+
+def test_detected_corners_are_in_the_pixel_centre_convention() -> None:
+    """The command's detection puts each corner where it lies with pixel centres at whole
+    numbers (the profile's cx, cy convention), whatever OpenCV's ChArUco detector adds
+    (half a pixel before OpenCV 4.14): a board image warped by a known perspective."""
+    spec = BoardSpec()
+    image = spec.image(100)
+    warp = np.array([[0.62, 0.04, 60.3], [-0.03, 0.58, 41.7], [0.00012, 0.00006, 1.0]])
+    seen = cv2.warpPerspective(image, warp, (WIDTH, HEIGHT), flags=cv2.INTER_LINEAR, borderValue=255)
+    found = detect(seen, spec)
+    assert found is not None
+    board_points, pixels = found
+    source = 50 + board_points[:, :2] / spec.square_m * 100 - 0.5  # a square's edge lies between two pixels
+    expected = cv2.perspectiveTransform(source.reshape(-1, 1, 2), warp).reshape(-1, 2)
+    assert np.abs((pixels - expected).mean(axis=0)).max() < 0.1, (pixels - expected).mean(axis=0)
 
 
 def test_the_board_to_print_is_the_board_solve_looks_for(tmp_path: Path) -> None:

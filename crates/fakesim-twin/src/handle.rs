@@ -1,6 +1,7 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
 use crate::backlog::{Admission, FrameRoom, RenderCounts};
+use crate::board::Board;
 use crate::cameras::{CameraProfile, distortions, frame_sizes, merged, standard_profiles};
 use crate::colors::PartColors;
 use crate::dynamics::Dynamics;
@@ -53,6 +54,8 @@ pub struct TwinConfig {
     /// Camera profiles added to the scene's cameras; each replaces the standard profile of its
     /// name (`front`, `wrist`; see [`standard_profiles`]).
     pub cameras: Vec<CameraProfile>,
+    /// Flat printed boards the cameras draw in the scene (none by default).
+    pub boards: Vec<Board>,
 }
 
 impl TwinConfig {
@@ -67,12 +70,13 @@ impl TwinConfig {
 
     /// The twin's physics as configured.
     fn load(&self) -> Result<Sim, TwinError> {
-        Sim::load_with_cameras(
+        Sim::load_dressed(
             &self.scene,
             self.substeps_per_tick,
             &self.dynamics,
             self.physics_step_s,
             &self.camera_profiles(),
+            &self.boards,
         )
     }
 }
@@ -90,6 +94,7 @@ impl Default for TwinConfig {
             backdrops: Vec::new(),
             variations: Variations::default(),
             cameras: Vec::new(),
+            boards: Vec::new(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! cannot move between threads.
 
 pub mod backlog;
+pub mod board;
 pub mod cameras;
 pub mod clock;
 pub mod colors;
@@ -25,6 +26,7 @@ pub mod watch;
 mod worker;
 
 pub use backlog::{Admission, FrameRoom, RenderCounts};
+pub use board::Board;
 pub use cameras::{BadProfile, CameraProfile};
 pub use clock::TickClock;
 pub use colors::{BadColor, PartColors, Rgb};

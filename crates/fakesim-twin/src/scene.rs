@@ -1,5 +1,6 @@
 //! Which MJCF scene the twin loads: an arm's built-in tabletop, or a user's file.
 
+use crate::board::{Board, add_boards};
 use crate::cameras::{CameraProfile, add_profiles, fit_offscreen};
 use crate::error::TwinError;
 use crate::models::model;
@@ -102,10 +103,10 @@ impl Scene {
         }
     }
 
-    /// Compiles the scene with each camera profile added as a camera of its model, its
-    /// offscreen buffer grown to the largest profile's frame.
-    pub fn compile_with(&self, cameras: &[CameraProfile]) -> Result<MjModel, TwinError> {
-        if cameras.is_empty() {
+    /// Compiles the scene with each camera profile added as a camera of its model (its
+    /// offscreen buffer grown to the largest profile's frame) and each board as a body's geom.
+    pub fn compile_with(&self, cameras: &[CameraProfile], boards: &[Board]) -> Result<MjModel, TwinError> {
+        if cameras.is_empty() && boards.is_empty() {
             return self.compile();
         }
         let mut model = match self.source() {
@@ -114,12 +115,14 @@ impl Scene {
                 let failed = |e: MjEditError| TwinError::Scene(format!("{main}: {e}"));
                 let mut spec = MjSpec::from_xml_vfs(main, &vfs).map_err(failed)?;
                 add_profiles(&mut spec, cameras)?;
+                add_boards(&mut spec, boards)?;
                 spec.compile_with_vfs(&vfs).map_err(failed)?
             }
             Source::File(path) => {
                 let failed = |e: MjEditError| TwinError::Scene(format!("{}: {e}", path.display()));
                 let mut spec = MjSpec::from_xml(checked_path(path)?).map_err(failed)?;
                 add_profiles(&mut spec, cameras)?;
+                add_boards(&mut spec, boards)?;
                 spec.compile().map_err(failed)?
             }
         };

@@ -2,7 +2,7 @@
 //! key of the same name (serde), grouped by concern; [`defaults`] holds every default.
 
 use crate::config::ListenAddr;
-use crate::config::cameras::CameraSource;
+use crate::config::sources::TableSource;
 use crate::config::text::{CameraFile, camera_file_table, lock_task_table, parsed, shown};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -321,7 +321,15 @@ pub struct TwinOptions {
     /// the file's [default: front (webcam), wrist (the published wrist camera)].
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing)]
-    pub camera: Vec<CameraSource>,
+    pub camera: Vec<TableSource>,
+    /// A flat printed board the cameras draw in the scene (TOML file: image, a PNG or JPEG
+    /// relative to the file; size, width and height in metres; pos and quat of its face's centre;
+    /// optional mount, the body it rides on), such as a calibration board in the gripper; it
+    /// collides with nothing and weighs nothing. Repeat for more; in the config file,
+    /// `[[board]]` tables hold boards themselves.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing)]
+    pub board: Vec<TableSource>,
     /// TOML file whose keys are the long names of the daemon's options (lock-task is a table:
     /// suite, task-index, init-state-index), plus a `[servos]` table of connect-time servo
     /// settings; flags override it; unknown keys are refused. For `mcp` its listen key is
@@ -347,6 +355,7 @@ overlay!(TwinOptions {
     backdrop,
     variations,
     camera,
+    board,
     config,
     log_level,
 });

@@ -2,15 +2,15 @@
 
 use crate::access::auth::{AuthPolicy, BearerToken, TOKEN_ENV};
 use crate::access::tls::TlsFiles;
-use crate::config::cameras::read_profiles;
 use crate::config::file;
 use crate::config::listen::{ListenAddr, check_exposure};
 use crate::config::options::{DaemonOptions, Overlay, defaults};
+use crate::config::sources::{read_boards, read_profiles};
 use crate::config::text::CameraFile;
 use anyhow::{Context, bail};
 use fakesim_bridge::hil::{Mode, ShadowConfig, StallConfig};
 use fakesim_episode::tasks::TaskRef;
-use fakesim_twin::{ArmType, CameraProfile, PartColors, RenderQuality, Variations};
+use fakesim_twin::{ArmType, Board, CameraProfile, PartColors, RenderQuality, Variations};
 use feetech::configure::ServoSettings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -95,6 +95,8 @@ pub struct Settings {
     pub variations: Variations,
     /// Camera profiles added to the twin's cameras (over the standard `front` and `wrist`).
     pub cameras: Vec<CameraProfile>,
+    /// Flat printed boards the cameras draw in the scene.
+    pub boards: Vec<Board>,
     /// Address the MCP streamable-HTTP endpoint is served on, if any.
     pub mcp_listen: Option<SocketAddr>,
     /// The MCP endpoint serves only the tools that move nothing.
@@ -139,10 +141,12 @@ impl Settings {
         let options = options.clone().over(file);
         let lock_task = options.twin.lock_task.as_deref().map(parse_lock_task).transpose()?;
         let cameras = read_profiles(&options.twin.camera)?;
+        let boards = read_boards(&options.twin.board)?;
         let access = options.access.clone();
         let mut settings = Settings::assemble(options.over(defaults()));
         settings.lock_task = lock_task;
         settings.cameras = cameras;
+        settings.boards = boards;
         settings.tls = tls_files(access.tls_cert, access.tls_key, access.tls_client_ca)?;
         settings.token = match access.token_file {
             Some(path) => Some(BearerToken::read(&path)?),
@@ -215,6 +219,7 @@ impl Settings {
             backdrops: twin.backdrop.unwrap_or_default(),
             variations: twin.variations.unwrap_or_default(),
             cameras: Vec::new(),
+            boards: Vec::new(),
             mcp_listen,
             mcp_observe_only,
             live_view,

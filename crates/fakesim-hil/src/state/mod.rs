@@ -101,6 +101,7 @@ impl AppState {
             backdrops,
             variations: settings.variations.clone(),
             cameras: settings.cameras.clone(),
+            boards: settings.boards.clone(),
             dynamics: profiles.iter().map(|p| p.as_ref().map(|p| p.dynamics)).collect(),
             physics_step_s,
             ..TwinConfig::default()

@@ -133,7 +133,7 @@ fn profiles_become_cameras_of_both_arms_models_at_their_resolution() {
     for arm in [ArmType::So101, ArmType::So100] {
         for scene in [Scene::builtin(arm, true), Scene::Pair { arm, objects: false }] {
             let profiles = standard_profiles(&scene);
-            let model = scene.compile_with(&profiles).unwrap();
+            let model = scene.compile_with(&profiles, &[]).unwrap();
             let plain = scene.compile().unwrap();
             assert_eq!(
                 model.ffi().ncam,
@@ -175,13 +175,13 @@ fn a_profile_clashing_with_the_scene_or_mounted_nowhere_is_refused() {
         name: "agentview".into(),
         ..front.clone()
     };
-    let error = Scene::Tabletop.compile_with(&[clash]).unwrap_err().to_string();
+    let error = Scene::Tabletop.compile_with(&[clash], &[]).unwrap_err().to_string();
     assert!(error.contains("has a camera of that name already"), "{error}");
     let nowhere = CameraProfile {
         mount: Some("hand".into()),
         ..front
     };
-    let error = Scene::Tabletop.compile_with(&[nowhere]).unwrap_err().to_string();
+    let error = Scene::Tabletop.compile_with(&[nowhere], &[]).unwrap_err().to_string();
     assert!(error.contains("`mount` \"hand\" is not a body"), "{error}");
 }
 

@@ -1,5 +1,6 @@
 //! The physics twin itself: a MuJoCo model and data with the SO-101 verbs, used on one thread.
 
+use crate::board::Board;
 use crate::cameras::CameraProfile;
 use crate::clock::TickClock;
 use crate::dynamics::{Dynamics, joint_addresses};
@@ -104,19 +105,20 @@ impl Sim {
         dynamics: &[Option<Dynamics>],
         physics_step_s: Option<f64>,
     ) -> Result<Self, TwinError> {
-        Self::load_with_cameras(scene, substeps_per_tick, dynamics, physics_step_s, &[])
+        Self::load_dressed(scene, substeps_per_tick, dynamics, physics_step_s, &[], &[])
     }
 
-    /// As [`Sim::load_each`], with each camera profile a camera of the model (see
-    /// [`Scene::compile_with`]).
-    pub fn load_with_cameras(
+    /// As [`Sim::load_each`], with each camera profile a camera of the model and each board in
+    /// the scene (see [`Scene::compile_with`]).
+    pub fn load_dressed(
         scene: &Scene,
         substeps_per_tick: u32,
         dynamics: &[Option<Dynamics>],
         physics_step_s: Option<f64>,
         cameras: &[CameraProfile],
+        boards: &[Board],
     ) -> Result<Self, TwinError> {
-        let mut model = scene.compile_with(cameras)?;
+        let mut model = scene.compile_with(cameras, boards)?;
         let mut substeps_per_tick = substeps_per_tick.max(1);
         if let Some(step) = physics_step_s {
             let finer = step_at(&mut model, step)?;

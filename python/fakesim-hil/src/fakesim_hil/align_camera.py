@@ -2,12 +2,13 @@
 
     python -m fakesim_hil.align_camera board board.png           # print this, glue it flat, clamp it in the gripper
     python -m fakesim_hil.align_camera capture frames/ --camera 0 --width 640 --height 480   # Enter per pose
-    python -m fakesim_hil.align_camera solve frames/frames.json --name front --profile front.toml --overlay front.png
+    python -m fakesim_hil.align_camera solve frames/frames.json --name front --profile front.toml --overlay front.png --board-file board-fit.toml
 
 `solve` reads a frames file (JSON, see `read_frames`): real images of the camera, each with the
 arm's joint positions when it was taken; it finds the ChArUco board in each, fits the camera's
 intrinsics and its pose (in the world, or on `--mount BODY` for a wrist camera), prints the
-reprojection error, writes the camera profile and an overlay of the twin's arm on a real frame.
+reprojection error, writes the camera profile and an overlay of the twin's arm on a real frame,
+and (`--board-file`) the fitted board for the daemon's `--board`, to check the fit against its render.
 Bad input ends with one line on stderr and exit status 2, never a traceback.
 """
 
@@ -26,6 +27,8 @@ try:
     import scipy.optimize  # noqa: F401  (camera_fit's solver: checked here to say what to install)
 except ImportError as missing:
     sys.exit(f"python -m fakesim_hil.align_camera needs OpenCV and scipy: pip install 'fakesim-hil[align]' ({missing.name} is missing)")
+
+import mujoco
 
 from .align_capture import CaptureError, add_parser, capture
 from .camera_fit import MIN_CORNERS, BoardSpec, CameraFit, FitError, View, detect, fit
@@ -121,6 +124,8 @@ def solve(args: argparse.Namespace) -> None:
     except OSError as error:
         raise InputError(f"cannot write the camera profile {args.profile}: {error.strerror}") from None
     print(f"camera profile written to {args.profile}:\n{text}", end="")
+    if args.board_file is not None:
+        write_board_file(args.board_file, spec, result.holder_from_board, holder)
     if args.overlay is not None:
         write_overlay(args, twin, result, frames[args.overlay_frame], images[args.overlay_frame])
 
@@ -133,6 +138,36 @@ def write_overlay(args: argparse.Namespace, twin: Twin, result: CameraFit, frame
     if not _write_image(args.overlay, picture):
         raise InputError(f"cannot write the overlay image {args.overlay}")
     print(f"overlay of {frame.image_path.name} written to {args.overlay}")
+
+
+def write_board_file(path: Path, spec: BoardSpec, holder_from_board: np.ndarray, holder: str) -> None:
+    """Writes the fitted board as the daemon's `--board FILE` reads it, and its image beside it
+    (PATH with .png): the daemon then draws the board where the frames show it, to check the
+    fit against the twin's own render."""
+    image_path = path.with_suffix(".png")
+    if not _write_image(image_path, spec.image()):
+        raise InputError(f"cannot write the board image {image_path}")
+    # OpenCV's board frame: origin at the pattern's top-left corner, x right, y down the image,
+    # z into the board; the daemon's: the face's centre, x right, y up, z out of the face.
+    board_from_face = np.diag([1.0, -1.0, -1.0, 1.0])
+    board_from_face[:2, 3] = (spec.squares_x * spec.square_m / 2, spec.squares_y * spec.square_m / 2)
+    face = holder_from_board @ board_from_face
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, face[:3, :3].ravel())
+    width, height = spec.printed_size_m()
+    lines = [
+        "# Written by python -m fakesim_hil.align_camera: the board where the fit puts it (fakesim-hil --board FILE).",
+        f'image = "{image_path.name}"',
+        f"size = [{width:.6f}, {height:.6f}]",
+        f"pos = [{', '.join(f'{v:.6f}' for v in face[:3, 3])}]",
+        f"quat = [{', '.join(f'{v:.7f}' for v in quat)}]",
+        *([] if holder == WORLD else [f'mount = "{holder}"']),
+    ]
+    try:
+        path.write_text("\n".join(lines) + "\n")
+    except OSError as error:
+        raise InputError(f"cannot write the board file {path}: {error.strerror}") from None
+    print(f"board file written to {path} (its image {image_path.name})")
 
 
 def write_board(args: argparse.Namespace) -> None:
@@ -196,6 +231,7 @@ def parser() -> argparse.ArgumentParser:
     solve_command.add_argument("--model", type=Path, help="the twin's MJCF scene (default: assets/so101/scene.xml of the checkout)")
     solve_command.add_argument("--mount", default=WORLD, help="the body the camera rides on: world (default) or gripper for a wrist camera")
     solve_command.add_argument("--board-on", help="the body the board is fixed to (default: gripper for a world camera, else world)")
+    solve_command.add_argument("--board-file", type=Path, help="a board file (TOML, its image beside it) to write: the fitted board for the daemon's --board, to check the fit against its render")
     solve_command.add_argument("--no-distortion", action="store_true", help="fit a pinhole camera without radial distortion")
     add_parser(commands)
     board = BoardSpec()

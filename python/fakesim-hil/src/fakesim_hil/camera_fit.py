@@ -15,6 +15,7 @@ fit of everything to every corner is scipy's `least_squares`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,7 +96,26 @@ def detect(image: np.ndarray, spec: BoardSpec) -> tuple[np.ndarray, np.ndarray] 
     if ids is None or len(ids) < MIN_CORNERS:
         return None
     board_points = spec.board().getChessboardCorners()[ids.ravel()]
-    return board_points.astype(np.float64), corners.reshape(-1, 2).astype(np.float64)
+    return board_points.astype(np.float64), corners.reshape(-1, 2).astype(np.float64) - detector_offset()
+
+
+@functools.cache
+def detector_offset() -> np.ndarray:
+    """What OpenCV's ChArUco detector adds to the corners it finds (x, y pixels), measured once
+    on a board image magnified by a known amount: OpenCV 4.13's sub-pixel step returns every
+    corner half a pixel right of and below the corner (opencv/opencv#25539, fixed upstream by
+    #28380), which would move the fitted principal point by as much."""
+    spec, px, scale = BoardSpec(), 100, 1.3
+    image = spec.image(px)
+    warp = np.array([[scale, 0.0, 10.25], [0.0, scale, 7.75]])
+    size = (int(image.shape[1] * scale) + 20, int(image.shape[0] * scale) + 20)
+    magnified = cv2.warpAffine(image, warp, size, flags=cv2.INTER_LINEAR, borderValue=255)
+    corners, ids, _, _ = cv2.aruco.CharucoDetector(spec.board()).detectBoard(magnified)
+    if ids is None:
+        return np.zeros(2)
+    # Pixel centres at whole numbers: a square's edge in the board image lies between two pixels.
+    truth = px // 2 + spec.board().getChessboardCorners()[ids.ravel(), :2] / spec.square_m * px - 0.5
+    return np.mean(corners.reshape(-1, 2) - (truth * scale + warp[:, 2]), axis=0)
 
 
 def fit(views: Sequence[View], image_size: tuple[int, int], fit_distortion: bool = True) -> CameraFit:
