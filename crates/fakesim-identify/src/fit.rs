@@ -10,8 +10,10 @@
 //! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
 //! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
 //! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
-//! joint's parameters together.
+//! joint's parameters together. Each generation is scored on one part of the training
+//! segments in turn ([`crate::batch`], [`FitOptions::batches`]); every later stage on all.
 
+use crate::batch;
 use crate::board::{Search, strategies};
 use crate::pool::rms_per_joint;
 use crate::train::{Halt, Training, cost};
@@ -84,6 +86,10 @@ pub struct FitOptions {
     pub generations: usize,
     /// Candidates per generation.
     pub population: usize,
+    /// Parts the training segments are dealt into for the strategies: each generation scores
+    /// its candidates on one part, the next part the next generation (1: every segment every
+    /// generation).
+    pub batches: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
     /// Most Levenberg–Marquardt rounds of each polish after the strategies, the fit's and
@@ -97,6 +103,7 @@ impl Default for FitOptions {
         FitOptions {
             generations: 100,
             population: 16,
+            batches: 3,
             seed: 1,
             rounds: 4,
         }
@@ -156,7 +163,10 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
 /// the servo however little of a step it acts), and between steps only the whole steps are
 /// told apart reliably; [`crate::refine`] keeps them.
 pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
-    let score_round = |u: &DVector<f64>| rms_per_joint(&t.errors(&[dynamics_at(u)]).swap_remove(0)).map(|r| r * r);
+    let score_round = |u: &DVector<f64>, generation: usize| {
+        let part = batch::part(t.segments(), opts.batches, generation);
+        rms_per_joint(&t.errors_of(&[dynamics_at(u)], &part).swap_remove(0)).map(|r| r * r)
+    };
     t.stage("coarse delays");
     let first = best_delays(t, start, &COARSE_DELAYS_S);
     t.check()?;
