@@ -34,7 +34,7 @@ fn total(r: [f64; 6]) -> f64 {
 const BUDGET: FitOptions = FitOptions {
     generations: 30,
     population: 10,
-    batches: 3,
+    batches: 4,
     seed: 1,
     rounds: 4,
 };
@@ -151,7 +151,7 @@ fn a_third_known_truth_is_recovered_from_the_defaults() {
 const TINY: FitOptions = FitOptions {
     generations: 2,
     population: 4,
-    batches: 3,
+    batches: 4,
     seed: 1,
     rounds: 1,
 };
