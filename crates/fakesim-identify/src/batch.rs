@@ -4,9 +4,8 @@
 //! candidates against each other, and they all meet the same part, so a part ranks them nearly
 //! as the whole would at a fraction of the rollouts; over `parts` generations every segment is
 //! scored once. The last fifth of a run's generations meet every segment: the strategies end
-//! at the mean of their last generation, which should not be one part's best (measured: the
-//! elbow's strategy, scored on quarters to the end, settled on a stiffness at its bound; see
-//! the benchmarks' "Where the time goes").
+//! at the mean of their last generation, which should not be one part's best (see the
+//! benchmarks' "Where the time goes").
 
 /// A run's last `1 / WHOLE_PART` of its generations are scored on every segment.
 const WHOLE_PART: usize = 5;

@@ -10,9 +10,10 @@
 //! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
 //! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
 //! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
-//! joint's parameters together. Each generation is scored on one part of the training
-//! segments in turn ([`crate::batch`], [`FitOptions::batches`]) but for the last fifth of each
-//! strategies' run, which meets them all, as every other stage does.
+//! joint's parameters together. The second run of the strategies, from near the minimum,
+//! scores each generation on one part of the training segments in turn ([`crate::batch`],
+//! [`FitOptions::batches`]) but for its last fifth, which meets them all, as every other stage
+//! does.
 
 use crate::batch;
 use crate::board::{Search, strategies};
@@ -87,9 +88,9 @@ pub struct FitOptions {
     pub generations: usize,
     /// Candidates per generation.
     pub population: usize,
-    /// Parts the training segments are dealt into for the strategies: each generation scores
-    /// its candidates on one part, the next part the next generation, the last fifth of the
-    /// generations on every segment (1: every segment every generation).
+    /// Parts the training segments are dealt into for the second run of the strategies: each
+    /// generation scores its candidates on one part, the next part the next generation, the
+    /// last fifth of the generations on every segment (1: every segment every generation).
     pub batches: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
@@ -186,11 +187,9 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
         seed: opts.seed,
     };
     t.stage("strategies");
-    let rough = strategies(
-        scorer(batch::whole_from(search.generations)),
-        &coordinates(&first),
-        search,
-    )?;
+    // The first run on every segment: scored on parts, a strategy may settle in the basin of one
+    // part's best (measured: the elbow's, at its stiffness bound, in most runs).
+    let rough = strategies(scorer(0), &coordinates(&first), search)?;
     t.check()?;
     let step = t.timestep().max(1e-4);
     let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
