@@ -70,6 +70,10 @@ pub struct IdentifyArgs {
     /// Candidates per generation.
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().population)]
     pub population: usize,
+    /// Parts the training segments are dealt into: each generation of the strategies is scored
+    /// on the next part in turn (1: on every segment).
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().batches)]
+    pub batches: usize,
     /// Seed of the strategies (a run is repeatable).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().seed)]
     pub seed: u64,
@@ -174,6 +178,7 @@ fn run_blocking(args: &IdentifyArgs, progress: Progress) -> anyhow::Result<()> {
         fit: FitOptions {
             generations: args.generations,
             population: args.population,
+            batches: args.batches,
             seed: args.seed,
             rounds: args.rounds,
         },

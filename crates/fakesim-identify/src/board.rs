@@ -1,6 +1,7 @@
 //! The six joints' evolution strategies (the `cmaes` crate) run in lock step: each posts its
 //! candidate on a board and waits until all six (or the final points of those that finished)
-//! are in, then one rollout scores them all. A strategy whose thread dies ends the others'
+//! are in, then one rollout scores them all (told the generation it belongs to, so that a
+//! generation can be scored on a part of the training segments). A strategy whose thread dies ends the others'
 //! wait, and the run, with an error naming its joint.
 
 use crate::error::FitFault;
@@ -28,8 +29,10 @@ pub(crate) struct Search {
 
 /// Where the strategies meet.
 struct Board<F> {
-    /// Each joint's mean squared error at the 36 coordinates of one round.
+    /// Each joint's mean squared error at the 36 coordinates of one round of a generation.
     score_round: F,
+    /// Rounds (candidates) per generation.
+    population: usize,
     state: Mutex<Round>,
     turn: Condvar,
     /// Set when a strategy died: no one waits for a round any more.
@@ -49,7 +52,7 @@ struct Round {
     scores: [f64; 6],
 }
 
-impl<F: Fn(&DVector<f64>) -> [f64; 6]> Board<F> {
+impl<F: Fn(&DVector<f64>, usize) -> [f64; 6]> Board<F> {
     /// Posts joint `j`'s candidate and returns its mean squared error once the round is scored
     /// (the worst score at once if the board is broken).
     fn score(&self, j: usize, x: [f64; 6]) -> f64 {
@@ -117,7 +120,8 @@ impl<F: Fn(&DVector<f64>) -> [f64; 6]> Board<F> {
             let (j, m) = (i / 6, i % 6);
             round.posted[j].or(round.finished[j]).map_or(0.5, |x| x[m])
         });
-        round.scores = (self.score_round)(&u);
+        let generation = usize::try_from(round.scored).unwrap_or(usize::MAX) / self.population;
+        round.scores = (self.score_round)(&u, generation);
         round.posted = [None; 6];
         round.scored += 1;
         self.turn.notify_all();
@@ -125,9 +129,9 @@ impl<F: Fn(&DVector<f64>) -> [f64; 6]> Board<F> {
 }
 
 /// Breaks the board if its strategy's thread unwinds, so the others stop waiting for it.
-struct Watch<'b, F: Fn(&DVector<f64>) -> [f64; 6]>(&'b Board<F>);
+struct Watch<'b, F: Fn(&DVector<f64>, usize) -> [f64; 6]>(&'b Board<F>);
 
-impl<F: Fn(&DVector<f64>) -> [f64; 6]> Drop for Watch<'_, F> {
+impl<F: Fn(&DVector<f64>, usize) -> [f64; 6]> Drop for Watch<'_, F> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.break_off();
@@ -135,14 +139,17 @@ impl<F: Fn(&DVector<f64>) -> [f64; 6]> Drop for Watch<'_, F> {
     }
 }
 
-/// Runs the six joints' strategies from `u0`, a round scored by `score_round`; each ends at the
+/// Runs the six joints' strategies from `u0`, a round of generation `g` scored by
+/// `score_round(u, g)`; each ends at the
 /// mean of its last generation (on a cost this rough the best single candidate is partly luck).
 pub(crate) fn strategies<F>(score_round: F, u0: &DVector<f64>, search: Search) -> Result<DVector<f64>, FitFault>
 where
-    F: Fn(&DVector<f64>) -> [f64; 6] + Sync,
+    F: Fn(&DVector<f64>, usize) -> [f64; 6] + Sync,
 {
+    let population = search.population.max(4);
     let board = Board {
         score_round,
+        population,
         state: Mutex::new(Round::default()),
         turn: Condvar::new(),
         broken: AtomicBool::new(false),
@@ -158,7 +165,7 @@ where
                     let objective = |x: &EsVector<f64>| board.score(j, std::array::from_fn(|m| x[m]));
                     let fallback: [f64; 6] = std::array::from_fn(|m| mean[m]);
                     let point = CMAESOptions::new(mean, search.sigma)
-                        .population_size(search.population.max(4))
+                        .population_size(population)
                         .max_generations(search.generations.max(1))
                         .seed(search.seed.wrapping_add(j as u64))
                         .build(objective)
@@ -204,7 +211,7 @@ mod tests {
     #[test]
     fn the_strategies_descend_a_bowl_each_joint_to_its_own_minimum() {
         let target = |i: usize| 0.2 + 0.1 * (i % 6) as f64 + 0.05 * (i / 6) as f64;
-        let bowl = |u: &DVector<f64>| {
+        let bowl = |u: &DVector<f64>, _: usize| {
             std::array::from_fn(|j| (0..6).map(|m| (u[6 * j + m] - target(6 * j + m)).powi(2)).sum())
         };
         let start = DVector::from_element(36, 0.5);
@@ -213,16 +220,29 @@ mod tests {
             ..search()
         };
         let found = strategies(bowl, &start, long).unwrap();
-        let before: f64 = bowl(&start).iter().sum();
-        let after: f64 = bowl(&found).iter().sum();
+        let before: f64 = bowl(&start, 0).iter().sum();
+        let after: f64 = bowl(&found, 0).iter().sum();
         assert!(after < before / 20.0, "{before} -> {after}");
+    }
+
+    #[test]
+    fn each_round_is_told_its_generation_a_population_of_rounds_each() {
+        let told = std::sync::Mutex::new(Vec::new());
+        let bowl = |u: &DVector<f64>, generation: usize| {
+            told.lock().unwrap().push(generation);
+            std::array::from_fn(|j| (0..6).map(|m| (u[6 * j + m] - 0.3).powi(2)).sum())
+        };
+        strategies(bowl, &DVector::from_element(36, 0.5), search()).unwrap();
+        let told = told.into_inner().unwrap();
+        let expected: Vec<usize> = (0..6).flat_map(|g| [g; 4]).collect();
+        assert_eq!(told, expected);
     }
 
     #[test]
     fn a_strategy_that_dies_ends_the_others_wait_with_an_error_naming_a_joint() {
         let rounds = AtomicUsize::new(0);
         // The third round's scoring panics, in whichever strategy's thread completes it.
-        let dies = |_: &DVector<f64>| {
+        let dies = |_: &DVector<f64>, _: usize| {
             assert!(rounds.fetch_add(1, Ordering::Relaxed) != 2, "a rollout failed");
             [1.0; 6]
         };

@@ -10,8 +10,12 @@
 //! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
 //! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
 //! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
-//! joint's parameters together.
+//! joint's parameters together. The second run of the strategies, from near the minimum,
+//! scores each generation on one part of the training segments in turn ([`crate::batch`],
+//! [`FitOptions::batches`]) but for its last fifth, which meets them all, as every other stage
+//! does.
 
+use crate::batch;
 use crate::board::{Search, strategies};
 use crate::pool::rms_per_joint;
 use crate::train::{Halt, Training, cost};
@@ -84,6 +88,10 @@ pub struct FitOptions {
     pub generations: usize,
     /// Candidates per generation.
     pub population: usize,
+    /// Parts the training segments are dealt into for the second run of the strategies: each
+    /// generation scores its candidates on one part, the next part the next generation, the
+    /// last fifth of the generations on every segment (1: every segment every generation).
+    pub batches: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
     /// Most Levenberg–Marquardt rounds of each polish after the strategies, the fit's and
@@ -97,6 +105,7 @@ impl Default for FitOptions {
         FitOptions {
             generations: 100,
             population: 16,
+            batches: 4,
             seed: 1,
             rounds: 4,
         }
@@ -156,7 +165,18 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
 /// the servo however little of a step it acts), and between steps only the whole steps are
 /// told apart reliably; [`crate::refine`] keeps them.
 pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
-    let score_round = |u: &DVector<f64>| rms_per_joint(&t.errors(&[dynamics_at(u)]).swap_remove(0)).map(|r| r * r);
+    // Scores generation `generation` of a stage whose generations from `whole_from` on meet
+    // every segment.
+    let scorer = |whole_from: usize| {
+        move |u: &DVector<f64>, generation: usize| {
+            let errors = if generation >= whole_from || opts.batches <= 1 {
+                t.errors(&[dynamics_at(u)])
+            } else {
+                t.errors_of(&[dynamics_at(u)], &batch::part(t.segments(), opts.batches, generation))
+            };
+            rms_per_joint(&errors[0]).map(|r| r * r)
+        }
+    };
     t.stage("coarse delays");
     let first = best_delays(t, start, &COARSE_DELAYS_S);
     t.check()?;
@@ -167,7 +187,9 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
         seed: opts.seed,
     };
     t.stage("strategies");
-    let rough = strategies(score_round, &coordinates(&first), search)?;
+    // The first run on every segment: scored on parts, a strategy may settle in the basin of one
+    // part's best (measured: the elbow's, at its stiffness bound, in most runs).
+    let rough = strategies(scorer(0), &coordinates(&first), search)?;
     t.check()?;
     let step = t.timestep().max(1e-4);
     let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
@@ -183,7 +205,11 @@ pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Resu
         ..search
     };
     t.stage("strategies again");
-    let polished = strategies(score_round, &coordinates(&again), second)?;
+    let polished = strategies(
+        scorer(batch::whole_from(second.generations)),
+        &coordinates(&again),
+        second,
+    )?;
     t.check()?;
     // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.

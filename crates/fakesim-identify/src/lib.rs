@@ -3,6 +3,7 @@
 //! damping, armature, friction, torque limit and transport delay are fitted to the measured
 //! positions (see the manual's "Identifying your arm").
 
+mod batch;
 mod board;
 pub mod error;
 pub mod fit;
