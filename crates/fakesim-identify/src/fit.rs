@@ -10,10 +10,10 @@
 //! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
 //! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
 //! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
-//! joint's parameters together. The second run of the strategies, from near the minimum,
-//! scores each generation on one part of the training segments in turn ([`crate::batch`],
-//! [`FitOptions::batches`]) but for its last fifth, which meets them all, as every other stage
-//! does.
+//! joint's parameters together. Asked to ([`FitOptions::batches`], off by default), the second
+//! run of the strategies, from near the minimum, scores each generation on one part of the
+//! training segments in turn ([`crate::batch`]) but for its last fifth, which meets them all, as
+//! every other stage does.
 
 use crate::batch;
 use crate::board::{Search, strategies};
@@ -105,7 +105,7 @@ impl Default for FitOptions {
         FitOptions {
             generations: 100,
             population: 16,
-            batches: 4,
+            batches: 1,
             seed: 1,
             rounds: 4,
         }

@@ -29,9 +29,9 @@ fn total(r: [f64; 6]) -> f64 {
     (r.iter().map(|x| x * x).sum::<f64>() / 6.0).sqrt()
 }
 
-/// The fit's budget here: the library's default is larger (100 generations of 16, 4 batches,
-/// 4 rounds); this one keeps the test to a few minutes on two busy cores. Every generation on
-/// every stretch: in 4 batches this budget left two delays a step off (1.77 mrad).
+/// The fit's budget here: the library's default is larger (100 generations of 16, 4 rounds);
+/// this one keeps the test to a few minutes on two busy cores. Every generation on every
+/// stretch, as the default: in 4 batches this budget left two delays a step off (1.77 mrad).
 const BUDGET: FitOptions = FitOptions {
     generations: 30,
     population: 10,
