@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import cached_property
 from typing import Any
@@ -45,11 +44,6 @@ class FakesimHil(Robot):
     Frame k's observation is the state after action k-1 (the first of an episode, one physics
     step after its reset, that step taken off its first action's tick), so an episode of N
     frames holds N/fps of twin time, as its dataset does.
-
-    ``send_action`` hands its tick to a thread of the robot's own and returns, as a real arm's
-    returns once the goals are written: the twin draws the next frames while LeRobot stores the
-    last ones; the next call that needs the daemon (the next observation first) waits for that
-    tick and raises what it raised.
 
     With ``arm`` set it drives that one arm of a pair: so101_follower's features, that arm's
     ticks and lease, no episodes."""
@@ -102,9 +96,6 @@ class FakesimHil(Robot):
         # one arm of a pair gives 1/fps to each (setting the pair's needs both arms' leases).
         self._tick_period_s: float | None = None
         self._last: dict[str, Any] | None = None
-        # The tick send_action handed to `_ticker`, until a call waits for it (`_settle`).
-        self._pending: Future[dict[str, Any]] | None = None
-        self._ticker: ThreadPoolExecutor | None = None
         self._lease: LeaseKeeper | None = None
         #: The daemon this robot started at connect (no address given), stopped at disconnect.
         self._own: OwnDaemon | None = None
@@ -155,7 +146,6 @@ class FakesimHil(Robot):
             self._stop_own_daemon()
             raise
         self.client = client
-        self._ticker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fakesim_hil tick")
         # Cameras first: an episode in hil starts the watchdog, which a camera's warm-up would trip.
         for camera in self.lerobot_cameras.values():
             camera.connect()
@@ -229,17 +219,9 @@ class FakesimHil(Robot):
                     "or set --robot.image_width/--robot.image_height for a camera without a profile"
                 )
 
-    def _settle(self) -> None:
-        """Waits for the tick send_action handed on, keeping its observation for the next
-        get_observation; raises what the tick raised."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            self._last = pending.result()
-
     def _read_targets(self) -> list[float]:
         """This robot's joint targets in the daemon now, in its unit."""
         assert self.client is not None
-        self._settle()
         targets = self.client.robot_state(self.unit).ctrl_targets
         return [targets[index] for index in self._targets_at]
 
@@ -247,7 +229,6 @@ class FakesimHil(Robot):
         """Each joint's position now (LeRobot units), read without a tick: nothing moves."""
         if self.client is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._settle()
         positions = self.client.robot_state(self.unit).positions
         return {joint.feature: positions[index] for joint, index in zip(self.joints, self._targets_at)}
 
@@ -270,7 +251,6 @@ class FakesimHil(Robot):
     def _start_episode(self, episode: int | None) -> None:
         """Starts the run of a dataset episode (None: the one connect starts) on its layout."""
         assert self.client is not None
-        self._settle()
         config = self.config
         layout = (config.init_state_index + (episode or 0)) % self._n_layouts
         # Only the run id is read: the reset draws no images (the next tick draws the cameras).
@@ -284,7 +264,6 @@ class FakesimHil(Robot):
     def _stop_episode(self) -> None:
         """Stops the running episode, which writes its summary.json."""
         assert self.client is not None
-        self._settle()
         if self.run is not None and self.client.session_info().status == session_pb2.EPISODE_STATUS_RUNNING:
             stopped = self.client.stop()
             logger.info("%s: run %s ended (success %s), report in %s", self, self.run, stopped.success, stopped.artifacts.summary)
@@ -292,7 +271,6 @@ class FakesimHil(Robot):
 
     def _follow(self, phase: Phase) -> None:
         """Maps one lerobot-record phase to daemon runs: an episode is a run, a reset none."""
-        self._settle()
         if phase.kind == "reset":
             self._stop_episode()
         elif phase.kind == "rerecord":
@@ -345,7 +323,6 @@ class FakesimHil(Robot):
         """The daemon's judgement of the running episode's task on the twin now (False: no episode runs)."""
         if self.client is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._settle()
         info = self.client.session_info()
         return info.HasField("success") and info.success
 
@@ -355,7 +332,6 @@ class FakesimHil(Robot):
         physics step holding the targets."""
         if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._settle()
         if self._last is None:
             self._last = self._hold_or_read()
         observation, self._last = self._last, None
@@ -379,17 +355,14 @@ class FakesimHil(Robot):
         return observation
 
     def send_action(self, action: dict[str, Any]) -> dict[str, Any]:
-        """Starts one control tick toward the targets (see the class's doc); joints the action
-        leaves out keep theirs."""
-        if self.client is None or self._targets is None or self._ticker is None:
+        """Runs one control tick toward the targets; joints the action leaves out keep theirs."""
+        if self.client is None or self._targets is None:
             raise DeviceNotConnectedError(f"{self} is not connected")
-        self._settle()
         targets = [float(np.asarray(action.get(joint.feature, old))) for joint, old in zip(self.joints, self._targets)]
         period_s = None
         if self._advanced_s > 0.0:
             period_s = max(self._period_s - self._advanced_s, self._timestep_s)
-        self._last = None
-        self._pending = self._ticker.submit(self._tick, targets, period_s)
+        self._last = self._tick(targets, period_s)
         self._advanced_s = 0.0
         self._targets = targets
         return {joint.feature: value for joint, value in zip(self.joints, targets)}
@@ -400,10 +373,6 @@ class FakesimHil(Robot):
             raise DeviceNotConnectedError(f"{self} is not connected")
         _connected.remove(self)
         self._phases.remove()
-        try:
-            self._settle()
-        except FakesimError as failed:
-            logger.warning("%s: the last action's tick failed: %s", self, failed)
         self._stop_episode()
         for camera in self.lerobot_cameras.values():
             if camera.is_connected:
@@ -411,9 +380,6 @@ class FakesimHil(Robot):
         self._release_lease()
         self.client.close()
         self.client = None
-        if self._ticker is not None:
-            self._ticker.shutdown()
-            self._ticker = None
         self._stop_own_daemon()
 
     def _stop_own_daemon(self) -> None:
