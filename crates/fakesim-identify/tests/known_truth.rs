@@ -143,8 +143,13 @@ fn a_second_known_truth_is_recovered_from_the_defaults() {
 
 /// The third known truth (wrist_flex and shoulder_pan stiff and weak).
 #[test]
-#[ignore = "a fit of the known-truth test's size; run with --ignored"]
+#[ignore = "a fit of the known-truth test's size, failing since the published inertials (issue 40)"]
 fn a_third_known_truth_is_recovered_from_the_defaults() {
+    // Fails (stop 49): 0.86 mrad, 0.9 times a floor of 0.91 under the estimated inertials; under
+    // the published ones the floor is the readings' rounding (0.48 mrad) and the fit ends at 2.12
+    // mrad, 4.4 times it, with 9 parameters called well determined (wrist_flex's stiffness twice
+    // the truth and its friction near zero, a trade the strategies settle on). The bar stays: it
+    // is what issue 40 asks of the fit.
     recovered(2, 2.0, 10);
 }
 
