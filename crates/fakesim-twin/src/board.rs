@@ -9,7 +9,6 @@
 
 use crate::error::TwinError;
 use fakesim_arm::quote::Quoted;
-use image::{ImageReader, Limits};
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_editing::MjSpec;
 use serde::{Deserialize, Serialize};
@@ -77,23 +76,9 @@ impl Board {
 
     /// The image's pixels (RGB, rows from the top) and its width and height.
     fn pixels(&self) -> Result<(Vec<u8>, u32, u32), TwinError> {
-        let refuse = |why: String| TwinError::Scene(format!("board image {}: {why}", self.image.display()));
-        let mut reader = ImageReader::open(&self.image)
-            .map_err(|e| refuse(e.to_string()))?
-            .with_guessed_format()
-            .map_err(|e| refuse(e.to_string()))?;
-        let mut limits = Limits::default();
-        limits.max_image_width = Some(MAX_BOARD_PIXELS);
-        limits.max_image_height = Some(MAX_BOARD_PIXELS);
-        reader.limits(limits);
-        let image = reader
-            .decode()
-            .map_err(|e| refuse(format!("{e} (a PNG or JPEG, at most {MAX_BOARD_PIXELS} pixels a side)")))?
-            .into_rgb8();
+        let image = crate::image::read_rgb(&self.image, MAX_BOARD_PIXELS, "image")
+            .map_err(|why| TwinError::Scene(format!("board image {}: {why}", self.image.display())))?;
         let (width, height) = image.dimensions();
-        if width == 0 || height == 0 {
-            return Err(refuse("the image has no pixels".to_owned()));
-        }
         Ok((image.into_raw(), width, height))
     }
 }

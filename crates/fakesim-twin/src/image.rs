@@ -1,6 +1,9 @@
-//! PNG encoding of rendered frames: colour as 8-bit RGB, depth as 16-bit millimetre codes.
+//! PNG encoding of rendered frames (colour as 8-bit RGB, depth as 16-bit millimetre codes), and
+//! the reading of the images a user's files name (backdrops, boards).
 
 use crate::render::Frame;
+use image::{ImageReader, Limits, RgbImage};
+use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -8,6 +11,27 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 #[error("PNG encoding failed: {0}")]
 pub struct EncodeError(String);
+
+/// Reads a PNG or JPEG file (the format from its bytes) of at most `max_side` pixels a side as
+/// RGB; the error says why it cannot be used, calling the picture `what` ("photo", "image").
+pub(crate) fn read_rgb(path: &Path, max_side: u32, what: &str) -> Result<RgbImage, String> {
+    let mut reader = ImageReader::open(path)
+        .map_err(|e| e.to_string())?
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(max_side);
+    limits.max_image_height = Some(max_side);
+    reader.limits(limits);
+    let image = reader
+        .decode()
+        .map_err(|e| format!("{e} (a PNG or JPEG {what}, at most {max_side} pixels a side)"))?
+        .into_rgb8();
+    if image.width() == 0 || image.height() == 0 {
+        return Err(format!("the {what} has no pixels"));
+    }
+    Ok(image)
+}
 
 /// How long a call's images took to draw and to encode, seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

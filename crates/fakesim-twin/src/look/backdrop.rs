@@ -9,8 +9,8 @@
 //! objects have none.
 
 use crate::error::TwinError;
+use image::RgbImage;
 use image::imageops::FilterType;
-use image::{ImageReader, Limits, RgbImage};
 use mujoco_rs::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -37,28 +37,12 @@ impl Backdrop {
     /// Reads a PNG or JPEG photo (the format from its bytes) for `camera`; a file that cannot
     /// be read or decoded, or is larger than [`MAX_BACKDROP_SIDE`], is refused with the reason.
     pub fn open(camera: &str, path: &Path) -> Result<Backdrop, TwinError> {
-        let refuse =
-            |why: String| TwinError::Backdrop(format!("backdrop of camera {camera:?}, {}: {why}", path.display()));
-        let mut reader = ImageReader::open(path)
-            .map_err(|e| refuse(e.to_string()))?
-            .with_guessed_format()
-            .map_err(|e| refuse(e.to_string()))?;
-        let mut limits = Limits::default();
-        limits.max_image_width = Some(MAX_BACKDROP_SIDE);
-        limits.max_image_height = Some(MAX_BACKDROP_SIDE);
-        reader.limits(limits);
-        let image = reader.decode().map_err(|e| {
-            refuse(format!(
-                "{e} (a PNG or JPEG photo, at most {MAX_BACKDROP_SIDE} pixels a side)"
-            ))
-        })?;
-        if image.width() == 0 || image.height() == 0 {
-            return Err(refuse("the photo has no pixels".to_owned()));
-        }
+        let image = crate::image::read_rgb(path, MAX_BACKDROP_SIDE, "photo")
+            .map_err(|why| TwinError::Backdrop(format!("backdrop of camera {camera:?}, {}: {why}", path.display())))?;
         Ok(Backdrop {
             camera: camera.to_owned(),
             path: path.to_owned(),
-            image: image.into_rgb8(),
+            image,
         })
     }
 
