@@ -162,11 +162,14 @@ async fn field_arm_end_to_end(name: &str, calibration: &Calibration) {
     let pan = calibration.motors["shoulder_pan"];
     if mapping.servo_to_twin(Joint::ShoulderPan, pan.range_max).get::<radian>() > info.joints[0].range_max {
         arm.bus.servos().set_present_position(1, pan.range_max - 5).unwrap();
-        let flagged = until_status(&mut hw, |s| s.servos[0].outside_twin_range).await;
-        assert!(
-            (flagged.servos[0].twin_actual_rad - info.joints[0].range_max).abs() < 0.02,
-            "{name}"
-        );
+        // The twin follows to its range's end (how fast is its dynamics': the published
+        // inertials brought it there a status or two after the flag), and stays flagged there.
+        let range_max = info.joints[0].range_max;
+        let flagged = until_status(&mut hw, |s| {
+            s.servos[0].outside_twin_range && (s.servos[0].twin_actual_rad - range_max).abs() < 0.02
+        })
+        .await;
+        assert!(flagged.servos[0].twin_actual_rad <= range_max + 1e-6, "{name}");
         arm.bus
             .servos()
             .set_present_position(1, (pan.range_min + pan.range_max) / 2)
