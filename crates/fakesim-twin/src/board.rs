@@ -8,7 +8,7 @@
 //! its left edge along -x; the box lies behind the face.
 
 use crate::error::TwinError;
-use fakesim_arm::quote::Quoted;
+use crate::scene::mount_body;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_editing::MjSpec;
 use serde::{Deserialize, Serialize};
@@ -102,16 +102,8 @@ pub(crate) fn add_boards(spec: &mut MjSpec, boards: &[Board]) -> Result<(), Twin
             .set_name(&name)
             .map_err(|e| TwinError::Scene(format!("board {number}: {e}")))?;
         material.set_texture(MjtTextureRoleBase::mjTEXROLE_RGB, &name);
-        let body = match board.mount.as_deref() {
-            None => spec.world_body_mut(),
-            Some(mount) => spec.body_mut(mount).ok_or_else(|| {
-                TwinError::Scene(format!(
-                    "board {}: `mount` {} is not a body of the scene (the SO-101's gripper is `gripper`)",
-                    board.image.display(),
-                    Quoted(mount)
-                ))
-            })?,
-        };
+        let body = mount_body(spec, board.mount.as_deref())
+            .map_err(|problem| TwinError::Scene(format!("board {}: {problem}", board.image.display())))?;
         let geom = body.add_geom();
         geom.set_type(MjtGeomBase::mjGEOM_BOX);
         *geom.size_mut() = [board.size[0] / 2.0, board.size[1] / 2.0, THICKNESS_M / 2.0];

@@ -4,6 +4,7 @@ use crate::board::{Board, add_boards};
 use crate::cameras::{CameraProfile, add_profiles, fit_offscreen};
 use crate::error::TwinError;
 use crate::models::model;
+use fakesim_arm::quote::Quoted;
 use fakesim_arm::{ArmSpec, ArmType, Side};
 use mujoco_rs::error::MjEditError;
 use mujoco_rs::prelude::*;
@@ -128,6 +129,24 @@ impl Scene {
         };
         fit_offscreen(&mut model);
         Ok(model)
+    }
+}
+
+/// The body a camera or board is mounted on: the world without `mount`, else the scene's body
+/// of that name; the error says the name is not one and which names the arms use.
+pub(crate) fn mount_body<'s>(
+    spec: &'s mut MjSpec,
+    mount: Option<&str>,
+) -> Result<&'s mut mujoco_rs::wrappers::mj_editing::MjsBody, String> {
+    match mount {
+        None => Ok(spec.world_body_mut()),
+        Some(mount) => spec.body_mut(mount).ok_or_else(|| {
+            format!(
+                "`mount` {} is not a body of the scene (the SO-101's gripper is `gripper`, the \
+                 SO-100's `Fixed_Jaw`; a pair's are prefixed `left/` or `right/`)",
+                Quoted(mount)
+            )
+        }),
     }
 }
 

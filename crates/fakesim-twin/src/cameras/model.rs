@@ -3,6 +3,7 @@
 
 use super::{CameraProfile, Distortion, Lens};
 use crate::error::TwinError;
+use crate::scene::mount_body;
 use fakesim_arm::quote::Quoted;
 use mujoco_rs::prelude::*;
 use mujoco_rs::wrappers::mj_editing::MjSpec;
@@ -24,16 +25,7 @@ pub(crate) fn add_profiles(spec: &mut MjSpec, profiles: &[CameraProfile]) -> Res
                 "the scene has a camera of that name already; give the profile another name".to_owned(),
             ));
         }
-        let body = match profile.mount.as_deref() {
-            None => spec.world_body_mut(),
-            Some(mount) => spec.body_mut(mount).ok_or_else(|| {
-                refused(format!(
-                    "`mount` {} is not a body of the scene (the SO-101's gripper is `gripper`, the \
-                     SO-100's `Fixed_Jaw`; a pair's are prefixed `left/` or `right/`)",
-                    Quoted(mount)
-                ))
-            })?,
-        };
+        let body = mount_body(spec, profile.mount.as_deref()).map_err(refused)?;
         let camera = body.add_camera();
         camera
             .set_name(&profile.name)
