@@ -64,16 +64,17 @@ pub struct IdentifyArgs {
     /// A dataset's joint units.
     #[arg(long, value_name = "UNITS", value_enum, default_value = "degrees")]
     pub units: DatasetUnits,
-    /// Generations of each joint's evolution strategy (each is --population rollouts).
+    /// Generations of each of a joint's evolution strategies (each is --population replays of
+    /// the joint alone).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().generations)]
     pub generations: usize,
     /// Candidates per generation.
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().population)]
     pub population: usize,
-    /// Parts the training segments are dealt into: each generation of the strategies is scored
-    /// on the next part in turn (1: on every segment).
-    #[arg(long, value_name = "N", default_value_t = FitOptions::default().batches)]
-    pub batches: usize,
+    /// Evolution strategies per joint, each from the start with its own seed and a wider first
+    /// step; each joint keeps the best any found.
+    #[arg(long, value_name = "N", default_value_t = FitOptions::default().runs)]
+    pub runs: usize,
     /// Seed of the strategies (a run is repeatable).
     #[arg(long, value_name = "N", default_value_t = FitOptions::default().seed)]
     pub seed: u64,
@@ -178,7 +179,7 @@ fn run_blocking(args: &IdentifyArgs, progress: Progress) -> anyhow::Result<()> {
         fit: FitOptions {
             generations: args.generations,
             population: args.population,
-            batches: args.batches,
+            runs: args.runs,
             seed: args.seed,
             rounds: args.rounds,
         },
@@ -189,8 +190,9 @@ fn run_blocking(args: &IdentifyArgs, progress: Progress) -> anyhow::Result<()> {
     };
     let seconds: f64 = recordings.iter().map(Recording::duration).sum();
     eprintln!(
-        "fitting {} recording(s), {seconds:.1} s, {} generations of {} candidates per joint…",
+        "fitting {} recording(s), {seconds:.1} s, {} strategies of {} generations of {} candidates per joint…",
         recordings.len(),
+        args.runs,
         args.generations,
         args.population
     );

@@ -3,7 +3,7 @@
 //! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
 //! the noise floor, and how far each fitted parameter is from the truth (marked `*` or `?` as
 //! well or poorly determined, `~` trading off, when profiled). Run it optimised:
-//! `cargo run --release -p fakesim-identify --example fit_bench [--profiles] [--batches=N] [THREADS
+//! `cargo run --release -p fakesim-identify --example fit_bench [--profiles] [--runs=N] [THREADS
 //! [SECONDS_EACH [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
 
 use fakesim_identify::pool::{Pool, rms_per_joint};
@@ -13,9 +13,9 @@ use fakesim_twin::ArmType;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let profiles = std::env::args().any(|a| a == "--profiles");
-    let batches = std::env::args().find_map(|a| a.strip_prefix("--batches=").map(str::to_owned));
+    let runs = std::env::args().find_map(|a| a.strip_prefix("--runs=").map(str::to_owned));
     let args: Vec<String> = std::env::args()
-        .filter(|a| a != "--profiles" && !a.starts_with("--batches="))
+        .filter(|a| a != "--profiles" && !a.starts_with("--runs="))
         .collect();
     let arg = |n: usize| args.get(n).cloned();
     let threads: usize = arg(1).map_or(Ok(2), |s| s.parse())?;
@@ -29,8 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let (Some(g), Some(p), Some(r)) = (arg(3), arg(4), arg(5)) {
         (opts.fit.generations, opts.fit.population, opts.fit.rounds) = (g.parse()?, p.parse()?, r.parse()?);
     }
-    if let Some(b) = batches {
-        opts.fit.batches = b.parse()?;
+    if let Some(r) = runs {
+        opts.fit.runs = r.parse()?;
     }
     if let Some(s) = arg(6) {
         opts.split.segment_s = s.parse()?;
@@ -43,11 +43,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = |r: [f64; 6]| 1e3 * (r.iter().map(|x| x * x).sum::<f64>() / 6.0).sqrt();
     let [before, after] = outcome.validation_total();
     println!(
-        "fit: {:.1} s of recordings, {} generations of {} per joint in {} batches, {} rounds, {}profiles, {threads} threads: {:.1} s wall, {:.1} s CPU, {} rollouts ({:.0}/s), validation {:.2} -> {:.2} mrad, noise floor {:.2} mrad",
+        "fit: {:.1} s of recordings, {} strategies of {} generations of {} per joint, {} rounds, {}profiles, {threads} threads: {:.1} s wall, {:.1} s CPU, {} rollouts ({:.0}/s), validation {:.2} -> {:.2} mrad, noise floor {:.2} mrad",
         outcome.seconds[0] + outcome.seconds[1],
+        opts.fit.runs,
         opts.fit.generations,
         opts.fit.population,
-        opts.fit.batches,
         opts.fit.rounds,
         if profiles { "" } else { "no " },
         outcome.elapsed_s,

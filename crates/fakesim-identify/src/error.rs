@@ -94,10 +94,10 @@ pub enum FitFault {
         /// The worker's index.
         worker: usize,
     },
-    /// A joint's evolution strategy died.
-    #[error("the evolution strategy of joint {joint} died")]
-    StrategyDied {
-        /// LeRobot label.
-        joint: &'static str,
+    /// A thread of the strategies on the joints alone panicked.
+    #[error("search thread {thread} panicked while fitting the joints alone")]
+    SearchPanicked {
+        /// The thread's index.
+        thread: usize,
     },
 }

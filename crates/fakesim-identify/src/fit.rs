@@ -1,27 +1,28 @@
 //! The fit: each joint's six parameters within bounds from the servo's data and the published
-//! fits, by CMA-ES (the `cmaes` crate), one evolution strategy per joint run in lock step.
+//! fits, searched by CMA-ES (the `cmaes` crate) on each joint replayed alone ([`crate::solo`]),
+//! then its delays put on the replays' grid on the whole arm.
 //!
 //! From the defaults the error is far from quadratic in the parameters (a servo that saturates
 //! or sticks responds to some of them only in parts of a recording), which can stall
 //! derivative-based least squares; an evolution strategy only ranks candidates. The parameters
 //! are mapped onto [0, 1] between their bounds (log-scaled for the positive ones), with a
-//! penalty beyond them. Each generation's k-th candidates of the six joints' strategies are
-//! replayed together in one rollout, and each strategy is told its own joint's error, so six
-//! 6-parameter searches cost what one would. The other joints' candidates move a joint's error
-//! too (the arm couples them), which a strategy sees as noise: each ends at the mean of its
-//! last generation rather than its luckiest candidate, and [`crate::refine`] then fits every
-//! joint's parameters together. Asked to ([`FitOptions::batches`], off by default), the second
-//! run of the strategies, from near the minimum, scores each generation on one part of the
-//! training segments in turn ([`crate::batch`]) but for its last fifth, which meets them all, as
-//! every other stage does.
+//! penalty beyond them. A joint alone costs a small share of a rollout of the arm and its error
+//! depends on its own parameters only, so each joint runs [`FitOptions::runs`] strategies of its
+//! own from the start, with different seeds and wider first steps, and keeps the best point
+//! any of them scored: a single strategy can settle in another valley (measured: the known
+//! truth's wrist_roll, stiff and ringing against its torque limit, in one run of four).
+//! [`crate::refine`] then fits every joint's parameters together on the arm.
 
-use crate::batch;
-use crate::board::{Search, strategies};
+use crate::error::FitFault;
 use crate::pool::rms_per_joint;
+use crate::solo::Solo;
 use crate::train::{Halt, Training, cost};
+use cmaes::{CMAESOptions, DVector as EsVector};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// One parameter's bounds; `log` maps it on a logarithmic scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,15 +84,13 @@ pub fn bounds(joint: Joint) -> [Bound; 6] {
 /// How far the fit may go.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitOptions {
-    /// Generations of each joint's strategy (each generation is `population` rollouts of the
-    /// training part).
+    /// Generations of each joint's strategies (each generation is `population` replays of the
+    /// joint alone).
     pub generations: usize,
     /// Candidates per generation.
     pub population: usize,
-    /// Parts the training segments are dealt into for the second run of the strategies: each
-    /// generation scores its candidates on one part, the next part the next generation, the
-    /// last fifth of the generations on every segment (1: every segment every generation).
-    pub batches: usize,
+    /// Strategies per joint, each from the start with its own seed and a wider first step.
+    pub runs: usize,
     /// Seed of the strategies (runs are repeatable).
     pub seed: u64,
     /// Most Levenberg–Marquardt rounds of each polish after the strategies, the fit's and
@@ -105,7 +104,7 @@ impl Default for FitOptions {
         FitOptions {
             generations: 100,
             population: 16,
-            batches: 1,
+            runs: 4,
             seed: 1,
             rounds: 4,
         }
@@ -115,11 +114,14 @@ impl Default for FitOptions {
 /// The dynamics at coordinates `u` (joint by joint, six each).
 pub fn dynamics_at(u: &DVector<f64>) -> Dynamics {
     Dynamics {
-        joints: std::array::from_fn(|j| {
-            let b = bounds(Joint::ALL[j]);
-            JointDynamics::from_values(std::array::from_fn(|m| b[m].value(u[6 * j + m])))
-        }),
+        joints: std::array::from_fn(|j| joint_at(j, |m| u[6 * j + m])),
     }
+}
+
+/// Joint `j`'s parameters at its coordinates `u(0)`, …, `u(5)`.
+fn joint_at(j: usize, u: impl Fn(usize) -> f64) -> JointDynamics {
+    let b = bounds(Joint::ALL[j]);
+    JointDynamics::from_values(std::array::from_fn(|m| b[m].value(u(m))))
 }
 
 /// The coordinates of `dynamics`.
@@ -129,21 +131,92 @@ pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
     })
 }
 
+/// Penalty per squared coordinate beyond a bound (a coordinate is a parameter's whole range).
+const PENALTY: f64 = 1.0;
+/// The strategies' first step size, in coordinates (a tenth of each parameter's range); the
+/// `r`-th run of a joint starts with `r + 1` times this.
+const INITIAL_STEP: f64 = 0.1;
+
+/// `start` with each joint's parameters searched alone on `solo`: [`FitOptions::runs`]
+/// strategies per joint from `start`, each joint keeping the best point any of its runs scored
+/// (a joint alone is deterministic, so the best point is worth more than the last mean), or
+/// its start where none was better. The runs share `threads` threads; none starts, and those
+/// under way stop at their next generation, once `t` is interrupted.
+fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions, threads: usize) -> Result<Dynamics, FitFault> {
+    let u0 = coordinates(start);
+    let jobs: Vec<(usize, usize)> = (0..6).flat_map(|j| (0..opts.runs.max(1)).map(move |r| (j, r))).collect();
+    let next = AtomicUsize::new(0);
+    let found: Mutex<Vec<(usize, f64, [f64; 6])>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1)).map(|_| {
+            scope.spawn(|| {
+                while !t.stopped()
+                    && let Some(&(j, r)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    let cost = |x: &EsVector<f64>| {
+                        let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
+                        solo.cost(j, &joint_at(j, |m| x[m])) * (1.0 + PENALTY * beyond)
+                    };
+                    let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
+                    let Ok(mut es) = CMAESOptions::new(mean, INITIAL_STEP * (r + 1) as f64)
+                        .population_size(opts.population.max(4))
+                        .max_generations(opts.generations.max(1))
+                        .seed(opts.seed.wrapping_add((6 * r + j) as u64))
+                        .build(cost)
+                    else {
+                        continue;
+                    };
+                    while es.next().is_none() && !t.stopped() {}
+                    if let Some(best) = es.overall_best_individual() {
+                        let point = std::array::from_fn(|m| best.point[m].clamp(0.0, 1.0));
+                        found.lock().unwrap_or_else(PoisonError::into_inner).push((j, best.value, point));
+                    }
+                }
+            })
+        }).collect();
+        let died = handles.into_iter().position(|h| h.join().is_err());
+        died.map_or(Ok(()), |thread| Err(FitFault::SearchPanicked { thread }))
+    })?;
+    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut out = *start;
+    for (j, joint) in out.joints.iter_mut().enumerate() {
+        let best = found.iter().filter(|f| f.0 == j).min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((_, _, point)) = best.filter(|b| b.1 < solo.cost(j, joint)) {
+            *joint = joint_at(j, |m| point[m]);
+        }
+    }
+    Ok(out)
+}
+
 /// Delays (s) tried before the strategies start.
 const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
 /// Longest delay of the finer grid (s), whose delays are the replays' physics steps apart.
 const FINE_DELAY_MAX_S: f64 = 0.08;
 
-/// `start` with each joint's delay set to the one of `grid` that fits it best.
-fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
-    let sets: Vec<Dynamics> = grid
+/// `start` with each joint's delay set to the one of `grid` that fits the joint best alone.
+fn coarse_delays(solo: &Solo<'_>, start: &Dynamics) -> Dynamics {
+    let costs: Vec<[f64; 6]> = COARSE_DELAYS_S
         .iter()
-        .map(|&delay| {
-            let mut d = *start;
-            d.joints.iter_mut().for_each(|j| j.delay_s = delay);
-            d
-        })
+        .map(|&delay| solo.costs(&with_delays(start, delay)))
         .collect();
+    let mut out = *start;
+    for (j, joint) in out.joints.iter_mut().enumerate() {
+        let best = (0..costs.len()).min_by(|a, b| costs[*a][j].total_cmp(&costs[*b][j])).unwrap_or(0);
+        joint.delay_s = COARSE_DELAYS_S[best];
+    }
+    out
+}
+
+/// `start` with every joint's delay `delay` (s).
+fn with_delays(start: &Dynamics, delay: f64) -> Dynamics {
+    let mut d = *start;
+    d.joints.iter_mut().for_each(|j| j.delay_s = delay);
+    d
+}
+
+/// `start` with each joint's delay set to the one of `grid` that fits it best on the arm.
+fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
+    let sets: Vec<Dynamics> = grid.iter().map(|&delay| with_delays(start, delay)).collect();
     let rms: Vec<[f64; 6]> = t.errors(&sets).iter().map(|e| rms_per_joint(e)).collect();
     let mut out = *start;
     for (j, joint) in out.joints.iter_mut().enumerate() {
@@ -155,75 +228,30 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
     out
 }
 
-/// Fits the dynamics on the training segments from `start`: each joint's delay picked from a
-/// coarse grid, the strategies from there, the delays picked again from a finer grid around
-/// what they found (a delay trades off against the other parameters, and a strategy started on
-/// the wrong side of that trade stays there), the strategies once more with shorter steps, and
-/// the delays put back on that grid (picked again, or rounded, whichever fits better). The
-/// finer grid is the replays' physics steps: a goal acts from a step on, so the replays move by
-/// whole steps' worth of motion as a delay crosses a step (a goal jump of a radian saturates
-/// the servo however little of a step it acts), and between steps only the whole steps are
-/// told apart reliably; [`crate::refine`] keeps them.
-pub(crate) fn fit(t: &Training<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
-    // Scores generation `generation` of a stage whose generations from `whole_from` on meet
-    // every segment.
-    let scorer = |whole_from: usize| {
-        move |u: &DVector<f64>, generation: usize| {
-            let errors = if generation >= whole_from || opts.batches <= 1 {
-                t.errors(&[dynamics_at(u)])
-            } else {
-                t.errors_of(&[dynamics_at(u)], &batch::part(t.segments(), opts.batches, generation))
-            };
-            rms_per_joint(&errors[0]).map(|r| r * r)
-        }
-    };
-    t.stage("coarse delays");
-    let first = best_delays(t, start, &COARSE_DELAYS_S);
-    t.check()?;
-    let search = Search {
-        sigma: INITIAL_STEP,
-        population: opts.population,
-        generations: opts.generations,
-        seed: opts.seed,
-    };
-    t.stage("strategies");
-    // The first run on every segment: scored on parts, a strategy may settle in the basin of one
-    // part's best (measured: the elbow's, at its stiffness bound, in most runs).
-    let rough = strategies(scorer(0), &coordinates(&first), search)?;
-    t.check()?;
-    let step = t.timestep().max(1e-4);
-    let fine: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
-        .map(|k| step * k as f64)
-        .collect();
-    t.stage("fine delays");
-    let again = best_delays(t, &dynamics_at(&rough), &fine);
-    t.check()?;
-    let second = Search {
-        sigma: INITIAL_STEP / 3.0,
-        generations: opts.generations.div_ceil(2),
-        seed: opts.seed.wrapping_add(6),
-        ..search
-    };
-    t.stage("strategies again");
-    let polished = strategies(
-        scorer(batch::whole_from(second.generations)),
-        &coordinates(&again),
-        second,
-    )?;
+/// Fits the dynamics on the training segments from `start`, each joint alone on `solo` first:
+/// each joint's delay picked from a coarse grid, the strategies from there, then on the arm
+/// the delays put on the replays' grid (picked again on it, or rounded, whichever fits
+/// better). The grid is the replays' physics steps: a goal acts from a step on, so the replays
+/// move by whole steps' worth of motion as a delay crosses a step (a goal jump of a radian
+/// saturates the servo however little of a step it acts), and between steps only the whole
+/// steps are told apart reliably; [`crate::refine`] keeps them.
+pub(crate) fn fit(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
+    let first = coarse_delays(solo, start);
+    let found = alone(t, solo, &first, opts, t.threads())?;
     t.check()?;
     // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.
     t.stage("delays on the grid");
-    let found = dynamics_at(&polished);
+    let step = t.timestep().max(1e-4);
+    let grid: Vec<f64> = (0..=(FINE_DELAY_MAX_S / step).round() as usize)
+        .map(|k| step * k as f64)
+        .collect();
     let mut snapped = found;
     for joint in &mut snapped.joints {
         joint.delay_s = step * (joint.delay_s / step).round();
     }
-    let picked = best_delays(t, &found, &fine);
+    let picked = best_delays(t, &found, &grid);
     let costs: Vec<f64> = t.errors(&[snapped, picked]).iter().map(|e| cost(e)).collect();
     t.check()?;
     Ok(if costs[1] < costs[0] { picked } else { snapped })
 }
-
-/// The strategies' first step size, in coordinates (a tenth of each parameter's range).
-const INITIAL_STEP: f64 = 0.1;

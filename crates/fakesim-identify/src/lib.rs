@@ -3,8 +3,6 @@
 //! damping, armature, friction, torque limit and transport delay are fitted to the measured
 //! positions (see the manual's "Identifying your arm").
 
-mod batch;
-mod board;
 pub mod error;
 pub mod fit;
 pub mod pool;
@@ -16,6 +14,7 @@ pub mod refine;
 pub mod replay;
 pub mod report;
 pub mod room;
+mod solo;
 pub mod split;
 pub mod synth;
 mod train;
@@ -29,6 +28,7 @@ use fit::{FitOptions, coordinates, dynamics_at};
 use pool::{Pool, rms_per_joint};
 use refine::{DELAY, held_parameters};
 use replay::Replayer;
+use solo::Solo;
 use split::SplitOptions;
 use std::time::Instant;
 use train::{Best, Halt, Training, cost};
@@ -131,8 +131,13 @@ fn no_joint_worse(t: &Training<'_>, start: &Best, fitted: Dynamics) -> (Best, Ve
 
 /// The fit's stages from `start` on the training part: the dynamics with their training errors
 /// and, when `opts` asks for them, their standard errors.
-fn stages(t: &Training<'_>, start: &Best, opts: &Options) -> Result<(Best, Option<(StandardErrors, TradeOffs)>), Halt> {
-    let rough = fit::fit(t, &start.dynamics, &opts.fit)?;
+fn stages(
+    t: &Training<'_>,
+    solo: &Solo<'_>,
+    start: &Best,
+    opts: &Options,
+) -> Result<(Best, Option<(StandardErrors, TradeOffs)>), Halt> {
+    let rough = fit::fit(t, solo, &start.dynamics, &opts.fit)?;
     t.stage("polish");
     let polished = refine::polish(t, coordinates(&rough), opts.fit.rounds, held_parameters(DELAY));
     t.check()?;
@@ -206,7 +211,9 @@ pub fn identify(recordings: &[Recording], opts: &Options) -> Result<Outcome, Ide
     let t = Training::new(&pool, &parts.train, &opts.progress, start);
     let before = t.best();
     let before_val = pool.errors(&[start], &parts.validation).swap_remove(0);
-    let (fit, uncertainty, interrupted) = match stages(&t, &before, opts) {
+    t.stage("joints alone");
+    let solo = Solo::new(&mut replay::model(arm)?, &pool, &parts.train)?;
+    let (fit, uncertainty, interrupted) = match stages(&t, &solo, &before, opts) {
         Ok((fit, uncertainty)) => (fit, uncertainty, false),
         Err(Halt::Fault(fault)) => return Err(fault.into()),
         Err(Halt::Interrupted) => (t.best(), None, true),

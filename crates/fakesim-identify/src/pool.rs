@@ -56,13 +56,18 @@ impl<'a> Pool<'a> {
         self.workers.len()
     }
 
+    /// How many readings apart each recording's rollouts are compared with it.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
     /// The physics step of the replays (s).
     pub fn timestep(&self) -> f64 {
         self.timestep
     }
 
     /// The recordings replayed.
-    pub fn recordings(&self) -> &[Recording] {
+    pub fn recordings(&self) -> &'a [Recording] {
         self.recordings
     }
 

@@ -93,7 +93,7 @@ impl Replayer {
 }
 
 /// The measured velocity at reading `k`: the slope across a window of about ±10 ms.
-fn start_velocity(rec: &Recording, k: usize) -> [f64; 6] {
+pub(crate) fn start_velocity(rec: &Recording, k: usize) -> [f64; 6] {
     let next = rec.readings.get(k + 1).or(rec.readings.get(k.wrapping_sub(1)));
     let period = next.map_or(1.0, |r| (r.0 - rec.readings[k].0).abs()).max(1e-6);
     let w = ((VELOCITY_WINDOW_S / period).round() as usize).max(1);

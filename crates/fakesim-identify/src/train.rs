@@ -83,16 +83,6 @@ impl<'t> Training<'t> {
         errors
     }
 
-    /// Position errors of the training segments whose indices are `chosen` under each of
-    /// `sets`, laid out as [`Training::errors`] gives them; never kept as the best (a part's
-    /// errors do not measure the whole).
-    pub fn errors_of(&self, sets: &[Dynamics], chosen: &[usize]) -> Vec<Vec<f64>> {
-        let part: Vec<Segment> = chosen.iter().filter_map(|&k| self.segments.get(k).copied()).collect();
-        let errors = self.pool.errors_until(sets, &part, self.progress.stop_flag());
-        self.progress.update(|s| s.rollouts = self.pool.rollouts());
-        errors
-    }
-
     /// Keeps `dynamics` as the best if `errors` are finite and lower than the best's.
     fn keep_if_best(&self, dynamics: &Dynamics, errors: &[f64]) {
         let c = cost(errors);
@@ -113,6 +103,16 @@ impl<'t> Training<'t> {
     /// The best dynamics scored so far.
     pub fn best(&self) -> Best {
         self.best.lock().unwrap_or_else(PoisonError::into_inner).1.clone()
+    }
+
+    /// Threads the rollouts run on.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    /// Whether the fit was asked to stop ([`Progress::interrupt`]).
+    pub fn stopped(&self) -> bool {
+        self.progress.interrupted()
     }
 
     /// Training segments.

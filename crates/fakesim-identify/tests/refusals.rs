@@ -75,7 +75,7 @@ fn refusal(recs: &[Recording]) -> (Unusable, String) {
         fit: FitOptions {
             generations: 1,
             population: 2,
-            batches: 1,
+            runs: 1,
             seed: 1,
             rounds: 0,
         },
