@@ -142,38 +142,51 @@ const INITIAL_STEP: f64 = 0.1;
 /// (a joint alone is deterministic, so the best point is worth more than the last mean), or
 /// its start where none was better. The runs share `threads` threads; none starts, and those
 /// under way stop at their next generation, once `t` is interrupted.
-fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions, threads: usize) -> Result<Dynamics, FitFault> {
+fn alone(
+    t: &Training<'_>,
+    solo: &Solo<'_>,
+    start: &Dynamics,
+    opts: &FitOptions,
+    threads: usize,
+) -> Result<Dynamics, FitFault> {
     let u0 = coordinates(start);
-    let jobs: Vec<(usize, usize)> = (0..6).flat_map(|j| (0..opts.runs.max(1)).map(move |r| (j, r))).collect();
+    let jobs: Vec<(usize, usize)> = (0..6)
+        .flat_map(|j| (0..opts.runs.max(1)).map(move |r| (j, r)))
+        .collect();
     let next = AtomicUsize::new(0);
     let found: Mutex<Vec<(usize, f64, [f64; 6])>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1)).map(|_| {
-            scope.spawn(|| {
-                while !t.stopped()
-                    && let Some(&(j, r)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
-                {
-                    let cost = |x: &EsVector<f64>| {
-                        let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
-                        solo.cost(j, &joint_at(j, |m| x[m])) * (1.0 + PENALTY * beyond)
-                    };
-                    let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
-                    let Ok(mut es) = CMAESOptions::new(mean, INITIAL_STEP * (r + 1) as f64)
-                        .population_size(opts.population.max(4))
-                        .max_generations(opts.generations.max(1))
-                        .seed(opts.seed.wrapping_add((6 * r + j) as u64))
-                        .build(cost)
-                    else {
-                        continue;
-                    };
-                    while es.next().is_none() && !t.stopped() {}
-                    if let Some(best) = es.overall_best_individual() {
-                        let point = std::array::from_fn(|m| best.point[m].clamp(0.0, 1.0));
-                        found.lock().unwrap_or_else(PoisonError::into_inner).push((j, best.value, point));
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    while !t.stopped()
+                        && let Some(&(j, r)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
+                    {
+                        let cost = |x: &EsVector<f64>| {
+                            let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
+                            solo.cost(j, &joint_at(j, |m| x[m])) * (1.0 + PENALTY * beyond)
+                        };
+                        let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
+                        let Ok(mut es) = CMAESOptions::new(mean, INITIAL_STEP * (r + 1) as f64)
+                            .population_size(opts.population.max(4))
+                            .max_generations(opts.generations.max(1))
+                            .seed(opts.seed.wrapping_add((6 * r + j) as u64))
+                            .build(cost)
+                        else {
+                            continue;
+                        };
+                        while es.next().is_none() && !t.stopped() {}
+                        if let Some(best) = es.overall_best_individual() {
+                            let point = std::array::from_fn(|m| best.point[m].clamp(0.0, 1.0));
+                            found
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .push((j, best.value, point));
+                        }
                     }
-                }
+                })
             })
-        }).collect();
+            .collect();
         let died = handles.into_iter().position(|h| h.join().is_err());
         died.map_or(Ok(()), |thread| Err(FitFault::SearchPanicked { thread }))
     })?;
@@ -201,7 +214,9 @@ fn coarse_delays(solo: &Solo<'_>, start: &Dynamics) -> Dynamics {
         .collect();
     let mut out = *start;
     for (j, joint) in out.joints.iter_mut().enumerate() {
-        let best = (0..costs.len()).min_by(|a, b| costs[*a][j].total_cmp(&costs[*b][j])).unwrap_or(0);
+        let best = (0..costs.len())
+            .min_by(|a, b| costs[*a][j].total_cmp(&costs[*b][j]))
+            .unwrap_or(0);
         joint.delay_s = COARSE_DELAYS_S[best];
     }
     out

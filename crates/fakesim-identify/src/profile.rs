@@ -27,10 +27,12 @@
 //! rise after the polish, and which of the joint's other parameters the polish moved at least
 //! [`PARTNER_MOVE`]. Where the move alone would have pinned the parameter within the standard
 //! error called well determined, yet the polish made up at least [`MADE_UP`] of its rise by
-//! moving others, the parameter *trades off* against those others ([`TradeOffs`]), and the
-//! output says so beside its standard error. (Measured on three known truths with the 30×10
-//! budget: this marks nearly every damping, armature and torque limit, the well-determined
-//! ones included, so it does not decide the `*`.)
+//! moving others so far that it is no longer well determined, the parameter *trades off*
+//! against those others ([`TradeOffs`]): the recordings would pin it, but not apart from them.
+//! A parameter is then one of three: well determined, trading off, or one the recordings
+//! hardly constrain (its move alone barely changes the error). (Measured on three known truths
+//! before the last condition: the made-up share alone marked nearly every damping, armature
+//! and torque limit, the well-determined ones included.)
 
 use crate::TradeOffs;
 use crate::fit::{bounds, dynamics_at};
@@ -119,9 +121,19 @@ fn walk(t: &Training<'_>, mut fit: Polished, rounds: usize, parameters: &[usize]
                 }
             }
         }
+        let standard_errors = standard_errors(&rises, &base, segments, t.timestep());
+        // A parameter the profile calls well determined does not trade off, whatever its
+        // polish moved: the marks part the parameters (see the module's doc).
+        for (marks, errors) in trade_offs.iter_mut().zip(&standard_errors) {
+            for (m, mark) in marks.iter_mut().enumerate() {
+                if crate::report::well_determined(m, errors[m]) {
+                    *mark = 0;
+                }
+            }
+        }
         let done = Profiled {
             fit,
-            standard_errors: standard_errors(&rises, &base, segments, t.timestep()),
+            standard_errors,
             trade_offs,
         };
         if better.iter().all(Option::is_none) {

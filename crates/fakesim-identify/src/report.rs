@@ -11,10 +11,8 @@ pub const WELL_DETERMINED_RELATIVE: f64 = 0.03;
 /// Largest standard error of a delay called well determined (s).
 pub const WELL_DETERMINED_DELAY_S: f64 = 0.002;
 
-/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se` is well determined.
-/// A trade-off ([`crate::TradeOffs`]) is said beside it, not folded in: on the known truths
-/// the rule that folded it in called nearly nothing well determined (the manual's "How close a
-/// fit gets").
+/// Whether parameter `m` ([`PARAMETERS`] order) with standard error `se` is well determined
+/// (then it does not trade off, [`crate::TradeOffs`]).
 pub fn well_determined(m: usize, se: f64) -> bool {
     if PARAMETERS[m].name == "delay_s" {
         se <= WELL_DETERMINED_DELAY_S
@@ -82,7 +80,7 @@ pub fn text(o: &Outcome) -> String {
         Some(_) => {
             let _ = writeln!(
                 s,
-                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ? poorly; ~ trades off, below):",
+                "\nfitted (± standard error from each parameter's profile: moved {:.0} % either way, the joint's others fitted again; * well determined, ~ trades off (below), ? poorly):",
                 100.0 * crate::profile::MOVE
             );
         }
@@ -136,11 +134,12 @@ fn spread(o: &Outcome, j: usize, m: usize) -> String {
     let Some(se) = o.standard_errors.map(|se| se[j][m]) else {
         return String::new();
     };
-    let well = if well_determined(m, se) { "*" } else { "?" };
-    let mark = if trades(o, j, m) != 0 {
-        format!("{well}~")
+    let mark = if well_determined(m, se) {
+        "*"
+    } else if trades(o, j, m) != 0 {
+        "~"
     } else {
-        well.to_owned()
+        "?"
     };
     match (PARAMETERS[m].name, se.is_finite()) {
         (_, false) => format!(" ±∞{mark}"),

@@ -174,13 +174,25 @@ impl<'a> Solo<'a> {
             let rec = &self.recordings[seg.recording];
             let track = &self.tracks[seg.recording];
             let predicted = self.rollout(rec, track, &seg, stride, j, d);
-            out.extend(compared(&seg, stride).zip(predicted).map(|(k, p)| p - rec.readings[k].1[j]));
+            out.extend(
+                compared(&seg, stride)
+                    .zip(predicted)
+                    .map(|(k, p)| p - rec.readings[k].1[j]),
+            );
         }
         out
     }
 
     /// Joint `j` alone through `seg` under `d`: its predicted position at each compared reading.
-    fn rollout(&self, rec: &Recording, track: &Track, seg: &Segment, stride: usize, j: usize, d: &JointDynamics) -> Vec<f64> {
+    fn rollout(
+        &self,
+        rec: &Recording,
+        track: &Track,
+        seg: &Segment,
+        stride: usize,
+        j: usize,
+        d: &JointDynamics,
+    ) -> Vec<f64> {
         let h = self.step;
         let f = self.fixed[j];
         let (t0, start) = rec.readings[seg.first];
@@ -207,7 +219,11 @@ impl<'a> Solo<'a> {
                 let m = inertia + d.armature + h * implicit;
                 let free = v + h * force / m;
                 let stop = h * d.frictionloss / m;
-                v = if free.abs() <= stop { 0.0 } else { free - stop.copysign(free) };
+                v = if free.abs() <= stop {
+                    0.0
+                } else {
+                    free - stop.copysign(free)
+                };
                 prev = q;
                 q += h * v;
                 if q < f.range[0] || q > f.range[1] {
@@ -264,8 +280,17 @@ mod tests {
         let (at_truth, at_defaults) = (rms(&truth), rms(&defaults));
         eprintln!("arm at truth {arm:?}\nalone at truth {at_truth:?}\nalone at defaults {at_defaults:?}");
         for j in 0..6 {
-            assert!(at_truth[j] < 5e-3, "joint {j} alone under the truth: {} rad", at_truth[j]);
-            assert!(at_defaults[j] > 2.0 * at_truth[j], "joint {j}: defaults {} truth {}", at_defaults[j], at_truth[j]);
+            assert!(
+                at_truth[j] < 5e-3,
+                "joint {j} alone under the truth: {} rad",
+                at_truth[j]
+            );
+            assert!(
+                at_defaults[j] > 2.0 * at_truth[j],
+                "joint {j}: defaults {} truth {}",
+                at_defaults[j],
+                at_truth[j]
+            );
         }
     }
 }
