@@ -126,17 +126,21 @@ pub async fn run(args: IdentifyArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The progress line: the stage, the rollouts so far and the best training error so far.
+/// The progress line: the stage, the rollouts so far and the best training error so far (while
+/// the joints are searched alone, that search's replays and error).
 fn progress_line(status: &Status, elapsed: Duration) -> String {
-    let error = status
-        .train_rms
-        .map_or_else(|| "not yet scored".to_owned(), |rms| format!("{:.2} mrad", 1e3 * rms));
-    format!(
-        "progress: {} ({:.0} s): {} rollouts, training RMS {error}",
-        status.stage,
-        elapsed.as_secs_f64(),
-        status.rollouts
-    )
+    let mrad = |rms: f64| format!("{:.2} mrad", 1e3 * rms);
+    let what = match (status.stage, status.alone) {
+        ("joints alone", Some((replays, rms))) => {
+            format!("{replays} replays of a joint alone, RMS {}", mrad(rms))
+        }
+        _ => format!(
+            "{} rollouts, training RMS {}",
+            status.rollouts,
+            status.train_rms.map_or_else(|| "not yet scored".to_owned(), mrad)
+        ),
+    };
+    format!("progress: {} ({:.0} s): {what}", status.stage, elapsed.as_secs_f64())
 }
 
 fn run_blocking(args: &IdentifyArgs, progress: Progress) -> anyhow::Result<()> {

@@ -9,15 +9,16 @@
 //! penalty beyond them. A joint alone costs a small share of a rollout of the arm and its error
 //! depends on its own parameters only, so each joint runs [`FitOptions::runs`] strategies of its
 //! own from the start, with different seeds and wider first steps, and keeps the best point
-//! any of them scored: a single strategy can settle in another valley (measured: the known
-//! truth's wrist_roll, stiff and ringing against its torque limit, in one run of four).
+//! any of them scored ([`crate::search`]): a single strategy can settle in another valley
+//! (measured: the known truth's wrist_roll, stiff and ringing against its torque limit, in one
+//! run of four).
 //! [`crate::refine`] then fits every joint's parameters together on the arm.
 
 use crate::error::FitFault;
 use crate::pool::rms_per_joint;
+use crate::search::{self, Point};
 use crate::solo::Solo;
 use crate::train::{Halt, Training, cost};
-use cmaes::{CMAESOptions, DVector as EsVector};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
 use fakesim_twin::joints::Joint;
 use nalgebra::DVector;
@@ -131,75 +132,43 @@ pub fn coordinates(dynamics: &Dynamics) -> DVector<f64> {
     })
 }
 
-/// Penalty per squared coordinate beyond a bound (a coordinate is a parameter's whole range).
-const PENALTY: f64 = 1.0;
-/// The strategies' first step size, in coordinates (a tenth of each parameter's range); the
-/// `r`-th run of a joint starts with `r + 1` times this.
-const INITIAL_STEP: f64 = 0.1;
-
-/// `start` with each joint's parameters searched alone on `solo`: [`FitOptions::runs`]
-/// strategies per joint from `start`, each joint keeping the best point any of its runs scored
-/// (a joint alone is deterministic, so the best point is worth more than the last mean), or
-/// its start where none was better. The runs share `threads` threads; none starts, and those
-/// under way stop at their next generation, once `t` is interrupted.
-fn alone(
-    t: &Training<'_>,
-    solo: &Solo<'_>,
-    start: &Dynamics,
-    opts: &FitOptions,
-    threads: usize,
-) -> Result<Dynamics, FitFault> {
-    let u0 = coordinates(start);
-    let jobs: Vec<(usize, usize)> = (0..6)
-        .flat_map(|j| (0..opts.runs.max(1)).map(move |r| (j, r)))
-        .collect();
-    let next = AtomicUsize::new(0);
-    let found: Mutex<Vec<(usize, f64, [f64; 6])>> = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    while !t.stopped()
-                        && let Some(&(j, r)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
-                    {
-                        let cost = |x: &EsVector<f64>| {
-                            let beyond: f64 = x.iter().map(|u| (u - u.clamp(0.0, 1.0)).powi(2)).sum();
-                            solo.cost(j, &joint_at(j, |m| x[m])) * (1.0 + PENALTY * beyond)
-                        };
-                        let mean: Vec<f64> = (0..6).map(|m| u0[6 * j + m]).collect();
-                        let Ok(mut es) = CMAESOptions::new(mean, INITIAL_STEP * (r + 1) as f64)
-                            .population_size(opts.population.max(4))
-                            .max_generations(opts.generations.max(1))
-                            .seed(opts.seed.wrapping_add((6 * r + j) as u64))
-                            .build(cost)
-                        else {
-                            continue;
-                        };
-                        while es.next().is_none() && !t.stopped() {}
-                        if let Some(best) = es.overall_best_individual() {
-                            let point = std::array::from_fn(|m| best.point[m].clamp(0.0, 1.0));
-                            found
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .push((j, best.value, point));
-                        }
-                    }
-                })
-            })
-            .collect();
-        let died = handles.into_iter().position(|h| h.join().is_err());
-        died.map_or(Ok(()), |thread| Err(FitFault::SearchPanicked { thread }))
-    })?;
-    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let mut out = *start;
-    for (j, joint) in out.joints.iter_mut().enumerate() {
-        let best = found.iter().filter(|f| f.0 == j).min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((_, _, point)) = best.filter(|b| b.1 < solo.cost(j, joint)) {
-            *joint = joint_at(j, |m| point[m]);
+/// `start` with each joint's parameters searched alone on `solo` ([`search::each_joint`]),
+/// the search's replays and its best error so far reported to `t`'s progress; what it found is
+/// scored on the arm, so that a fit interrupted here ends with it if it is better.
+fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, FitFault> {
+    let u = coordinates(start);
+    let from: [Point; 6] = std::array::from_fn(|j| std::array::from_fn(|m| u[6 * j + m]));
+    let replays = AtomicUsize::new(0);
+    let best = Mutex::new(solo.costs(start));
+    let cost = |j: usize, x: &Point| {
+        let c = solo.cost(j, &joint_at(j, |m| x[m]));
+        let mut best = best.lock().unwrap_or_else(PoisonError::into_inner);
+        best[j] = best[j].min(c);
+        if replays.fetch_add(1, Ordering::Relaxed).is_multiple_of(REPORT_EVERY) {
+            t.report_alone(replays.load(Ordering::Relaxed), (best.iter().sum::<f64>() / 6.0).sqrt());
         }
-    }
-    Ok(out)
+        c
+    };
+    let found = search::each_joint(&cost, &from, opts, t.threads(), t.stop_flag())?;
+    t.report_alone(
+        replays.into_inner(),
+        (best
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .sum::<f64>()
+            / 6.0)
+            .sqrt(),
+    );
+    let found = Dynamics {
+        joints: std::array::from_fn(|j| joint_at(j, |m| found[j][m])),
+    };
+    t.keep(&found);
+    Ok(found)
 }
+
+/// Replays of a joint alone between two reports of the search's progress.
+const REPORT_EVERY: usize = 256;
 
 /// Delays (s) tried before the strategies start.
 const COARSE_DELAYS_S: [f64; 7] = [0.0, 0.01, 0.02, 0.03, 0.045, 0.06, 0.08];
@@ -252,7 +221,7 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
 /// steps are told apart reliably; [`crate::refine`] keeps them.
 pub(crate) fn fit(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
     let first = coarse_delays(solo, start);
-    let found = alone(t, solo, &first, opts, t.threads())?;
+    let found = alone(t, solo, &first, opts)?;
     t.check()?;
     // Each joint's pick on the grid is made with the others' delays moved alike, so it may not
     // suit them together: keep it only if it beats the strategies' own delays put on the grid.

@@ -14,6 +14,7 @@ pub mod refine;
 pub mod replay;
 pub mod report;
 pub mod room;
+mod search;
 mod solo;
 pub mod split;
 pub mod synth;

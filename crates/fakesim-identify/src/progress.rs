@@ -27,6 +27,9 @@ pub struct Status {
     pub rollouts: usize,
     /// RMS training error (rad, every joint) of the best dynamics so far.
     pub train_rms: Option<f64>,
+    /// The search on the joints alone, once it has begun: its replays of a joint so far, and
+    /// the RMS (rad, every joint) of each joint's lowest error alone so far.
+    pub alone: Option<(usize, f64)>,
 }
 
 impl Progress {

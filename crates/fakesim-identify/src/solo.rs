@@ -293,4 +293,69 @@ mod tests {
             );
         }
     }
+
+    /// A recording of the arm held at zero, read every physics step for 200 ms, its goals
+    /// written every step; with `stepped` the shoulder's goal steps by 1 mrad at 100 ms (short
+    /// of the servo's torque limit, so that its pull is in proportion to the goal's share).
+    fn held(stepped: bool) -> Recording {
+        let times: Vec<f64> = (0..=80).map(|k| k as f64 * crate::replay::PHYSICS_STEP_S).collect();
+        let goal = |t: f64| {
+            let mut g = [0.0; 6];
+            if stepped && t >= 0.1 - 1e-9 {
+                g[0] = 0.001;
+            }
+            g
+        };
+        Recording {
+            name: "held".into(),
+            arm: ArmType::So101,
+            goals: times.iter().map(|&t| (t, goal(t))).collect(),
+            readings: times.iter().map(|&t| (t, [0.0; 6])).collect(),
+            torque: None,
+            load: None,
+        }
+    }
+
+    /// When (s) and by how much (rad) the shoulder alone first feels the goal's step, delayed
+    /// by `delay_s`: the end of the first physics step whose position differs.
+    fn first_felt(delay_s: f64) -> (f64, f64) {
+        let recordings = [held(true), held(false)];
+        let pool = Pool::new(ArmType::So101, &recordings, 1).unwrap();
+        let segment = |recording| Segment {
+            recording,
+            first: 0,
+            last: 80,
+        };
+        let solo = Solo::new(&mut model(ArmType::So101).unwrap(), &pool, &[segment(0), segment(1)]).unwrap();
+        let mut d = Replayer::new(ArmType::So101)
+            .unwrap()
+            .defaults(ArmType::So101)
+            .unwrap()
+            .joints[0];
+        // Without dry friction, whose fixed impulse would take a share off each push.
+        (d.delay_s, d.frictionloss) = (delay_s, 0.0);
+        let trace = |r: usize| solo.rollout(&recordings[r], &solo.tracks[r], &segment(r), 1, 0, &d);
+        let (with, without) = (trace(0), trace(1));
+        let k = with
+            .iter()
+            .zip(&without)
+            .position(|(a, b)| (a - b).abs() > 1e-12)
+            .unwrap();
+        ((k + 1) as f64 * crate::replay::PHYSICS_STEP_S, with[k] - without[k])
+    }
+
+    #[test]
+    fn a_joint_alone_acts_on_a_goal_its_delay_after_the_write_as_every_model_of_the_arm_does() {
+        // The goal arrives 21.25 ms after its write at 100 ms, half way through the step from
+        // 120 to 122.5 ms, which feels half of it (the time-weighted mean of the delay line);
+        // at 20 ms it arrives at that step's start, which feels all of it.
+        let (half_at, half_by) = first_felt(0.02125);
+        let (whole_at, whole_by) = first_felt(0.02);
+        assert!((half_at - 0.1225).abs() < 1e-9, "felt at {half_at} s");
+        assert!((whole_at - 0.1225).abs() < 1e-9, "felt at {whole_at} s");
+        assert!(
+            (whole_by / half_by - 2.0).abs() < 0.01,
+            "{whole_by} rad against {half_by} rad"
+        );
+    }
 }

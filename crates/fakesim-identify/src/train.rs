@@ -83,6 +83,17 @@ impl<'t> Training<'t> {
         errors
     }
 
+    /// Scores `dynamics` on the training segments, even once the fit is interrupted, and keeps
+    /// them if they are the best so far (what a fit stopped early ends with).
+    pub fn keep(&self, dynamics: &Dynamics) {
+        let errors = self
+            .pool
+            .errors(std::slice::from_ref(dynamics), self.segments)
+            .swap_remove(0);
+        self.keep_if_best(dynamics, &errors);
+        self.progress.update(|s| s.rollouts = self.pool.rollouts());
+    }
+
     /// Keeps `dynamics` as the best if `errors` are finite and lower than the best's.
     fn keep_if_best(&self, dynamics: &Dynamics, errors: &[f64]) {
         let c = cost(errors);
@@ -110,9 +121,15 @@ impl<'t> Training<'t> {
         self.pool.threads()
     }
 
-    /// Whether the fit was asked to stop ([`Progress::interrupt`]).
-    pub fn stopped(&self) -> bool {
-        self.progress.interrupted()
+    /// The flag [`Progress::interrupt`] sets.
+    pub fn stop_flag(&self) -> &std::sync::atomic::AtomicBool {
+        self.progress.stop_flag()
+    }
+
+    /// Reports the search on the joints alone: `replays` so far, and the RMS (rad, every
+    /// joint) of each joint's lowest error alone so far.
+    pub fn report_alone(&self, replays: usize, rms: f64) {
+        self.progress.update(|s| s.alone = Some((replays, rms)));
     }
 
     /// Training segments.
