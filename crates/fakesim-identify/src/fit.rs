@@ -220,6 +220,7 @@ fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
 /// saturates the servo however little of a step it acts), and between steps only the whole
 /// steps are told apart reliably; [`crate::refine`] keeps them.
 pub(crate) fn fit(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions) -> Result<Dynamics, Halt> {
+    t.check()?;
     let first = coarse_delays(solo, start);
     let found = alone(t, solo, &first, opts)?;
     t.check()?;
