@@ -16,7 +16,7 @@
 
 use crate::error::FitFault;
 use crate::pool::rms_per_joint;
-use crate::search::{self, Point};
+use crate::search::{self, Point, Strategies};
 use crate::solo::Solo;
 use crate::train::{Halt, Training, cost};
 use fakesim_twin::dynamics::{Dynamics, JointDynamics};
@@ -149,7 +149,13 @@ fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions)
         }
         c
     };
-    let found = search::each_joint(&cost, &from, opts, t.threads(), t.stop_flag())?;
+    let strategies = Strategies {
+        generations: opts.generations,
+        population: opts.population,
+        runs: opts.runs,
+        seed: opts.seed,
+    };
+    let found = search::each_joint(&cost, &from, &strategies, t.threads(), t.stop_flag())?;
     t.report_alone(
         replays.into_inner(),
         (best

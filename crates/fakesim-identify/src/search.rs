@@ -1,5 +1,5 @@
 //! Each joint's evolution strategies (CMA-ES, the `cmaes` crate) on a cost of that joint's own
-//! six coordinates: [`FitOptions::runs`] strategies per joint from its start, the `r`-th with
+//! six coordinates: [`Strategies::runs`] strategies per joint from its start, the `r`-th with
 //! seed `seed + 6 r + j` and a first step `r + 1` times [`INITIAL_STEP`], all of them spread
 //! over the threads as jobs; each joint keeps the best point any of its strategies scored, or
 //! its start where none beat it.
@@ -10,7 +10,6 @@
 //! [`crate::fit`]); a candidate beyond is scored where it is clamped to, with a penalty.
 
 use crate::error::FitFault;
-use crate::fit::FitOptions;
 use cmaes::{CMAESOptions, DVector};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -23,6 +22,19 @@ pub const INITIAL_STEP: f64 = 0.1;
 /// One joint's coordinates.
 pub(crate) type Point = [f64; 6];
 
+/// How far each joint's strategies go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Strategies {
+    /// Generations of each strategy.
+    pub generations: usize,
+    /// Candidates per generation.
+    pub population: usize,
+    /// Strategies per joint.
+    pub runs: usize,
+    /// Seed of joint 0's first strategy.
+    pub seed: u64,
+}
+
 /// The six joints' best points from `start` under `cost(joint, point)` (see the module's doc),
 /// the strategies run on `threads` threads. Once `stop` is set no strategy starts and those
 /// under way end at their next generation. A thread that panics ends the search with
@@ -30,7 +42,7 @@ pub(crate) type Point = [f64; 6];
 pub(crate) fn each_joint(
     cost: &(dyn Fn(usize, &Point) -> f64 + Sync),
     start: &[Point; 6],
-    opts: &FitOptions,
+    opts: &Strategies,
     threads: usize,
     stop: &AtomicBool,
 ) -> Result<[Point; 6], FitFault> {
@@ -80,7 +92,7 @@ fn strategy(
     j: usize,
     r: usize,
     from: &Point,
-    opts: &FitOptions,
+    opts: &Strategies,
     stopped: &dyn Fn() -> bool,
 ) -> Option<(f64, Point)> {
     let objective = |x: &DVector<f64>| {
@@ -103,12 +115,11 @@ fn strategy(
 mod tests {
     use super::*;
 
-    const QUICK: FitOptions = FitOptions {
+    const QUICK: Strategies = Strategies {
         generations: 60,
         population: 8,
         runs: 2,
         seed: 1,
-        rounds: 0,
     };
 
     /// Joint `j`'s own minimum of the test costs: a different point for each joint.
