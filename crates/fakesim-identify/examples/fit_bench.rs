@@ -1,8 +1,8 @@
 //! Benchmark of a fit: six-joint recordings the twin makes of itself under the known truth (two
 //! of 30 s by default), fitted from the defaults with the library's default budget unless told
 //! otherwise; prints the fit's time, rollouts per second, the validation error before and after,
-//! the noise floor, and how far each fitted parameter is from the truth (marked `*` or `?` as
-//! well or poorly determined, `~` trading off, when profiled). Run it optimised:
+//! the noise floor, and how far each fitted parameter is from the truth (marked `*` well
+//! determined, `~` trading off or `?` poorly determined, when profiled). Run it optimised:
 //! `cargo run --release -p fakesim-identify --example fit_bench [--profiles] [--runs=N] [THREADS
 //! [SECONDS_EACH [GENERATIONS POPULATION ROUNDS [SEGMENT_S]]]]`.
 
@@ -62,17 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let off: Vec<String> = (0..6)
             .map(|m| {
                 let (f, r) = (fitted.values()[m], real.values()[m]);
-                let trades = if outcome.trade_offs.is_some_and(|t| t[j][m] != 0) {
-                    "~"
-                } else {
-                    ""
-                };
-                let mark = match outcome.standard_errors {
-                    Some(se) if report::well_determined(m, se[j][m]) => "*",
-                    Some(_) => "?",
-                    None => "",
-                };
-                let mark = format!("{mark}{trades}");
+                let mark = report::mark(&outcome, j, m).unwrap_or("");
                 if m == 5 {
                     format!("{:+.1}ms{mark}", 1e3 * (f - r))
                 } else {

@@ -183,18 +183,16 @@ const FINE_DELAY_MAX_S: f64 = 0.08;
 
 /// `start` with each joint's delay set to the one of `grid` that fits the joint best alone.
 fn coarse_delays(solo: &Solo<'_>, start: &Dynamics) -> Dynamics {
-    let costs: Vec<[f64; 6]> = COARSE_DELAYS_S
-        .iter()
-        .map(|&delay| solo.costs(&with_delays(start, delay)))
-        .collect();
-    let mut out = *start;
-    for (j, joint) in out.joints.iter_mut().enumerate() {
-        let best = (0..costs.len())
-            .min_by(|a, b| costs[*a][j].total_cmp(&costs[*b][j]))
-            .unwrap_or(0);
-        joint.delay_s = COARSE_DELAYS_S[best];
-    }
-    out
+    let sets: Vec<Dynamics> = COARSE_DELAYS_S.iter().map(|&delay| with_delays(start, delay)).collect();
+    let costs: Vec<[f64; 6]> = sets.iter().map(|d| solo.costs(d)).collect();
+    with_lowest(start, &COARSE_DELAYS_S, &costs)
+}
+
+/// `start` with each joint's delay set to the one of `grid` that fits it best on the arm.
+fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
+    let sets: Vec<Dynamics> = grid.iter().map(|&delay| with_delays(start, delay)).collect();
+    let rms: Vec<[f64; 6]> = t.errors(&sets).iter().map(|e| rms_per_joint(e)).collect();
+    with_lowest(start, grid, &rms)
 }
 
 /// `start` with every joint's delay `delay` (s).
@@ -204,14 +202,13 @@ fn with_delays(start: &Dynamics, delay: f64) -> Dynamics {
     d
 }
 
-/// `start` with each joint's delay set to the one of `grid` that fits it best on the arm.
-fn best_delays(t: &Training<'_>, start: &Dynamics, grid: &[f64]) -> Dynamics {
-    let sets: Vec<Dynamics> = grid.iter().map(|&delay| with_delays(start, delay)).collect();
-    let rms: Vec<[f64; 6]> = t.errors(&sets).iter().map(|e| rms_per_joint(e)).collect();
+/// `start` with each joint's delay the one of `grid` whose `errors` (per delay, per joint) are
+/// the joint's lowest.
+fn with_lowest(start: &Dynamics, grid: &[f64], errors: &[[f64; 6]]) -> Dynamics {
     let mut out = *start;
     for (j, joint) in out.joints.iter_mut().enumerate() {
-        let best = (0..sets.len())
-            .min_by(|a, b| rms[*a][j].total_cmp(&rms[*b][j]))
+        let best = (0..errors.len().min(grid.len()))
+            .min_by(|a, b| errors[*a][j].total_cmp(&errors[*b][j]))
             .unwrap_or(0);
         joint.delay_s = grid[best];
     }

@@ -128,18 +128,24 @@ pub fn text(o: &Outcome) -> String {
     s
 }
 
-/// Parameter `m` of joint `j`'s standard error and mark as the text shows them (nothing
-/// without standard errors).
-fn spread(o: &Outcome, j: usize, m: usize) -> String {
-    let Some(se) = o.standard_errors.map(|se| se[j][m]) else {
-        return String::new();
-    };
-    let mark = if well_determined(m, se) {
+/// Parameter `m` of joint `j`'s mark: `*` well determined, `~` trades off, `?` hardly
+/// constrained (`None` without standard errors).
+pub fn mark(o: &Outcome, j: usize, m: usize) -> Option<&'static str> {
+    let se = o.standard_errors?[j][m];
+    Some(if well_determined(m, se) {
         "*"
     } else if trades(o, j, m) != 0 {
         "~"
     } else {
         "?"
+    })
+}
+
+/// Parameter `m` of joint `j`'s standard error and mark as the text shows them (nothing
+/// without standard errors).
+fn spread(o: &Outcome, j: usize, m: usize) -> String {
+    let (Some(se), Some(mark)) = (o.standard_errors.map(|se| se[j][m]), mark(o, j, m)) else {
+        return String::new();
     };
     match (PARAMETERS[m].name, se.is_finite()) {
         (_, false) => format!(" ±∞{mark}"),
