@@ -140,12 +140,13 @@ fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions)
     let from: [Point; 6] = std::array::from_fn(|j| std::array::from_fn(|m| u[6 * j + m]));
     let replays = AtomicUsize::new(0);
     let best = Mutex::new(solo.costs(start));
+    let rms = |costs: &[f64; 6]| (costs.iter().sum::<f64>() / 6.0).sqrt();
     let cost = |j: usize, x: &Point| {
         let c = solo.cost(j, &joint_at(j, |m| x[m]));
         let mut best = best.lock().unwrap_or_else(PoisonError::into_inner);
         best[j] = best[j].min(c);
         if replays.fetch_add(1, Ordering::Relaxed).is_multiple_of(REPORT_EVERY) {
-            t.report_alone(replays.load(Ordering::Relaxed), (best.iter().sum::<f64>() / 6.0).sqrt());
+            t.report_alone(replays.load(Ordering::Relaxed), rms(&best));
         }
         c
     };
@@ -156,16 +157,8 @@ fn alone(t: &Training<'_>, solo: &Solo<'_>, start: &Dynamics, opts: &FitOptions)
         seed: opts.seed,
     };
     let found = search::each_joint(&cost, &from, &strategies, t.threads(), t.stop_flag())?;
-    t.report_alone(
-        replays.into_inner(),
-        (best
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .sum::<f64>()
-            / 6.0)
-            .sqrt(),
-    );
+    let best = best.into_inner().unwrap_or_else(PoisonError::into_inner);
+    t.report_alone(replays.into_inner(), rms(&best));
     let found = Dynamics {
         joints: std::array::from_fn(|j| joint_at(j, |m| found[j][m])),
     };
