@@ -37,6 +37,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let outcome = identify(&recordings, &opts)?;
     println!("{}", report::text(&outcome));
+    if let Some((replays, rms)) = opts.progress.status().alone {
+        println!("joints alone: {replays} replays of a joint, RMS {:.2} mrad", 1e3 * rms);
+    }
     let parts = fakesim_identify::split::split(&recordings, &opts.split);
     let pool = Pool::new(ArmType::So101, &recordings, threads)?;
     let floor = rms_per_joint(&pool.errors(&[truth], &parts.validation)[0]);
