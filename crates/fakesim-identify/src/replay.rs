@@ -94,10 +94,20 @@ impl Replayer {
 
 /// The measured velocity at reading `k`: the slope across a window of about ±10 ms.
 pub(crate) fn start_velocity(rec: &Recording, k: usize) -> [f64; 6] {
+    slope(rec, window(rec, k, VELOCITY_WINDOW_S))
+}
+
+/// The first and last readings of a window of about ±`half_s` about reading `k` (at least one
+/// reading either way, within the recording), the readings' period taken beside `k`.
+pub(crate) fn window(rec: &Recording, k: usize, half_s: f64) -> (usize, usize) {
     let next = rec.readings.get(k + 1).or(rec.readings.get(k.wrapping_sub(1)));
     let period = next.map_or(1.0, |r| (r.0 - rec.readings[k].0).abs()).max(1e-6);
-    let w = ((VELOCITY_WINDOW_S / period).round() as usize).max(1);
-    let (a, b) = (k.saturating_sub(w), (k + w).min(rec.readings.len() - 1));
+    let w = ((half_s / period).round() as usize).max(1);
+    (k.saturating_sub(w), (k + w).min(rec.readings.len() - 1))
+}
+
+/// The measured positions' slope from reading `a` to reading `b` (0 where no time passes).
+pub(crate) fn slope(rec: &Recording, (a, b): (usize, usize)) -> [f64; 6] {
     let span = rec.readings[b].0 - rec.readings[a].0;
     if span <= 0.0 {
         return [0.0; 6];

@@ -18,7 +18,7 @@
 
 use crate::pool::Pool;
 use crate::recording::Recording;
-use crate::replay::{compared, start_velocity};
+use crate::replay::{compared, slope, start_velocity, window};
 use crate::split::Segment;
 use fakesim_twin::TwinError;
 use fakesim_twin::dynamics::{ArmModel, Dynamics, JointDynamics};
@@ -111,9 +111,19 @@ impl<'a> Solo<'a> {
         let mut mass = vec![0.0; nv * nv];
         let tracks = recordings
             .iter()
-            .map(|rec| {
+            .enumerate()
+            .map(|(r, rec)| {
+                // Only the readings a segment replays are read (the validation part's are not).
+                let replayed = |k: usize| {
+                    segments
+                        .iter()
+                        .any(|s| s.recording == r && (s.first..=s.last).contains(&k))
+                };
                 let loads = (0..rec.readings.len())
                     .map(|k| {
+                        if !replayed(k) {
+                            return Load::default();
+                        }
                         let (q, v, acc) = measured(rec, k);
                         let mut bias_at = |q: &[f64; 6]| -> [f64; 6] {
                             for (j, a) in at.iter().enumerate() {
@@ -242,13 +252,9 @@ impl<'a> Solo<'a> {
 /// The measured positions, velocities and accelerations at reading `k`: differences across
 /// about ±[`SMOOTHING_S`].
 fn measured(rec: &Recording, k: usize) -> ([f64; 6], [f64; 6], [f64; 6]) {
-    let n = rec.readings.len();
-    let period = rec.reading_period().max(1e-6);
-    let w = ((SMOOTHING_S / period).round() as usize).max(1);
-    let (a, b) = (k.saturating_sub(w), (k + w).min(n - 1));
+    let (a, b) = window(rec, k, SMOOTHING_S);
     let (ta, tk, tb) = (rec.readings[a].0, rec.readings[k].0, rec.readings[b].0);
     let (qa, qk, qb) = (rec.readings[a].1, rec.readings[k].1, rec.readings[b].1);
-    let velocity = std::array::from_fn(|j| if tb > ta { (qb[j] - qa[j]) / (tb - ta) } else { 0.0 });
     let acceleration = std::array::from_fn(|j| {
         if tb > tk && tk > ta {
             let (left, right) = ((qk[j] - qa[j]) / (tk - ta), (qb[j] - qk[j]) / (tb - tk));
@@ -257,7 +263,7 @@ fn measured(rec: &Recording, k: usize) -> ([f64; 6], [f64; 6], [f64; 6]) {
             0.0
         }
     });
-    (qk, velocity, acceleration)
+    (qk, slope(rec, (a, b)), acceleration)
 }
 
 #[cfg(test)]
