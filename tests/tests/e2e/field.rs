@@ -13,6 +13,8 @@ use fakesim_proto::v1::*;
 use feetech::control_table::{ACCELERATION, GOAL_POSITION, TORQUE_ENABLE};
 use feetech::protocol::status::ServoError;
 use feetech_emu::{EmuConfig, VirtualSo101};
+use std::time::Duration;
+use tokio::time::MissedTickBehavior;
 use tonic::Code;
 
 /// A rig whose daemon opens the virtual bus through a symbolic link.
@@ -22,7 +24,7 @@ async fn linked_rig(
     configure: impl FnOnce(&mut fakesim_hil::Settings) + Send + 'static,
 ) -> Rig {
     let configure = move |s: &mut fakesim_hil::Settings| {
-        s.reconnect_interval = Some(std::time::Duration::from_millis(200));
+        s.reconnect_interval = Some(Duration::from_millis(200));
         configure(s);
     };
     Rig::on(VirtualArmServer::start_linked(bus, mode, configure).await.unwrap()).await
@@ -375,8 +377,14 @@ async fn a_joint_that_strains_against_an_obstacle_for_its_window_loses_torque_an
     let (rig, mut hw, _session, _) = into_hil(rig).await;
     let mut robot = rig.robot().await;
     let into_the_obstacle = tick([0.0, 0.0, 0.6, 0.0, 0.0, 0.0]);
+    // The stall window is wall time and the episode's budget is ticks, so the client paces its
+    // ticks at 30 Hz as LeRobot's loop does: unpaced, a fast machine spends the 300-step budget
+    // inside the 2 s window.
+    let mut cadence = tokio::time::interval(Duration::from_secs_f64(1.0 / 30.0));
+    cadence.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut ticks = 0;
     let refused = loop {
+        cadence.tick().await;
         match robot.tick(into_the_obstacle.clone()).await {
             Ok(_) => ticks += 1,
             Err(refused) => break refused,
