@@ -2,8 +2,10 @@
 //! loop, and the safety layers every command to the real arm passes through.
 
 mod mirror;
-
+mod switch;
 mod sync;
+
+pub use switch::ModeSwitch;
 
 use super::config::BridgeConfig;
 use super::error::BridgeError;
@@ -13,14 +15,13 @@ use super::stall::StallGuard;
 use crate::now;
 use crate::telemetry::{HardwareStatus, RecentEvents};
 use fakesim_arm::Joint;
-use fakesim_arm::{Arm, ArmError, ArmHealth, ArmState};
-use fakesim_episode::session::within_limits;
+use fakesim_arm::{Arm, ArmHealth};
 use fakesim_safety::{
     CommandPreview, Commanded, DeltaCap, EstopLatch, GuardError, LatchedBy, Layers, Pace, PipelineTiming, RangeGuard,
-    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, bus_loss, check_servo_faults,
+    SafetyEvent, SafetyPipeline, TableGuard, TcpKinematics, bus_loss,
 };
+use fakesim_twin::TwinHandle;
 use fakesim_twin::values::Bounds;
-use fakesim_twin::{JointValues, TwinHandle};
 use mirror::mirror_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,10 +33,6 @@ use tokio_util::sync::CancellationToken;
 const RECENT_EVENTS: usize = 64;
 /// The longest an arm-to-twin sync may take; a slower speed is refused before anything moves.
 pub const MAX_SYNC_DURATION: Duration = Duration::from_secs(30);
-/// Attempts a mode switch or a sync makes at a reading or a torque switch that found servos
-/// silent or garbled, a control period apart, before it refuses: a noisy bus loses a reply
-/// now and then, and the mirror loop rides through the same way.
-const BUS_ATTEMPTS: u32 = 5;
 
 /// Where a robot-service call goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,17 +71,6 @@ pub(crate) struct Reading {
     pub sent_at: Instant,
     /// Whether every servo answered it; its reaction to the arm's health has run either way.
     pub ok: bool,
-}
-
-/// What a mode switch did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ModeSwitch {
-    /// The mode before.
-    pub previous: Mode,
-    /// Largest joint difference between arm and twin at the switch (rad), with hardware.
-    pub max_joint_error_rad: f64,
-    /// How long the sync move took.
-    pub sync_duration: Duration,
 }
 
 struct Inner {
@@ -432,113 +418,6 @@ impl HardwareBridge {
         })
     }
 
-    /// Switches torque on holding the present pose (later commands ramp from it), unless a
-    /// servo still reports a fault that switched it off.
-    async fn enable_torque(&self) -> Result<(), BridgeError> {
-        let state = self
-            .on_noisy_bus(|| async { self.recorded(self.inner.pipeline.switch_torque_on().await) })
-            .await?
-            .ok_or(BridgeError::NoHardware("hil"))?;
-        lock(&self.inner.shadow).rebase(state.positions_rad());
-        lock(&self.inner.stall).rebase();
-        Ok(())
-    }
-
-    /// Switches mode. Entering `hil` checks that the arm and the twin agree, or syncs them as
-    /// asked (a sync must end with the arm at the twin's pose), then switches torque on
-    /// holding the present pose, and later commands ramp from it; a servo still reporting a
-    /// fault refuses the switch. Entering `mirror` switches torque off.
-    /// `sync_speed_rad_s` overrides the configured speed of a `MoveArmToTwin` sync.
-    pub async fn set_mode(
-        &self,
-        mode: Mode,
-        sync: SyncOption,
-        sync_speed_rad_s: Option<f64>,
-    ) -> Result<ModeSwitch, BridgeError> {
-        let _switching = self.inner.switching.lock().await;
-        let previous = self.mode();
-        let started = Instant::now();
-        let mut max_joint_error_rad = 0.0;
-        match (mode, self.arm().cloned()) {
-            (Mode::Sim, _) => self.inner.pipeline.disarm_watchdog(),
-            (_, None) => return Err(BridgeError::NoHardware(mode.name())),
-            (Mode::Mirror, Some(_)) => {
-                self.on_noisy_bus(|| async { Ok(self.inner.pipeline.switch_torque_off().await?) })
-                    .await?
-            }
-            (Mode::Hil, Some(arm)) => {
-                self.check_link()?;
-                self.check_estop()?;
-                let state = self.read_arm(arm.as_ref()).await?;
-                self.recorded(check_servo_faults(&state))?;
-                let real = state.positions_rad();
-                let twin = self.inner.twin.with_sim(|sim| sim.arm_qpos()).await?;
-                let (joint, error_rad) = largest_difference(&real, &twin);
-                max_joint_error_rad = error_rad;
-                if error_rad > self.inner.config.disagree_threshold_rad {
-                    match sync {
-                        SyncOption::None => {
-                            return Err(BridgeError::Disagree {
-                                joint: joint.label(),
-                                error_rad,
-                                threshold_rad: self.inner.config.disagree_threshold_rad,
-                            });
-                        }
-                        SyncOption::MoveTwinToArm => self.put_twin_at(real).await?,
-                        SyncOption::MoveArmToTwin => {
-                            let speed = sync_speed_rad_s.unwrap_or(self.inner.config.sync_speed_rad_s);
-                            // The twin may stand where this arm's calibration does not reach.
-                            let target = within_limits(twin, &self.limits());
-                            self.move_arm_slowly(arm.as_ref(), real, target, speed).await?;
-                        }
-                    }
-                }
-                self.enable_torque().await?;
-                // The arm may have been lost while the switch ran: its loss latched the stop
-                // first and then waits for this switch to end before it leaves hil.
-                if let Err(lost) = self.check_link().and_then(|()| self.check_estop()) {
-                    if let Err(e) = self.inner.pipeline.switch_torque_off().await {
-                        tracing::warn!(error = %e, "torque off after a switch the arm's loss overtook failed");
-                    }
-                    return Err(lost);
-                }
-            }
-        }
-        self.inner.mode.send_replace(mode);
-        tracing::info!(from = previous.name(), to = mode.name(), "mode switched");
-        Ok(ModeSwitch {
-            previous,
-            max_joint_error_rad,
-            sync_duration: started.elapsed(),
-        })
-    }
-
-    /// Runs `attempt` until it succeeds, fails for a reason other than silent or garbled
-    /// servos, or has been tried [`BUS_ATTEMPTS`] times a control period apart.
-    async fn on_noisy_bus<T, F: Future<Output = Result<T, BridgeError>>>(
-        &self,
-        mut attempt: impl FnMut() -> F,
-    ) -> Result<T, BridgeError> {
-        let mut tries = 1;
-        loop {
-            match attempt().await {
-                Err(BridgeError::Arm(error @ (ArmError::Unresponsive { .. } | ArmError::Bus(_))))
-                    if tries < BUS_ATTEMPTS =>
-                {
-                    tracing::debug!(%error, tries, "bus transaction failed; trying again");
-                    tries += 1;
-                    tokio::time::sleep(self.inner.config.control_period).await;
-                }
-                outcome => return outcome,
-            }
-        }
-    }
-
-    /// Reads the arm, riding through a noisy bus as [`Self::on_noisy_bus`] does.
-    async fn read_arm(&self, arm: &dyn Arm) -> Result<ArmState, BridgeError> {
-        self.on_noisy_bus(|| async { Ok(arm.read_state().await?) }).await
-    }
-
     /// Records a safety event for the status and the journal.
     pub fn record(&self, event: SafetyEvent) {
         tracing::warn!(?event, "safety event");
@@ -547,16 +426,6 @@ impl HardwareBridge {
         // The journal forwarder may be gone at shutdown; the status still has the event.
         let _ = self.inner.journal.send(event);
     }
-}
-
-fn largest_difference(a: &[f64; 6], b: &[f64; 6]) -> (Joint, f64) {
-    Joint::ALL
-        .into_iter()
-        .map(|j| (j, (a[j.index()] - b[j.index()]).abs()))
-        .fold(
-            (Joint::ShoulderPan, 0.0),
-            |best, next| if next.1 > best.1 { next } else { best },
-        )
 }
 
 fn clamp_into(joints: &[f64; 6], ranges: &[Bounds; 6]) -> [f64; 6] {

@@ -1,7 +1,13 @@
 //! Bringing the real arm and the twin together: the slow move of the arm to a pose, and the
 //! twin put where the arm is.
 
-use super::*;
+use super::switch::largest_difference;
+use super::{HardwareBridge, MAX_SYNC_DURATION, clamp_into};
+use crate::hil::error::BridgeError;
+use crate::hil::mode::Mode;
+use fakesim_arm::Arm;
+use fakesim_safety::Pace;
+use fakesim_twin::JointValues;
 
 /// Control periods the arm gets to settle on a sync target after the last goal.
 const ARRIVAL_PERIODS: u32 = 50;
