@@ -12,15 +12,20 @@
 //! The pipeline raises events but does not record them: each call returns what it raised,
 //! and the caller journals it (the bridge every event, teleop a lasting condition once).
 
-use crate::bus_loss::LinkChange;
+mod reaction;
+mod refusal;
+
+pub use reaction::Reaction;
+use refusal::check_fault_flags;
+pub use refusal::{GuardError, check_servo_faults};
+
 use crate::ramp::Ramp;
 use crate::{
-    Capped, DeltaCap, EstopLatch, FaultAction, FaultPolicy, LatchedBy, RangeGuard, SafetyError, SafetyEvent,
-    TableGuard, TcpKinematics, Watchdog, WatchdogAction,
+    Capped, DeltaCap, EstopLatch, FaultPolicy, RangeGuard, SafetyError, SafetyEvent, TableGuard, TcpKinematics,
+    Watchdog, WatchdogAction,
 };
 use fakesim_arm::Joint;
 use fakesim_arm::{Arm, ArmError, ArmState, BoxFuture};
-use feetech::protocol::status::ServoError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -78,62 +83,6 @@ pub struct Commanded {
     pub capped: bool,
     /// Events raised on the way: the cap, the end of a watchdog hold.
     pub events: Vec<SafetyEvent>,
-}
-
-/// Why a command or a torque switch did not happen.
-#[derive(Debug, thiserror::Error)]
-pub enum GuardError {
-    /// A layer refused the targets; nothing was sent.
-    #[error(transparent)]
-    Refused(#[from] SafetyError),
-    /// The arm failed.
-    #[error(transparent)]
-    Arm(#[from] ArmError),
-    /// A goal broke the last check before the bus: a defect of the layers; nothing was written.
-    #[error(
-        "defect: a goal that passed the safety layers failed the last check before the bus ({0}); nothing was written"
-    )]
-    Invariant(SafetyError),
-    /// A servo reports a fault that holds the arm or switched its torque off: the arm cannot
-    /// carry out motion while it lasts.
-    #[error("{joint} (servo {id}) reports {flags}; motion is refused until the fault clears")]
-    ServoFault {
-        /// The joint.
-        joint: Joint,
-        /// Its servo.
-        id: u8,
-        /// The flags it reports.
-        flags: ServoError,
-    },
-    /// Torque is off on the arm (a fault switched it off, since cleared): nothing it was
-    /// asked would move it.
-    #[error("torque is off ({cause}); the arm cannot move until SetMode(hil) switches it back on")]
-    TorqueOff {
-        /// Why it went off.
-        cause: String,
-    },
-}
-
-impl GuardError {
-    /// The journal record of a refusal by a layer.
-    pub fn event(&self) -> Option<SafetyEvent> {
-        match self {
-            GuardError::Refused(refusal) => Some(refusal.event()),
-            GuardError::Invariant(broken) => Some(SafetyEvent::InvariantViolated {
-                detail: broken.to_string(),
-            }),
-            _ => None,
-        }
-    }
-}
-
-/// What [`SafetyPipeline::react_to_faults`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reaction {
-    /// The action the arm's health calls for now.
-    pub action: FaultAction,
-    /// What became of the bus since the last reaction, oldest first.
-    pub link: Vec<LinkChange>,
 }
 
 /// Where the pipeline reads the time (tests pause and advance it).
@@ -416,98 +365,5 @@ impl SafetyPipeline {
             tracing::error!(error = %e, "watchdog hold failed");
         }
         verdict.event
-    }
-
-    /// Runs the fault policy on the arm's health, hands what it raised to `record` (before
-    /// acting, so the record comes first), and reacts: hold, torque off, or torque off and
-    /// then latch the emergency stop. Reactions follow the edges of conditions: a lasting fault is
-    /// not acted on again. Failures of the reaction itself are logged. Returns the action the
-    /// health calls for now and what became of the bus since the last call (every loss and
-    /// recovery, counted, see [`crate::bus_loss`]).
-    pub async fn react_to_faults(&self, mut record: impl FnMut(SafetyEvent)) -> Reaction {
-        let Some(arm) = &self.arm else {
-            return Reaction {
-                action: FaultAction::Continue,
-                link: Vec::new(),
-            };
-        };
-        let decision = self.progress().faults.evaluate(&arm.health());
-        let changed = !decision.events.is_empty() || !decision.link.is_empty();
-        decision.events.into_iter().for_each(&mut record);
-        let outcome: Result<(), GuardError> = match decision.action {
-            _ if !changed => Ok(()),
-            FaultAction::TorqueOff => {
-                let switched = self.switch_torque_off().await.map_err(GuardError::from);
-                // A servo's fault, not a loss: the stop it latches names a lost bus or servo.
-                if !decision.latch
-                    && let Some(cause) = decision.reasons.first()
-                {
-                    self.progress().torque_off_cause = Some(cause.clone());
-                }
-                switched
-            }
-            FaultAction::Hold => match arm.read_state().await {
-                Ok(state) => self.hold(state.positions_rad()).await,
-                Err(e) => Err(e.into()),
-            },
-            FaultAction::Continue => Ok(()),
-        };
-        if let Err(e) = outcome {
-            tracing::error!(error = %e, action = ?decision.action, "fault reaction failed");
-        }
-        // Latched after the reaction, so whoever sees the latch finds torque already off.
-        if decision.latch && !self.layers.estop.is_latched() {
-            record(self.layers.estop.trip_by(decision.reasons.join("; "), LatchedBy::Arm));
-            self.disarm_watchdog();
-        }
-        Reaction {
-            action: decision.action,
-            link: decision.link,
-        }
-    }
-
-    /// Switches one joint's torque off because of `cause` (the stall guard) and latches the
-    /// stop for the arm; motion stays refused until the stop is reset and torque comes back
-    /// on. Returns the latch event.
-    pub async fn stop_joint(&self, joint: Joint, cause: &str) -> SafetyEvent {
-        if let Some(arm) = &self.arm
-            && let Err(e) = arm.set_joint_torque(joint, false).await
-        {
-            tracing::error!(error = %e, joint = joint.label(), "switching the joint's torque off failed");
-        }
-        self.progress().torque_off_cause = Some(cause.to_owned());
-        self.disarm_watchdog();
-        self.layers.estop.trip_by(cause, LatchedBy::Arm)
-    }
-
-    /// Latches the emergency stop and switches torque off; returns the event.
-    pub async fn emergency_stop(&self, reason: &str) -> SafetyEvent {
-        let event = self.layers.estop.trip(reason);
-        if let Err(e) = self.switch_torque_off().await {
-            tracing::error!(error = %e, "emergency stop: torque off failed");
-        }
-        event
-    }
-}
-
-/// Refuses when a servo of `state` reports a fault the fault policy holds the arm or switches
-/// torque off for.
-pub fn check_servo_faults(state: &ArmState) -> Result<(), GuardError> {
-    check_fault_flags(Joint::ALL.into_iter().filter_map(|joint| {
-        state
-            .joint(joint)
-            .servo
-            .map(|servo| (joint, servo.id, servo.error_flags))
-    }))
-}
-
-/// Refuses on the first `(joint, id, flags)` whose flags hold the arm or switch torque off.
-fn check_fault_flags(servos: impl IntoIterator<Item = (Joint, u8, ServoError)>) -> Result<(), GuardError> {
-    match servos
-        .into_iter()
-        .find(|(_, _, flags)| FaultPolicy::action_for(*flags) != FaultAction::Continue)
-    {
-        Some((joint, id, flags)) => Err(GuardError::ServoFault { joint, id, flags }),
-        None => Ok(()),
     }
 }
