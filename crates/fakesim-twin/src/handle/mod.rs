@@ -1,10 +1,13 @@
 //! The twin's owner thread and the cheap, cloneable async handle callers use.
 
+mod config;
+mod snapshot;
+
+pub use config::{DEFAULT_RENDER_THREADS, TwinConfig};
+pub use snapshot::CameraSnapshot;
+
 use crate::backlog::{Admission, FrameRoom, RenderCounts};
-use crate::board::Board;
-use crate::cameras::{CameraProfile, distortions, frame_sizes, merged, standard_profiles};
-use crate::colors::PartColors;
-use crate::dynamics::Dynamics;
+use crate::cameras::distortions;
 use crate::error::TwinError;
 use crate::lifeline::{Ended, Lifeline};
 use crate::look::Look;
@@ -13,8 +16,7 @@ use crate::look::variations::Variations;
 use crate::preview::{PreviewQueue, PreviewReport, PreviewRequest};
 use crate::quality::RenderQuality;
 use crate::render::{Drawing, Frame, RenderQueue};
-use crate::scene::Scene;
-use crate::sim::{RenderSnapshot, Sim};
+use crate::sim::Sim;
 use crate::worker::{Jobs, Worker};
 use fakesim_arm::{ArmSpec, Side};
 use mujoco_rs::prelude::MjModel;
@@ -24,80 +26,6 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use tokio::sync::{broadcast, oneshot, watch};
 
 type Job = Box<dyn FnOnce(&mut Sim) + Send>;
-
-/// How to start a twin.
-#[derive(Debug, Clone)]
-pub struct TwinConfig {
-    /// Scene to load.
-    pub scene: Scene,
-    /// Physics steps per control tick.
-    pub substeps_per_tick: u32,
-    /// Image quality of the cameras, unless a drawing asks for another.
-    pub render_quality: RenderQuality,
-    /// The colours the cameras draw the arms' parts in.
-    pub part_colors: PartColors,
-    /// Render threads, each with GL contexts of its own (1 to
-    /// [`crate::render::MAX_RENDER_THREADS`]): the cameras of one drawing are drawn side by
-    /// side, one per thread.
-    pub render_threads: usize,
-    /// Each arm's identified dynamics, in the scene's arm order (left first in a pair); an arm
-    /// without an entry, or with `None`, keeps the model's own. The preview shares the model.
-    pub dynamics: Vec<Option<Dynamics>>,
-    /// The physics step (s) in place of the model's, which it must divide (the step the
-    /// dynamics were identified at; see [`Sim::load_each`]); a tick's period is unchanged.
-    /// `None`: the model's own. The preview shares it.
-    pub physics_step_s: Option<f64>,
-    /// Photos shown behind the foreground of the cameras they name (none by default).
-    pub backdrops: Vec<Backdrop>,
-    /// The ranges [`TwinHandle::vary`] draws an episode's look within (nothing varies by default).
-    pub variations: Variations,
-    /// Camera profiles added to the scene's cameras; each replaces the standard profile of its
-    /// name (`front`, `wrist`; see [`standard_profiles`]).
-    pub cameras: Vec<CameraProfile>,
-    /// Flat printed boards the cameras draw in the scene (none by default).
-    pub boards: Vec<Board>,
-}
-
-impl TwinConfig {
-    /// The scene's standard camera profiles with the configured ones over them.
-    pub fn camera_profiles(&self) -> Vec<CameraProfile> {
-        merged(
-            standard_profiles(&self.scene)
-                .into_iter()
-                .chain(self.cameras.iter().cloned()),
-        )
-    }
-
-    /// The twin's physics as configured.
-    fn load(&self) -> Result<Sim, TwinError> {
-        Sim::load_dressed(
-            &self.scene,
-            self.substeps_per_tick,
-            &self.dynamics,
-            self.physics_step_s,
-            &self.camera_profiles(),
-            &self.boards,
-        )
-    }
-}
-
-impl Default for TwinConfig {
-    fn default() -> Self {
-        TwinConfig {
-            scene: Scene::Tabletop,
-            substeps_per_tick: crate::sim::DEFAULT_SUBSTEPS_PER_TICK,
-            render_quality: RenderQuality::default(),
-            part_colors: PartColors::default(),
-            render_threads: DEFAULT_RENDER_THREADS,
-            dynamics: Vec::new(),
-            physics_step_s: None,
-            backdrops: Vec::new(),
-            variations: Variations::default(),
-            cameras: Vec::new(),
-            boards: Vec::new(),
-        }
-    }
-}
 
 /// A panic caught on one of the twin's threads. The thread keeps serving: the call that panicked
 /// is answered with [`TwinError::Fault`] and the fault is logged and broadcast.
@@ -423,9 +351,6 @@ fn camera_backdrops(model: &MjModel, backdrops: Vec<Backdrop>) -> Result<HashMap
         .collect()
 }
 
-/// Render threads a twin runs unless configured otherwise.
-pub const DEFAULT_RENDER_THREADS: usize = 1;
-
 /// Faults kept for a slow subscriber before the oldest are dropped.
 const FAULTS_KEPT: usize = 16;
 
@@ -439,53 +364,6 @@ pub(crate) fn guarded<R>(thread: &'static str, f: impl FnOnce() -> R) -> Result<
             .unwrap_or_else(|| "a panic without a message".to_owned());
         TwinError::Fault { thread, message }
     })
-}
-
-/// Cameras to draw and the state to draw them from (see [`TwinHandle::snapshot_cameras`]).
-#[derive(Debug, Clone)]
-pub struct CameraSnapshot {
-    snapshot: RenderSnapshot,
-    /// `None`: the twin's own quality (its config's).
-    quality: Option<RenderQuality>,
-    /// Each camera's id and the size its frame is drawn at.
-    cameras: Vec<(usize, (u32, u32))>,
-    depth: bool,
-}
-
-impl CameraSnapshot {
-    /// Checks a camera request against `sim`'s model and takes its state to draw them from (on
-    /// the physics thread, which owns `sim`). A camera with a resolution of its own (a camera
-    /// profile's) is drawn at that; the others at `width` x `height`.
-    pub fn take(sim: &Sim, cameras: &[String], width: u32, height: u32, depth: bool) -> Result<Self, TwinError> {
-        let (max_width, max_height) = sim.model_info().max_image;
-        if width == 0 || height == 0 || width > max_width || height > max_height {
-            return Err(TwinError::ImageSize {
-                width,
-                height,
-                max_width,
-                max_height,
-            });
-        }
-        let sizes = frame_sizes(sim.model());
-        let cameras = cameras
-            .iter()
-            .map(|name| {
-                let id = sim.camera_id(name)?;
-                Ok((id, sizes.get(id).copied().flatten().unwrap_or((width, height))))
-            })
-            .collect::<Result<Vec<_>, TwinError>>()?;
-        Ok(CameraSnapshot {
-            snapshot: sim.render_snapshot(),
-            quality: None,
-            cameras,
-            depth,
-        })
-    }
-
-    /// The same snapshot, drawn at `quality` (`None`: the twin's own).
-    pub fn at(self, quality: Option<RenderQuality>) -> Self {
-        CameraSnapshot { quality, ..self }
-    }
 }
 
 #[cfg(test)]
