@@ -137,6 +137,30 @@ pub fn get_observation(out: &v1::GetObservationResponse) -> CallToolResult {
     success(structured, images)
 }
 
+/// The episode after a move or a gripper action, which both report it beside the action.
+struct After<'a> {
+    images: Option<&'a v1::Images>,
+    state: Option<&'a v1::EefState>,
+    step: u32,
+    steps_left: u32,
+    status: v1::EpisodeStatus,
+}
+
+impl After<'_> {
+    /// The tool's result: `action` (the call's report) with the episode after it.
+    fn with(self, action: Value) -> CallToolResult {
+        let structured = json!({
+            "images": images_index(self.images),
+            "state": state(self.state),
+            "action": action,
+            "step": self.step,
+            "steps_left": self.steps_left,
+            "status": status(self.status),
+        });
+        success(structured, self.images)
+    }
+}
+
 /// `move`.
 pub fn moved(out: &v1::MoveResponse) -> CallToolResult {
     let images = out.images.as_ref();
@@ -150,15 +174,14 @@ pub fn moved(out: &v1::MoveResponse) -> CallToolResult {
             "remaining_distance_m": a.remaining_distance_m,
         })
     });
-    let structured = json!({
-        "images": images_index(images),
-        "state": state(out.state.as_ref()),
-        "action": action,
-        "step": out.step,
-        "steps_left": out.steps_left,
-        "status": status(out.status()),
-    });
-    success(structured, images)
+    let after = After {
+        images,
+        state: out.state.as_ref(),
+        step: out.step,
+        steps_left: out.steps_left,
+        status: out.status(),
+    };
+    after.with(action)
 }
 
 /// The stop reason of a move, as the contract names it.
@@ -178,15 +201,14 @@ pub fn gripper(out: &v1::GripperResponse) -> CallToolResult {
             "opening_after_m": a.opening_after_m,
         })
     });
-    let structured = json!({
-        "images": images_index(images),
-        "state": state(out.state.as_ref()),
-        "action": action,
-        "step": out.step,
-        "steps_left": out.steps_left,
-        "status": status(out.status()),
-    });
-    success(structured, images)
+    let after = After {
+        images,
+        state: out.state.as_ref(),
+        step: out.step,
+        steps_left: out.steps_left,
+        status: out.status(),
+    };
+    after.with(action)
 }
 
 /// The stop reason of a gripper action, as the contract names it.
