@@ -161,9 +161,21 @@ impl After<'_> {
     }
 }
 
+/// The [`After`] of a response with the episode's fields (`MoveResponse`, `GripperResponse`).
+macro_rules! after {
+    ($out:expr) => {
+        After {
+            images: $out.images.as_ref(),
+            state: $out.state.as_ref(),
+            step: $out.step,
+            steps_left: $out.steps_left,
+            status: $out.status(),
+        }
+    };
+}
+
 /// `move`.
 pub fn moved(out: &v1::MoveResponse) -> CallToolResult {
-    let images = out.images.as_ref();
     let action = out.action.as_ref().map_or(Value::Null, |a| {
         json!({
             "delta_xyz": xyz(a.delta_xyz.as_ref()),
@@ -174,14 +186,7 @@ pub fn moved(out: &v1::MoveResponse) -> CallToolResult {
             "remaining_distance_m": a.remaining_distance_m,
         })
     });
-    let after = After {
-        images,
-        state: out.state.as_ref(),
-        step: out.step,
-        steps_left: out.steps_left,
-        status: out.status(),
-    };
-    after.with(action)
+    after!(out).with(action)
 }
 
 /// The stop reason of a move, as the contract names it.
@@ -191,7 +196,6 @@ pub fn move_stop_reason(action: &v1::MoveAction) -> String {
 
 /// `gripper`.
 pub fn gripper(out: &v1::GripperResponse) -> CallToolResult {
-    let images = out.images.as_ref();
     let action = out.action.as_ref().map_or(Value::Null, |a| {
         json!({
             "command": command(a.command()),
@@ -201,14 +205,7 @@ pub fn gripper(out: &v1::GripperResponse) -> CallToolResult {
             "opening_after_m": a.opening_after_m,
         })
     });
-    let after = After {
-        images,
-        state: out.state.as_ref(),
-        step: out.step,
-        steps_left: out.steps_left,
-        status: out.status(),
-    };
-    after.with(action)
+    after!(out).with(action)
 }
 
 /// The stop reason of a gripper action, as the contract names it.
